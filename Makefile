@@ -1,0 +1,66 @@
+# The documented commands. `make test` works on a fresh machine: it builds the venv,
+# installs everything pinned in constraints.txt, starts what is missing and runs every suite.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+PACKAGES := libs/common $(sort $(wildcard services/*))
+STAMP := $(VENV)/.installed
+WORKERS ?= 2
+
+.PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
+        dev demo migrate topology-definitions clean
+
+help:
+	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
+	@echo "make test     install, start dependencies, lint and run unit, integration, e2e"
+	@echo "make demo     seed demo jobs into a running stack"
+	@echo "make migrate  apply the PostgreSQL migrations"
+
+$(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt $(foreach p,$(PACKAGES),-e $(p)[test])
+	touch $(STAMP)
+
+install: $(STAMP)
+
+infra:
+	bash scripts/ensure-infra.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy libs/common/src $(foreach s,$(sort $(wildcard services/*)),$(s)/src)
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test-unit: install
+	$(BIN)/pytest -m unit -q libs/common/tests services
+
+test-integration: install infra
+	$(BIN)/pytest -m integration -q libs/common/tests services
+
+test-e2e: install infra
+	$(BIN)/pytest -m e2e -q tests/e2e
+
+test: install infra lint test-unit test-integration test-e2e
+
+migrate: install
+	$(PY) -m jobs_scheduler.migrate
+	$(PY) -m jobs_gateway.migrate
+
+topology-definitions: install
+	$(PY) -m jobs_common.topology_definitions > infra/rabbitmq/definitions.json
+
+dev: install infra
+	WORKERS=$(WORKERS) $(PY) scripts/dev.py
+
+demo: install
+	$(PY) scripts/demo.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,99 @@
+"""FastAPI wiring shared by every service: the error envelope, /health, /ready, /metrics."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+import orjson
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from jobs_common.auth import Identity, identity_from_headers
+from jobs_common.errors import ErrorDetail, ErrorEnvelope, PlatformError
+
+log = logging.getLogger(__name__)
+
+
+class JsonResponse(Response):
+    """A JSON response serialized with orjson (FastAPI's ORJSONResponse is deprecated)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+ReadyCheck = Callable[[], Awaitable[dict[str, bool]]]
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def validation_details(errors: Any) -> list[ErrorDetail]:
+    return [ErrorDetail(field=_field_path(tuple(e["loc"])), message=e["msg"]) for e in errors]
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(PlatformError)
+    async def _platform(_: Request, exc: PlatformError) -> JsonResponse:
+        return JsonResponse(exc.envelope(), status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JsonResponse:
+        body = ErrorEnvelope(
+            error="validation_error",
+            message="request validation failed",
+            details=validation_details(exc.errors()),
+        )
+        return JsonResponse(body.model_dump(), status_code=422)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JsonResponse:
+        log.error("unhandled error", extra={"action": "http_error"}, exc_info=exc)
+        body = ErrorEnvelope(error="internal_error", message="internal error")
+        return JsonResponse(body.model_dump(), status_code=500)
+
+    codes = {404: "not_found", 405: "bad_request", 401: "unauthorized", 403: "forbidden"}
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JsonResponse:
+        code = codes.get(exc.status_code, "bad_request")
+        body = ErrorEnvelope(error=code, message=str(exc.detail))
+        return JsonResponse(body.model_dump(), status_code=exc.status_code)
+
+
+def add_ops_routes(app: FastAPI, ready: ReadyCheck) -> None:
+    """/health (the process answers), /ready (its dependencies answer), /metrics."""
+
+    @app.get("/health", tags=["ops"])
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/ready", tags=["ops"])
+    async def readiness() -> JsonResponse:
+        checks = await ready()
+        ok = all(checks.values())
+        return JsonResponse(
+            {"status": "ready" if ok else "not_ready", "checks": checks},
+            status_code=200 if ok else 503,
+        )
+
+    @app.get("/metrics", tags=["ops"], include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def current_identity(request: Request) -> Identity:
+    """Reads the identity using the internal token stored on ``app.state.internal_token``."""
+    return identity_from_headers(
+        dict(request.headers), internal_token=request.app.state.internal_token
+    )
+
+
+CurrentIdentity = Annotated[Identity, Depends(current_identity)]

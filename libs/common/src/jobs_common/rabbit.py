@@ -1,0 +1,215 @@
+"""RabbitMQ plumbing shared by every service: one connection, confirmed publishing, consuming.
+
+Publishing always uses publisher confirms, ``mandatory=True`` and ``on_return_raises=True``:
+an unroutable message raises instead of being confirmed as if delivered. Many publishes can be
+in flight at once (:meth:`Publisher.publish_many`); each item reports its own outcome so an
+outbox marks exactly the confirmed ones as sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import aio_pika
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractExchange,
+    AbstractIncomingMessage,
+    AbstractQueue,
+    AbstractRobustConnection,
+)
+
+from jobs_common.contracts import Message
+from jobs_common.errors import PoisonMessage
+from jobs_common.topology import JOBS_EXCHANGE, Topology, declare_topology
+
+log = logging.getLogger(__name__)
+
+
+async def connect(url: str, *, name: str) -> AbstractRobustConnection:
+    return await aio_pika.connect_robust(url, client_properties={"connection_name": name})
+
+
+async def open_channel(
+    connection: AbstractRobustConnection, *, prefetch: int | None = None
+) -> AbstractChannel:
+    channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
+    if prefetch is not None:
+        await channel.set_qos(prefetch_count=prefetch)
+    return channel
+
+
+def amqp_message(message: Message, *, body: bytes | None = None) -> aio_pika.Message:
+    return aio_pika.Message(
+        body=body if body is not None else message.to_json(),
+        content_type="application/json",
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        message_id=str(message.message_id),
+        correlation_id=message.trace_id,
+        type=getattr(message, "type", None),
+        headers={"trace_id": message.trace_id, "v": message.v},
+    )
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One message to publish: routing key plus the ready AMQP message."""
+
+    routing_key: str
+    message: aio_pika.Message
+
+
+class Publisher:
+    """Confirmed, mandatory publishing on ``jobs.exchange`` (or another exchange)."""
+
+    def __init__(self, exchange: AbstractExchange) -> None:
+        self.exchange = exchange
+
+    async def publish(self, routing_key: str, message: Message) -> None:
+        await self.exchange.publish(amqp_message(message), routing_key, mandatory=True)
+
+    async def publish_raw(self, item: Outgoing) -> None:
+        await self.exchange.publish(item.message, item.routing_key, mandatory=True)
+
+    async def publish_many(self, items: Sequence[Outgoing]) -> list[BaseException | None]:
+        """Publish all items with their confirms in flight together; one outcome per item."""
+        outcomes = await asyncio.gather(
+            *(self.publish_raw(item) for item in items), return_exceptions=True
+        )
+        return [o if isinstance(o, BaseException) else None for o in outcomes]
+
+
+@dataclass
+class RabbitBus:
+    """A process's long-lived connection, publishing channel and declared topology."""
+
+    connection: AbstractRobustConnection
+    channel: AbstractChannel
+    topology: Topology
+    publisher: Publisher
+
+    @classmethod
+    async def open(cls, url: str, *, name: str) -> RabbitBus:
+        connection = await connect(url, name=name)
+        channel = await open_channel(connection)
+        topology = await declare_topology(channel)
+        return cls(connection, channel, topology, Publisher(topology.jobs))
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+    async def exchange(self, name: str = JOBS_EXCHANGE) -> AbstractExchange:
+        return await self.channel.get_exchange(name)
+
+
+BatchHandler = Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]
+
+
+class BatchConsumer:
+    """Consume one queue in batches with one ack policy.
+
+    Deliveries are gathered for up to ``max_wait`` seconds or ``max_batch`` messages and
+    handed to ``handler`` together (one database transaction for many messages). When the
+    handler returns, every message of the batch is acked: the effect is durable by then.
+    When it raises, the batch is retried one message at a time so one bad message cannot
+    block the others; a single message that raises :class:`PoisonMessage` is rejected without
+    requeue, any other error requeues it after a pause (a transient outage, not a loop).
+    """
+
+    def __init__(
+        self,
+        queue: AbstractQueue,
+        handler: BatchHandler,
+        *,
+        max_batch: int = 200,
+        max_wait: float = 0.02,
+        retry_pause: float = 1.0,
+    ) -> None:
+        self.queue = queue
+        self.handler = handler
+        self.max_batch = max_batch
+        self.max_wait = max_wait
+        self.retry_pause = retry_pause
+        self._inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
+        self._consumer_tag: str | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self._consumer_tag is not None and self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")
+        self._consumer_tag = await self.queue.consume(self._inbox.put)
+
+    async def stop(self) -> None:
+        if self._consumer_tag is not None:
+            try:
+                await self.queue.cancel(self._consumer_tag)
+            except Exception:  # the channel may already be gone at shutdown
+                log.debug("cancel failed", extra={"queue": self.queue.name}, exc_info=True)
+            self._consumer_tag = None
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _next_batch(self) -> list[AbstractIncomingMessage]:
+        batch = [await self._inbox.get()]
+        deadline = asyncio.get_running_loop().time() + self.max_wait
+        while len(batch) < self.max_batch:
+            if not self._inbox.empty():
+                batch.append(self._inbox.get_nowait())
+                continue
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                break
+            try:
+                batch.append(await asyncio.wait_for(self._inbox.get(), remaining))
+            except TimeoutError:
+                break
+        return batch
+
+    async def _run(self) -> None:
+        while True:
+            batch = await self._next_batch()
+            try:
+                await self.handler(batch)
+            except Exception as exc:
+                if len(batch) == 1:
+                    await self._settle_failed(batch[0], exc)
+                    continue
+                log.warning(
+                    "batch failed; retrying one by one",
+                    extra={"action": "batch_split", "queue": self.queue.name, "size": len(batch)},
+                    exc_info=True,
+                )
+                for message in batch:
+                    try:
+                        await self.handler([message])
+                    except Exception as exc:
+                        await self._settle_failed(message, exc)
+                    else:
+                        await message.ack()
+                continue
+            for message in batch:
+                await message.ack()
+
+    async def _settle_failed(self, message: AbstractIncomingMessage, exc: Exception) -> None:
+        if isinstance(exc, PoisonMessage):
+            log.error(
+                "poison message rejected",
+                extra={"action": "poison", "queue": self.queue.name, "reason": exc.message},
+            )
+            await message.reject(requeue=False)
+            return
+        log.error(
+            "handler failed; requeueing",
+            extra={"action": "requeue", "queue": self.queue.name},
+            exc_info=exc,
+        )
+        await asyncio.sleep(self.retry_pause)
+        await message.nack(requeue=True)

@@ -1,0 +1,1 @@
+"""Test fixtures shared by every suite (registered as a pytest plugin)."""

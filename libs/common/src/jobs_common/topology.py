@@ -1,0 +1,179 @@
+"""The one RabbitMQ topology: every exchange, queue, routing key and queue argument.
+
+Every service declares the topology through :func:`declare_topology`, and
+``infra/rabbitmq/definitions.json`` is generated from :func:`definitions` (a test keeps
+the two identical), so queue arguments can never drift between declarers.
+
+Queue type: classic, decided here once. The platform runs a single RabbitMQ node in dev, test
+and compose, where quorum queues add Raft log writes without adding safety; a clustered
+deployment would switch to quorum queues under new names (RabbitMQ refuses to redeclare a
+queue with other arguments) and set ``x-delivery-limit`` explicitly, since 3.x has none and
+4.x defaults to 20.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Final
+
+import aio_pika
+from aio_pika.abc import AbstractChannel, AbstractExchange, AbstractQueue
+
+JOBS_EXCHANGE: Final = "jobs.exchange"
+DEAD_LETTER_EXCHANGE: Final = "jobs.dlx"
+EVENTS_EXCHANGE: Final = "jobs.events"
+
+SUBMITTED: Final = "jobs.submitted"
+READY_LOW: Final = "jobs.ready.low"
+READY_MEDIUM: Final = "jobs.ready.medium"
+READY_HIGH: Final = "jobs.ready.high"
+RUNNING: Final = "jobs.running"
+HEARTBEAT: Final = "jobs.heartbeat"
+RESULTS: Final = "jobs.results"
+RETRY: Final = "jobs.retry"
+CANCEL: Final = "jobs.cancel"
+LOGS: Final = "jobs.logs"
+DEAD: Final = "jobs.dead"
+
+READY_MESSAGE_TTL_MS: Final = 60_000
+QUEUE_TYPE: Final = "classic"
+
+
+class Priority(IntEnum):
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+
+
+READY_QUEUE_BY_PRIORITY: Final[dict[Priority, str]] = {
+    Priority.LOW: READY_LOW,
+    Priority.MEDIUM: READY_MEDIUM,
+    Priority.HIGH: READY_HIGH,
+}
+READY_QUEUES: Final = (READY_HIGH, READY_MEDIUM, READY_LOW)
+DEFAULT_PREFETCH: Final[dict[str, int]] = {READY_LOW: 5, READY_MEDIUM: 10, READY_HIGH: 20}
+
+ALL_QUEUES: Final = (
+    SUBMITTED,
+    READY_LOW,
+    READY_MEDIUM,
+    READY_HIGH,
+    RUNNING,
+    HEARTBEAT,
+    RESULTS,
+    RETRY,
+    CANCEL,
+    LOGS,
+    DEAD,
+)
+
+
+def ready_queue_for(priority: int) -> str:
+    """The ready queue (and routing key) for a job priority 1..3."""
+    return READY_QUEUE_BY_PRIORITY[Priority(priority)]
+
+
+def queue_arguments(queue: str) -> dict[str, Any]:
+    """Arguments of ``queue``: the single source for every declaration of it."""
+    arguments: dict[str, Any] = {"x-queue-type": QUEUE_TYPE}
+    if queue in READY_QUEUES:
+        arguments |= {
+            "x-message-ttl": READY_MESSAGE_TTL_MS,
+            "x-dead-letter-exchange": DEAD_LETTER_EXCHANGE,
+            "x-dead-letter-routing-key": DEAD,
+        }
+    return arguments
+
+
+@dataclass(frozen=True)
+class Binding:
+    exchange: str
+    queue: str
+    routing_key: str
+
+
+def bindings() -> list[Binding]:
+    """Every queue is bound on jobs.exchange by its own name; jobs.dead also on jobs.dlx."""
+    result = [Binding(JOBS_EXCHANGE, queue, queue) for queue in ALL_QUEUES]
+    result.append(Binding(DEAD_LETTER_EXCHANGE, DEAD, DEAD))
+    return result
+
+
+@dataclass
+class Topology:
+    """Declared exchanges and queues of one channel."""
+
+    jobs: AbstractExchange
+    dlx: AbstractExchange
+    events: AbstractExchange
+    queues: dict[str, AbstractQueue] = field(default_factory=dict)
+
+
+async def declare_topology(channel: AbstractChannel) -> Topology:
+    """Declare (idempotently) all exchanges, queues and bindings on ``channel``."""
+    jobs = await channel.declare_exchange(
+        JOBS_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True
+    )
+    dlx = await channel.declare_exchange(
+        DEAD_LETTER_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True
+    )
+    events = await channel.declare_exchange(
+        EVENTS_EXCHANGE, aio_pika.ExchangeType.TOPIC, durable=True
+    )
+    topology = Topology(jobs=jobs, dlx=dlx, events=events)
+    for name in ALL_QUEUES:
+        topology.queues[name] = await channel.declare_queue(
+            name, durable=True, arguments=queue_arguments(name)
+        )
+    by_name = {JOBS_EXCHANGE: jobs, DEAD_LETTER_EXCHANGE: dlx}
+    for binding in bindings():
+        await topology.queues[binding.queue].bind(
+            by_name[binding.exchange], routing_key=binding.routing_key
+        )
+    return topology
+
+
+def definitions(vhost: str = "/") -> dict[str, Any]:
+    """The topology as a RabbitMQ management definitions document."""
+    exchanges = [
+        (JOBS_EXCHANGE, "direct"),
+        (DEAD_LETTER_EXCHANGE, "direct"),
+        (EVENTS_EXCHANGE, "topic"),
+    ]
+    return {
+        "vhosts": [{"name": vhost}],
+        "exchanges": [
+            {
+                "name": name,
+                "vhost": vhost,
+                "type": kind,
+                "durable": True,
+                "auto_delete": False,
+                "internal": False,
+                "arguments": {},
+            }
+            for name, kind in exchanges
+        ],
+        "queues": [
+            {
+                "name": name,
+                "vhost": vhost,
+                "durable": True,
+                "auto_delete": False,
+                "arguments": queue_arguments(name),
+            }
+            for name in ALL_QUEUES
+        ],
+        "bindings": [
+            {
+                "source": binding.exchange,
+                "vhost": vhost,
+                "destination": binding.queue,
+                "destination_type": "queue",
+                "routing_key": binding.routing_key,
+                "arguments": {},
+            }
+            for binding in bindings()
+        ],
+    }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Start the local dependencies the tests and `make dev` need, when they are not running:
+# PostgreSQL and RabbitMQ (with its management plugin). MongoDB is started by the test
+# fixtures / dev script (the nx-27017 stand-in) unless MONGO_URL points at a real server.
+set -euo pipefail
+
+if [ -n "${POSTGRES_URL:-}" ]; then
+  echo "PostgreSQL: using POSTGRES_URL"
+elif pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+  echo "PostgreSQL: running on 127.0.0.1:5432"
+elif command -v pg_ctlcluster >/dev/null; then
+  echo "PostgreSQL: starting local cluster"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+  for _ in $(seq 1 60); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 0.5; done
+else
+  echo "PostgreSQL: not running and cannot be started here; set POSTGRES_URL" >&2
+  exit 1
+fi
+
+if [ -n "${AMQP_URL:-}" ]; then
+  echo "RabbitMQ: using AMQP_URL"
+else
+  if ! rabbitmqctl -q status >/dev/null 2>&1; then
+    echo "RabbitMQ: starting"
+    rabbitmq-server -detached
+    rabbitmqctl -q wait --timeout 60 "$(rabbitmqctl eval 'node().' 2>/dev/null || echo rabbit@localhost)" >/dev/null 2>&1 || true
+    for _ in $(seq 1 60); do rabbitmqctl -q status >/dev/null 2>&1 && break; sleep 1; done
+  fi
+  if ! rabbitmq-plugins list -e -m 2>/dev/null | grep -qx rabbitmq_management; then
+    echo "RabbitMQ: enabling the management plugin"
+    rabbitmq-plugins enable rabbitmq_management >/dev/null
+  fi
+  for _ in $(seq 1 60); do
+    curl -fsS -u guest:guest http://127.0.0.1:15672/api/overview >/dev/null 2>&1 && break
+    sleep 1
+  done
+  curl -fsS -u guest:guest http://127.0.0.1:15672/api/overview >/dev/null \
+    && echo "RabbitMQ: running, management API on :15672"
+fi
