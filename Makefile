@@ -32,7 +32,7 @@ infra:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs/common/src $(foreach s,$(sort $(wildcard services/*)),$(s)/src)
+	$(BIN)/mypy -p jobs_common $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s))
 
 format: install
 	$(BIN)/ruff format .

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 
 
 def _require_aware(value: datetime) -> datetime:

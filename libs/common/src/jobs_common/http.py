@@ -6,9 +6,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
+import orjson
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-import orjson
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -26,6 +26,7 @@ class JsonResponse(Response):
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content)
+
 
 ReadyCheck = Callable[[], Awaitable[dict[str, bool]]]
 

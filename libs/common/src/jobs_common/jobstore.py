@@ -57,9 +57,7 @@ jobs = Table(
     CheckConstraint("priority BETWEEN 1 AND 3", name="jobs_priority_range"),
 )
 Index("ix_jobs_scheduled_due", jobs.c.run_at, postgresql_where=text("status = 'scheduled'"))
-Index(
-    "ix_jobs_running_lease", jobs.c.lease_expires_at, postgresql_where=text("status = 'running'")
-)
+Index("ix_jobs_running_lease", jobs.c.lease_expires_at, postgresql_where=text("status = 'running'"))
 Index("ix_jobs_owner_created", jobs.c.submitted_by, jobs.c.created_at)
 Index("ix_jobs_created", jobs.c.created_at)
 Index("ix_jobs_status_created", jobs.c.status, jobs.c.created_at)
@@ -68,8 +66,9 @@ Index("ix_jobs_type_created", jobs.c.type, jobs.c.created_at)
 job_attempts = Table(
     "job_attempts",
     metadata,
-    Column("job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"),
-           primary_key=True),
+    Column(
+        "job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    ),
     Column("attempt", Integer, primary_key=True),
     Column("status", Text, nullable=False),
     Column("worker_id", Text),
@@ -85,8 +84,7 @@ job_events = Table(
     "job_events",
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
-    Column("job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"),
-           nullable=False),
+    Column("job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     Column("attempt", Integer, nullable=False),
     Column("from_status", Text),
     Column("to_status", Text, nullable=False),
@@ -111,8 +109,7 @@ dead_letters = Table(
     "dead_letters",
     metadata,
     Column("id", UUID(as_uuid=True), primary_key=True),
-    Column("job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"),
-           nullable=False),
+    Column("job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     Column("attempt", Integer, nullable=False),
     Column("reason", Text, nullable=False),
     Column("last_error", Text),
@@ -123,7 +120,9 @@ dead_letters = Table(
     Column("resolution", Text),
 )
 Index("ix_dead_letters_job", dead_letters.c.job_id)
-Index("ix_dead_letters_open", dead_letters.c.created_at, postgresql_where=text("resolved_at IS NULL"))
+Index(
+    "ix_dead_letters_open", dead_letters.c.created_at, postgresql_where=text("resolved_at IS NULL")
+)
 
 poison_messages = Table(
     "poison_messages",

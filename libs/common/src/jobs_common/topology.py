@@ -112,9 +112,7 @@ class Topology:
 
 async def declare_topology(channel: AbstractChannel) -> Topology:
     """Declare (idempotently) all exchanges, queues and bindings on ``channel``."""
-    jobs = await channel.declare_exchange(
-        JOBS_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True
-    )
+    jobs = await channel.declare_exchange(JOBS_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True)
     dlx = await channel.declare_exchange(
         DEAD_LETTER_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True
     )

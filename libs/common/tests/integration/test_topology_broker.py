@@ -33,9 +33,7 @@ async def test_declared_queues_and_bindings_match_the_module(
     assert kinds == {"jobs.exchange": "direct", "jobs.dlx": "direct", "jobs.events": "topic"}
 
     bindings = (await rabbit_server.management("GET", f"/bindings/{vhost}")).json()
-    seen = {
-        (b["source"], b["destination"], b["routing_key"]) for b in bindings if b["source"]
-    }
+    seen = {(b["source"], b["destination"], b["routing_key"]) for b in bindings if b["source"]}
     expected = {(b.exchange, b.queue, b.routing_key) for b in topology.bindings()}
     assert seen == expected
 

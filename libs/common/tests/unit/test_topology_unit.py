@@ -25,8 +25,9 @@ def test_other_queues_have_no_ttl_or_dead_lettering() -> None:
         assert topology.queue_arguments(queue) == {"x-queue-type": "classic"}
 
 
-@pytest.mark.parametrize(("priority", "queue"), [(1, "jobs.ready.low"), (2, "jobs.ready.medium"),
-                                                 (3, "jobs.ready.high")])
+@pytest.mark.parametrize(
+    ("priority", "queue"), [(1, "jobs.ready.low"), (2, "jobs.ready.medium"), (3, "jobs.ready.high")]
+)
 def test_priority_maps_to_ready_queue(priority: int, queue: str) -> None:
     assert topology.ready_queue_for(priority) == queue
 

@@ -171,16 +171,14 @@ class SmtpSink:
     messages: list[EmailMessage] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def wait_for(self, predicate: Any, timeout: float = 30.0) -> EmailMessage:
-        async def _wait() -> EmailMessage:
-            while True:
-                for message in self.messages:
-                    if predicate(message):
-                        return message
-                self.arrived.clear()
-                await self.arrived.wait()
-
-        return await asyncio.wait_for(_wait(), timeout)
+    async def wait_for(self, predicate: Any) -> EmailMessage:
+        """The first message matching ``predicate``; wrap in ``asyncio.timeout`` to bound it."""
+        while True:
+            for message in self.messages:
+                if predicate(message):
+                    return message
+            self.arrived.clear()
+            await self.arrived.wait()
 
 
 class _SinkHandler:
@@ -188,7 +186,7 @@ class _SinkHandler:
         self.sink = sink
         self.loop = loop
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         message = email.message_from_bytes(envelope.content)
         self.sink.messages.append(message)
         self.loop.call_soon_threadsafe(self.sink.arrived.set)

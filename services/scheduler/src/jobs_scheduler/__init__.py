@@ -1,0 +1,1 @@
+"""Scheduler service: authoritative job state in PostgreSQL."""
