@@ -124,6 +124,16 @@ Index(
     "ix_dead_letters_open", dead_letters.c.created_at, postgresql_where=text("resolved_at IS NULL")
 )
 
+# Message ids of commands already applied (retry requests...), written in the same
+# transaction as their effect so a redelivered command changes nothing.
+inbox = Table(
+    "inbox",
+    metadata,
+    Column("message_id", UUID(as_uuid=True), primary_key=True),
+    Column("queue", Text, nullable=False),
+    Column("received_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+
 poison_messages = Table(
     "poison_messages",
     metadata,

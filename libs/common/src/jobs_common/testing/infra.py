@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,8 +108,21 @@ def start_mongo_stand_in() -> Resolved:
     if executable is None:
         raise RuntimeError("no MONGO_URL, no Docker engine and no nx-27017 on PATH")
     port = free_port()
+    # nx-27017 refuses to start while another instance holds its default PID file, so each
+    # stand-in gets a PID and log file of its own (concurrent suites each run their own).
+    workdir = tempfile.mkdtemp(prefix="nx-27017-")
     process = subprocess.Popen(
-        [executable, "--db", "memory", "-p", str(port)],
+        [
+            executable,
+            "--db",
+            "memory",
+            "-p",
+            str(port),
+            "--pid-file",
+            os.path.join(workdir, "nx-27017.pid"),
+            "--log-file",
+            os.path.join(workdir, "nx-27017.log"),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -117,5 +131,6 @@ def start_mongo_stand_in() -> Resolved:
     def stop() -> None:
         process.terminate()
         process.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
 
     return Resolved(f"mongodb://127.0.0.1:{port}", f"nx-27017 stand-in on :{port}", [stop])

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from jobs_common.jobstore import metadata
 
 VERSION_TABLE = "alembic_version_scheduler"
+# Several scheduler replicas may start together: one migrates, the others wait on this lock.
+MIGRATION_LOCK_KEY = 7_201_001
 
 
 def _run(connection: Connection) -> None:
@@ -24,6 +27,7 @@ def _run(connection: Connection) -> None:
         ),
     )
     with context.begin_transaction():
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         context.run_migrations()
 
 

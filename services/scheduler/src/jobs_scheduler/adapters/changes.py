@@ -1,0 +1,103 @@
+"""Side rows of one transaction (events, attempts, dispatches, dead letters), written together
+with multi-row inserts when the transaction's batch is done."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import JobDispatch, JobStatus, utcnow
+from jobs_common.jobstore import dead_letters, job_attempts, job_events, outbox
+from jobs_common.topology import ready_queue_for
+from jobs_scheduler.domain.transitions import transition
+
+
+@dataclass
+class Changes:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    dispatches: list[dict[str, Any]] = field(default_factory=list)
+    dead: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+
+    def move(
+        self,
+        job_id: uuid.UUID,
+        attempt: int,
+        current: JobStatus | None,
+        target: JobStatus,
+        reason: str,
+    ) -> JobStatus:
+        """Check ``current -> target`` against the table and record the event."""
+        transition(current, target)
+        self.events.append(
+            {
+                "job_id": job_id,
+                "attempt": attempt,
+                "from_status": None if current is None else current.value,
+                "to_status": target.value,
+                "reason": reason,
+            }
+        )
+        self.moves.append(("none" if current is None else current.value, target.value))
+        return target
+
+    def dispatch(self, job: Any, *, attempt: int, new_attempt: bool) -> None:
+        """Queue a JobDispatch for ``job`` (a row with id, type, priority, payload...)."""
+        message = JobDispatch(
+            job_id=job.id,
+            attempt=attempt,
+            job_type=job.type,
+            priority=job.priority,
+            payload=job.payload,
+            timeout_seconds=job.timeout_seconds,
+            dispatched_at=utcnow(),
+            trace_id=job.trace_id or uuid.uuid4().hex,
+        )
+        self.dispatches.append(
+            {
+                "routing_key": ready_queue_for(job.priority),
+                "message_id": message.message_id,
+                "message_type": message.type,
+                "trace_id": message.trace_id,
+                "body": message.to_json(),
+            }
+        )
+        if new_attempt:
+            self.attempts.append({"job_id": job.id, "attempt": attempt, "status": "queued"})
+
+    def dead_letter(
+        self, job: Any, *, attempt: int, reason: str, error: str | None, error_class: str | None
+    ) -> None:
+        self.dead.append(
+            {
+                "id": uuid.uuid4(),
+                "job_id": job.id,
+                "attempt": attempt,
+                "reason": reason,
+                "last_error": error,
+                "last_error_class": error_class,
+                "payload_snapshot": {
+                    "type": job.type,
+                    "priority": job.priority,
+                    "payload": job.payload,
+                    "submittedBy": job.submitted_by,
+                },
+            }
+        )
+
+    async def flush(self, connection: AsyncConnection) -> None:
+        if self.attempts:
+            await connection.execute(
+                insert(job_attempts).values(self.attempts).on_conflict_do_nothing()
+            )
+        if self.events:
+            await connection.execute(insert(job_events).values(self.events))
+        if self.dispatches:
+            await connection.execute(insert(outbox).values(self.dispatches))
+        if self.dead:
+            await connection.execute(insert(dead_letters).values(self.dead))

@@ -1,0 +1,135 @@
+"""Scheduler app: consumers and loops run in the lifespan; HTTP serves only ops routes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.db import create_engine
+from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.rabbit import RabbitBus, open_channel
+from jobs_common.topology import declare_topology
+from jobs_scheduler.adapters.store import JobDefaults
+from jobs_scheduler.consumers import SchedulerConsumers
+from jobs_scheduler.domain.retry import RetryPolicy
+from jobs_scheduler.loops import Loop, promote_once, reap_once, relay_outbox_once
+from jobs_scheduler.migrate import upgrade_async
+from jobs_scheduler.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def job_defaults(settings: Settings) -> JobDefaults:
+    return JobDefaults(
+        max_attempts=settings.default_max_attempts,
+        max_attempts_by_type=settings.max_attempts_by_type,
+        timeout_seconds=settings.default_timeout_seconds,
+        max_timeout_seconds=settings.max_timeout_seconds,
+        timeout_grace_seconds=settings.timeout_grace_seconds,
+        retry_policy=RetryPolicy(
+            strategy=settings.retry_strategy,  # type: ignore[arg-type]
+            base_delay_ms=settings.retry_base_delay_ms,
+            multiplier=settings.retry_multiplier,
+            max_delay_ms=settings.retry_max_delay_ms,
+            jitter=settings.retry_jitter,
+        ),
+        ttl_redispatch_limit=settings.ttl_redispatch_limit,
+    )
+
+
+@dataclass
+class Runtime:
+    engine: AsyncEngine
+    bus: RabbitBus
+    consumers: SchedulerConsumers
+    loops: list[Loop]
+
+    async def ready(self) -> dict[str, bool]:
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+            database = True
+        except Exception:
+            database = False
+        return {
+            "database": database,
+            "broker": not self.bus.connection.is_closed,
+            "consumers": self.consumers.all_active,
+            "loops": all(loop.alive for loop in self.loops),
+        }
+
+
+async def start_runtime(settings: Settings) -> Runtime:
+    if settings.migrate_on_start:
+        await upgrade_async(settings.database_url)
+    engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+    bus = await RabbitBus.open(settings.amqp_url, name="scheduler")
+    defaults = job_defaults(settings)
+    relay = Loop(
+        "outbox_relay",
+        lambda: relay_outbox_once(engine, bus.publisher, settings.relay_batch_size),
+        interval=settings.relay_interval_seconds,
+        full_batch=settings.relay_batch_size,
+    )
+    loops = [
+        relay,
+        Loop(
+            "promotion",
+            lambda: promote_once(engine, settings.promotion_batch_size),
+            interval=settings.promotion_interval_seconds,
+            full_batch=settings.promotion_batch_size,
+        ),
+        Loop(
+            "reaper",
+            lambda: reap_once(engine, settings.reaper_batch_size, defaults),
+            interval=settings.reaper_interval_seconds,
+            full_batch=settings.reaper_batch_size,
+        ),
+    ]
+    for loop in loops:
+        loop.start()
+    consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake)
+    consuming = await open_channel(bus.connection, prefetch=settings.consumer_prefetch)
+    topology = await declare_topology(consuming)
+    await consumers.start(
+        topology.queues,
+        max_batch=settings.consumer_batch_size,
+        max_wait=settings.consumer_batch_wait_seconds,
+    )
+    log.info("scheduler started", extra={"action": "started"})
+    return Runtime(engine, bus, consumers, loops)
+
+
+async def stop_runtime(runtime: Runtime) -> None:
+    await runtime.consumers.stop()
+    for loop in runtime.loops:
+        await loop.stop()
+    await runtime.bus.close()
+    await runtime.engine.dispose()
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = await start_runtime(settings)
+        app.state.runtime = runtime
+        try:
+            yield
+        finally:
+            await stop_runtime(runtime)
+
+    app = FastAPI(title="jobs scheduler", lifespan=lifespan)
+    install_error_handlers(app)
+
+    async def ready() -> dict[str, bool]:
+        runtime: Runtime | None = getattr(app.state, "runtime", None)
+        return await runtime.ready() if runtime else {"started": False}
+
+    add_ops_routes(app, ready)
+    return app

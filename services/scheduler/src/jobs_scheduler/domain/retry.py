@@ -1,0 +1,39 @@
+"""Retry delays: a pure function of the policy, the attempt number and a random source."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+Strategy = Literal["fixed", "linear", "exponential"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    strategy: Strategy = "exponential"
+    base_delay_ms: int = 1_000
+    multiplier: float = 2.0
+    max_delay_ms: int = 60_000
+    jitter: bool = True
+
+
+def retry_delay_ms(policy: RetryPolicy, attempt: int, rng: random.Random | None = None) -> int:
+    """Delay before the attempt after ``attempt`` (1-based) failed.
+
+    fixed: base; linear: base * attempt; exponential: base * multiplier ** (attempt - 1);
+    capped at max_delay_ms, then multiplied by a uniform 0.5..1.5 jitter when enabled (the cap
+    bounds the un-jittered delay, so jitter still spreads capped retries).
+    """
+    if attempt < 1:
+        raise ValueError("attempt is 1-based")
+    if policy.strategy == "fixed":
+        delay = float(policy.base_delay_ms)
+    elif policy.strategy == "linear":
+        delay = float(policy.base_delay_ms * attempt)
+    else:
+        delay = policy.base_delay_ms * policy.multiplier ** (attempt - 1)
+    delay = min(delay, float(policy.max_delay_ms))
+    if policy.jitter:
+        delay *= (rng or random).uniform(0.5, 1.5)
+    return max(0, round(delay))

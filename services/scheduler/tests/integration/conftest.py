@@ -1,0 +1,98 @@
+"""A real scheduler runtime on a fresh database and vhost, and a client bus to talk to it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import JobDispatch, JobSubmitted, utcnow
+from jobs_common.db import create_engine
+from jobs_common.jobstore import jobs
+from jobs_common.rabbit import RabbitBus
+from jobs_common.testing.waiting import eventually
+from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
+from jobs_scheduler.settings import Settings
+
+
+@pytest.fixture
+def scheduler_settings(jobs_database_url: str, rabbit_url: str) -> Settings:
+    return Settings(
+        database_url=jobs_database_url,
+        amqp_url=rabbit_url,
+        migrate_on_start=False,
+        retry_base_delay_ms=50,
+        retry_jitter=False,
+        promotion_interval_seconds=0.05,
+        reaper_interval_seconds=0.1,
+        relay_interval_seconds=0.05,
+        timeout_grace_seconds=0,
+        db_pool_size=4,
+    )
+
+
+@pytest.fixture
+async def scheduler(scheduler_settings: Settings) -> AsyncIterator[Runtime]:
+    runtime = await start_runtime(scheduler_settings)
+    yield runtime
+    await stop_runtime(runtime)
+
+
+@pytest.fixture
+async def db(jobs_database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(jobs_database_url, pool_size=2)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def bus(rabbit_url: str, scheduler: Runtime) -> AsyncIterator[RabbitBus]:
+    client = await RabbitBus.open(rabbit_url, name="test-client")
+    yield client
+    await client.close()
+
+
+def submitted(**overrides: Any) -> JobSubmitted:
+    fields: dict[str, Any] = {
+        "job_id": uuid.uuid4(),
+        "job_type": "simulate",
+        "priority": 2,
+        "payload": {"seed": 1},
+        "submitted_by": "user@test.com",
+        "max_attempts": 3,
+        "timeout_seconds": 30,
+        "submitted_at": utcnow(),
+    }
+    fields.update(overrides)
+    return JobSubmitted(**fields)
+
+
+async def next_dispatch(
+    bus: RabbitBus, queue: str = topology.READY_MEDIUM, *, timeout: float = 10.0
+) -> JobDispatch:
+    """Take (and ack) the next message of a ready queue."""
+    ready = bus.topology.queues[queue]
+
+    async def take() -> JobDispatch | None:
+        message = await ready.get(no_ack=True, fail=False)
+        return JobDispatch.model_validate_json(message.body) if message else None
+
+    return await eventually(take, timeout=timeout, what=f"a dispatch on {queue}")
+
+
+async def job_row(db: AsyncEngine, job_id: uuid.UUID) -> Any:
+    async with db.connect() as connection:
+        return (await connection.execute(select(jobs).where(jobs.c.id == job_id))).first()
+
+
+async def wait_status(db: AsyncEngine, job_id: uuid.UUID, status: str) -> Any:
+    async def probe() -> Any:
+        row = await job_row(db, job_id)
+        return row if row is not None and row.status == status else None
+
+    return await eventually(probe, what=f"job {job_id} {status}")

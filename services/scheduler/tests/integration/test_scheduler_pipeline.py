@@ -1,0 +1,244 @@
+"""The scheduler against real PostgreSQL and RabbitMQ: record, dispatch, results, retries."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import aio_pika
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import (
+    ErrorKind,
+    JobError,
+    JobResult,
+    JobRunning,
+    RetryRequested,
+    utcnow,
+)
+from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, poison_messages
+from jobs_common.rabbit import RabbitBus
+
+from .conftest import eventually, job_row, next_dispatch, submitted, wait_status
+
+pytestmark = pytest.mark.integration
+
+
+def running(job_id: uuid.UUID, attempt: int) -> JobRunning:
+    return JobRunning(job_id=job_id, attempt=attempt, worker_id="w1", started_at=utcnow())
+
+
+def result(
+    job_id: uuid.UUID, attempt: int, *, ok: bool = True, kind: ErrorKind = ErrorKind.RETRYABLE
+) -> JobResult:
+    now = utcnow()
+    return JobResult(
+        job_id=job_id,
+        attempt=attempt,
+        worker_id="w1",
+        outcome="succeeded" if ok else "failed",
+        result={"answer": 42} if ok else None,
+        error=None if ok else JobError(kind=kind, error_class="Boom", message="it broke"),
+        started_at=now - timedelta(milliseconds=30),
+        finished_at=now,
+    )
+
+
+async def test_submitted_job_is_recorded_dispatched_and_succeeds(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted(priority=3)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+
+    dispatch = await next_dispatch(bus, topology.READY_HIGH)
+    assert (dispatch.job_id, dispatch.attempt) == (message.job_id, 1)
+    assert dispatch.payload == message.payload
+    row = await wait_status(db, message.job_id, "queued")
+    assert (row.attempt, row.max_attempts, row.submitted_by) == (1, 3, "user@test.com")
+
+    await bus.publisher.publish(topology.RUNNING, running(message.job_id, 1))
+    await wait_status(db, message.job_id, "running")
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 1))
+    row = await wait_status(db, message.job_id, "succeeded")
+    assert row.result == {"answer": 42}
+
+    async with db.connect() as connection:
+        timeline = (
+            await connection.execute(
+                select(job_events.c.from_status, job_events.c.to_status)
+                .where(job_events.c.job_id == message.job_id)
+                .order_by(job_events.c.id)
+            )
+        ).all()
+        attempt = (
+            await connection.execute(
+                select(job_attempts).where(job_attempts.c.job_id == message.job_id)
+            )
+        ).one()
+    assert [tuple(t) for t in timeline] == [
+        (None, "pending"),
+        ("pending", "queued"),
+        ("queued", "running"),
+        ("running", "succeeded"),
+    ]
+    assert attempt.status == "succeeded"
+    assert attempt.duration_ms is not None
+
+
+async def test_duplicate_submissions_create_one_job_and_one_dispatch(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted()
+    for _ in range(3):
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await wait_status(db, message.job_id, "queued")
+    ready = bus.topology.queues[topology.READY_MEDIUM]
+    # The three deliveries are consumed (queue drained) before we look for a second dispatch.
+    submitted_queue = bus.topology.queues[topology.SUBMITTED]
+
+    async def drained() -> bool:
+        declared = await bus.channel.declare_queue(submitted_queue.name, passive=True)
+        return declared.declaration_result.message_count == 0
+
+    await eventually(drained, what="jobs.submitted drained")
+    async with db.connect() as connection:
+        count = (await connection.execute(select(func.count()).select_from(jobs))).scalar_one()
+    assert count == 1
+    assert await ready.get(no_ack=True, fail=False) is None
+
+
+async def test_failures_retry_with_backoff_then_dead_letter_then_manual_retry(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted(max_attempts=2)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    first = await next_dispatch(bus)
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, first.attempt, ok=False))
+
+    second = await next_dispatch(bus)
+    assert second.attempt == 2
+    row = await job_row(db, message.job_id)
+    assert row.last_error == "it broke"
+
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 2, ok=False))
+    row = await wait_status(db, message.job_id, "dead")
+    assert (row.attempt, row.last_error_class) == (2, "Boom")
+    async with db.connect() as connection:
+        letter = (
+            await connection.execute(
+                select(dead_letters).where(dead_letters.c.job_id == message.job_id)
+            )
+        ).one()
+    assert letter.reason == "max_attempts"
+    assert letter.payload_snapshot["payload"] == message.payload
+
+    retry = RetryRequested(
+        job_id=message.job_id, requested_by="admin@test.com", requested_at=utcnow()
+    )
+    await bus.publisher.publish(topology.RETRY, retry)
+    await bus.publisher.publish(topology.RETRY, retry)  # redelivered command: no effect
+    third = await next_dispatch(bus)
+    assert third.attempt == 3
+    row = await wait_status(db, message.job_id, "queued")
+    assert row.attempt_limit == 4  # a fresh budget of max_attempts
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 3))
+    await wait_status(db, message.job_id, "succeeded")
+    async with db.connect() as connection:
+        resolved = (
+            await connection.execute(
+                select(dead_letters.c.resolution).where(dead_letters.c.job_id == message.job_id)
+            )
+        ).scalar_one()
+    assert resolved == "retried by admin@test.com"
+
+
+async def test_permanent_error_goes_dead_without_retries(bus: RabbitBus, db: AsyncEngine) -> None:
+    message = submitted(max_attempts=5)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(
+        topology.RESULTS, result(message.job_id, 1, ok=False, kind=ErrorKind.PERMANENT)
+    )
+    row = await wait_status(db, message.job_id, "dead")
+    assert row.attempt == 1
+
+
+async def test_stale_and_fenced_messages_change_nothing(bus: RabbitBus, db: AsyncEngine) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    # A result for an attempt that was never dispatched is dropped.
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 7))
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 1))
+    row = await wait_status(db, message.job_id, "succeeded")
+    # A late running message for the finished attempt must not reopen the job.
+    await bus.publisher.publish(topology.RUNNING, running(message.job_id, 1))
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 1, ok=False))
+    marker = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, marker)
+    await next_dispatch(bus)  # the scheduler has moved past the stale messages
+    after = await job_row(db, message.job_id)
+    assert (after.status, after.updated_at) == ("succeeded", row.updated_at)
+
+
+async def test_unparseable_message_is_stored_as_poison_and_acked(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    await bus.topology.jobs.publish(
+        aio_pika.Message(b"{not json", message_id="bad-1"), topology.RESULTS, mandatory=True
+    )
+
+    async def stored() -> bool:
+        async with db.connect() as connection:
+            rows = (await connection.execute(select(poison_messages))).all()
+        return any(r.message_id == "bad-1" and r.queue == topology.RESULTS for r in rows)
+
+    await eventually(stored, what="poison row")
+
+
+async def test_expired_ready_message_is_redispatched_then_dead_after_the_limit(
+    bus: RabbitBus, db: AsyncEngine, scheduler_settings: object
+) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    dispatch = await next_dispatch(bus)
+    # Simulate the broker dead-lettering the ready message (as TTL expiry does).
+    dead_lettered = aio_pika.Message(
+        dispatch.to_json(),
+        headers={"x-death": [{"reason": "expired", "queue": topology.READY_MEDIUM, "count": 1}]},
+    )
+    await bus.topology.jobs.publish(dead_lettered, topology.DEAD, mandatory=True)
+    again = await next_dispatch(bus)
+    assert (again.job_id, again.attempt) == (message.job_id, 1)
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.expired_count) == ("queued", 1)
+
+
+async def test_reaper_retries_a_running_attempt_past_its_timeout(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted(timeout_seconds=1, max_attempts=2)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(topology.RUNNING, running(message.job_id, 1))
+    await wait_status(db, message.job_id, "running")
+    second = await next_dispatch(bus, timeout=15)
+    assert second.attempt == 2
+    async with db.connect() as connection:
+        first_attempt = (
+            await connection.execute(
+                select(job_attempts).where(
+                    job_attempts.c.job_id == message.job_id, job_attempts.c.attempt == 1
+                )
+            )
+        ).one()
+    assert first_attempt.status == "timed_out"
+    # The worker's late result for attempt 1 is fenced off.
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 1))
+    await bus.publisher.publish(topology.RESULTS, result(message.job_id, 2))
+    row = await wait_status(db, message.job_id, "succeeded")
+    assert row.attempt == 2

@@ -1,0 +1,68 @@
+"""Two scheduler replicas on one database and vhost: every job dispatched exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import ErrorKind, JobDispatch, JobError, JobResult, utcnow
+from jobs_common.jobstore import jobs
+from jobs_common.rabbit import RabbitBus
+from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
+from jobs_scheduler.settings import Settings
+
+from .conftest import eventually, submitted
+
+pytestmark = pytest.mark.integration
+
+
+async def test_two_replicas_dispatch_each_job_and_each_retry_exactly_once(
+    scheduler: Runtime, scheduler_settings: Settings, bus: RabbitBus, db: AsyncEngine
+) -> None:
+    second: Runtime = await start_runtime(scheduler_settings)
+    try:
+        messages = [submitted(max_attempts=2) for _ in range(300)]
+        await asyncio.gather(*(bus.publisher.publish(topology.SUBMITTED, m) for m in messages))
+        wanted = {m.job_id for m in messages}
+        seen: Counter[tuple[object, int]] = Counter()
+        ready = bus.topology.queues[topology.READY_MEDIUM]
+
+        async def drain(expected: int) -> bool:
+            while (message := await ready.get(no_ack=True, fail=False)) is not None:
+                dispatch = JobDispatch.model_validate_json(message.body)
+                seen[(dispatch.job_id, dispatch.attempt)] += 1
+            return sum(1 for key in seen if key[1] == expected) >= len(wanted)
+
+        await eventually(lambda: drain(1), timeout=30, what="300 first dispatches")
+        # Fail every first attempt: the promotion loops of both replicas race for the retries.
+        now = utcnow()
+        await asyncio.gather(
+            *(
+                bus.publisher.publish(
+                    topology.RESULTS,
+                    JobResult(
+                        job_id=job_id,
+                        attempt=1,
+                        worker_id="w",
+                        outcome="failed",
+                        error=JobError(kind=ErrorKind.RETRYABLE, error_class="E", message="x"),
+                        started_at=now,
+                        finished_at=now,
+                    ),
+                )
+                for job_id in wanted
+            )
+        )
+        await eventually(lambda: drain(2), timeout=30, what="300 second dispatches")
+        assert {job_id for job_id, _ in seen} == wanted
+        assert set(seen.values()) == {1}, "a job attempt was dispatched twice"
+        async with db.connect() as connection:
+            count = (await connection.execute(select(func.count()).select_from(jobs))).scalar_one()
+        assert count == 300
+    finally:
+        await stop_runtime(second)
