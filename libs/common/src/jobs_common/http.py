@@ -32,8 +32,10 @@ ReadyCheck = Callable[[], Awaitable[dict[str, bool]]]
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
+    """``("body", "payload", "body")`` -> ``payload.body``: only the location prefix is dropped."""
+    if loc and loc[0] in ("body", "query", "path", "header"):
+        loc = loc[1:]
+    return ".".join(str(p) for p in loc) or "body"
 
 
 def validation_details(errors: Any) -> list[ErrorDetail]:

@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -104,7 +105,10 @@ def resolve_mongo() -> Resolved:
 
 def start_mongo_stand_in() -> Resolved:
     """Start the wire-compatible nx-27017 server in memory on a free port."""
-    executable = shutil.which("nx-27017")
+    # .venv/bin/pytest runs without the venv on PATH: look next to the interpreter too.
+    executable = shutil.which("nx-27017") or shutil.which(
+        "nx-27017", path=os.path.dirname(sys.executable)
+    )
     if executable is None:
         raise RuntimeError("no MONGO_URL, no Docker engine and no nx-27017 on PATH")
     port = free_port()

@@ -1,0 +1,215 @@
+"""Run the whole platform as local processes: used by ``make dev`` and the e2e tests.
+
+Each service is started exactly as a user would start it (``python -m jobs_<service>``) with
+its settings in environment variables; :meth:`Stack.wait_ready` polls every ``/ready``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    database_url: str
+    amqp_url: str
+    mongo_url: str
+    mongo_db: str = "jobs_submission"
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 1025
+    artifacts_dir: str = "var/artifacts"
+    internal_token: str = "dev-internal-token-0123456789abcdef"
+    jwt_secret: str = "dev-jwt-secret-0123456789abcdef0123456789"
+    gateway_port: int = 3000
+    submission_port: int = 3001
+    scheduler_port: int = 8080
+    dashboard_port: int = 8081
+    worker_base_port: int = 9100
+    # Explicit worker ports; when empty, workers take worker_base_port, +1, +2...
+    worker_ports: tuple[int, ...] = ()
+    workers: int = 2
+    log_json: bool = True
+    environment: str = "development"
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ServiceProcess:
+    name: str
+    module: str
+    port: int
+    env: dict[str, str]
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def service_specs(config: StackConfig) -> list[ServiceProcess]:
+    common = {"PYTHONUNBUFFERED": "1", **config.extra_env}
+
+    def env(prefix: str, port: int, **values: object) -> dict[str, str]:
+        base = {
+            "ENVIRONMENT": config.environment,
+            "PORT": port,
+            "HOST": "127.0.0.1",
+            "LOG_JSON": str(config.log_json).lower(),
+            **values,
+        }
+        return common | {f"{prefix}_{k}": str(v) for k, v in base.items()}
+
+    specs = [
+        ServiceProcess(
+            "scheduler",
+            "jobs_scheduler",
+            config.scheduler_port,
+            env(
+                "SCHEDULER",
+                config.scheduler_port,
+                DATABASE_URL=config.database_url,
+                AMQP_URL=config.amqp_url,
+            ),
+        ),
+        ServiceProcess(
+            "submission",
+            "jobs_submission",
+            config.submission_port,
+            env(
+                "SUBMISSION",
+                config.submission_port,
+                MONGO_URL=config.mongo_url,
+                MONGO_DB=config.mongo_db,
+                AMQP_URL=config.amqp_url,
+                INTERNAL_TOKEN=config.internal_token,
+            ),
+        ),
+        ServiceProcess(
+            "dashboard",
+            "jobs_dashboard",
+            config.dashboard_port,
+            env(
+                "DASHBOARD",
+                config.dashboard_port,
+                DATABASE_URL=config.database_url,
+                AMQP_URL=config.amqp_url,
+                INTERNAL_TOKEN=config.internal_token,
+            ),
+        ),
+        ServiceProcess(
+            "gateway",
+            "jobs_gateway",
+            config.gateway_port,
+            env(
+                "GATEWAY",
+                config.gateway_port,
+                DATABASE_URL=config.database_url,
+                JWT_SECRET=config.jwt_secret,
+                INTERNAL_TOKEN=config.internal_token,
+                SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
+                DASHBOARD_URL=f"http://127.0.0.1:{config.dashboard_port}",
+            ),
+        ),
+    ]
+    for index in range(config.workers):
+        port = (
+            config.worker_ports[index]
+            if index < len(config.worker_ports)
+            else config.worker_base_port + index
+        )
+        specs.append(
+            ServiceProcess(
+                f"worker-{index + 1}",
+                "jobs_worker",
+                port,
+                env(
+                    "WORKER",
+                    port,
+                    AMQP_URL=config.amqp_url,
+                    DATABASE_URL=config.database_url,
+                    SMTP_HOST=config.smtp_host,
+                    SMTP_PORT=config.smtp_port,
+                    ARTIFACTS_DIR=config.artifacts_dir,
+                ),
+            )
+        )
+    return specs
+
+
+class Stack:
+    def __init__(self, config: StackConfig, log_dir: Path) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.services = {s.name: s for s in service_specs(config)}
+
+    def start(self, only: list[str] | None = None) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for service in self.services.values():
+            if only is not None and service.name not in only:
+                continue
+            self.start_service(service.name)
+
+    def start_service(self, name: str) -> ServiceProcess:
+        service = self.services[name]
+        service.log_path = self.log_dir / f"{name}.log"
+        log = service.log_path.open("ab")
+        service.process = subprocess.Popen(
+            [sys.executable, "-m", service.module],
+            env=os.environ | service.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        return service
+
+    def wait_ready(self, timeout: float = 60.0, only: list[str] | None = None) -> None:
+        deadline = time.monotonic() + timeout
+        pending = [s for s in self.services.values() if s.process is not None]
+        if only is not None:
+            pending = [s for s in pending if s.name in only]
+        with httpx.Client(timeout=2.0) as client:
+            while pending:
+                service = pending[0]
+                assert service.process is not None
+                if service.process.poll() is not None:
+                    raise RuntimeError(f"{service.name} exited:\n{self.tail(service.name)}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.get(service.url + "/ready").status_code == 200:
+                        pending.pop(0)
+                        continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{service.name} not ready:\n{self.tail(service.name)}")
+                time.sleep(0.1)
+
+    def stop_service(self, name: str, *, sig: int = signal.SIGTERM, timeout: float = 40.0) -> int:
+        service = self.services[name]
+        process = service.process
+        if process is None or process.poll() is not None:
+            return process.returncode if process else 0
+        process.send_signal(sig)
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
+
+    def stop(self) -> None:
+        for name in reversed(list(self.services)):
+            self.stop_service(name)
+
+    def tail(self, name: str, lines: int = 40) -> str:
+        path = self.services[name].log_path
+        if path is None or not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

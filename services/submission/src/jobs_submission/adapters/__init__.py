@@ -1,0 +1,1 @@
+"""Connections to the outside: MongoDB and RabbitMQ."""

@@ -1,0 +1,31 @@
+"""FastAPI dependencies as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from jobs_common.http import CurrentIdentity
+from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
+from jobs_submission.submissions import SubmissionService
+
+__all__ = ["CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
+
+
+def _service(request: Request) -> SubmissionService:
+    service: SubmissionService = request.app.state.submissions
+    return service
+
+
+ServiceDep = Annotated[SubmissionService, Depends(_service)]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX,
+        description="Same key + same body returns the first answer; another body -> 409.",
+    ),
+]
+TraceId = Annotated[str | None, Header(alias="X-Trace-Id", max_length=128)]

@@ -1,0 +1,78 @@
+"""``/api/v1/jobs``: submit a job, read its submission status."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request, Response
+
+from jobs_common.errors import BadRequest, ErrorEnvelope
+from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
+from jobs_submission.domain.documents import JobAccepted, SubmissionPublic
+from jobs_submission.domain.requests import JobCreate
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorEnvelope, "description": text}
+    for code, text in {
+        400: "Malformed JSON",
+        401: "Missing internal credentials or identity",
+        403: "Not allowed to submit for another user",
+        404: "Unknown job or not yours",
+        409: "Idempotency-Key reused with another body",
+        422: "Validation error",
+    }.items()
+}
+
+
+def build_router() -> APIRouter:
+    router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
+
+    @router.post(
+        "",
+        status_code=202,
+        response_model=JobAccepted,
+        responses=_ERRORS,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": JobCreate.model_json_schema(by_alias=True)}
+                },
+            }
+        },
+    )
+    async def submit_job(
+        request: Request,
+        response: Response,
+        identity: CurrentIdentity,
+        service: ServiceDep,
+        idempotency_key: IdempotencyKey = None,
+        trace_id: TraceId = None,
+    ) -> JobAccepted:
+        """Accept a job: stored durably, then relayed to the scheduler."""
+        try:
+            body = orjson.loads(await request.body())
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest("request body is not valid JSON") from exc
+        accepted = await service.submit(
+            body,
+            identity=identity,
+            idempotency_key=idempotency_key,
+            trace_id=trace_id or uuid.uuid4().hex,
+        )
+        if accepted.replayed:
+            response.headers[REPLAYED_HEADER] = "true"
+        return JobAccepted(job_id=accepted.job_id)
+
+    @router.get("/{job_id}/status", response_model=SubmissionPublic, responses=_ERRORS)
+    async def job_status(
+        job_id: str, identity: CurrentIdentity, service: ServiceDep
+    ) -> SubmissionPublic:
+        """The submission record (accepted / published); owner or admin only."""
+        return await service.status(job_id, identity=identity)
+
+    return router

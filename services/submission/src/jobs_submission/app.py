@@ -1,0 +1,75 @@
+"""The FastAPI application factory; the lifespan owns every connection and background task."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.mongo import create_client
+from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
+from jobs_submission.api.routes import build_router
+from jobs_submission.relay import OutboxRelay
+from jobs_submission.settings import Settings
+from jobs_submission.submissions import SubmissionService
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        client = create_client(settings.mongo_url)
+        store = SubmissionStore(client, settings.mongo_db)
+        bus = BusHolder(settings.amqp_url, name="submission")
+        relay = OutboxRelay(store=store, bus=bus, settings=settings)
+        try:
+            await store.ensure_indexes()
+            try:
+                await bus.get()
+            except BrokerUnavailable:
+                log.warning(
+                    "broker unavailable at start; accepting jobs, relay connects later",
+                    extra={"action": "broker_down_at_start"},
+                )
+            app.state.store = store
+            app.state.bus = bus
+            app.state.relay = relay
+            app.state.submissions = SubmissionService(
+                store, on_accepted=relay.wake if settings.relay_enabled else lambda: None
+            )
+            if settings.relay_enabled:
+                relay.start()
+            log.info("submission service started", extra={"action": "startup"})
+            yield
+        finally:
+            await relay.stop()
+            await bus.close()
+            await client.close()
+
+    app = FastAPI(
+        title="jobs-submission",
+        version="0.1.0",
+        description="Accepts jobs, stores them in MongoDB and relays them to the scheduler.",
+        lifespan=lifespan,
+    )
+    app.state.internal_token = settings.internal_token
+    install_error_handlers(app)
+
+    async def ready() -> dict[str, bool]:
+        store: SubmissionStore | None = getattr(app.state, "store", None)
+        bus: BusHolder | None = getattr(app.state, "bus", None)
+        relay: OutboxRelay | None = getattr(app.state, "relay", None)
+        return {
+            "mongo": store is not None and await store.ping(),
+            "broker": bus is not None and bus.connected,
+            "relay": relay is not None and (relay.alive or not settings.relay_enabled),
+        }
+
+    add_ops_routes(app, ready)
+    app.include_router(build_router())
+    return app

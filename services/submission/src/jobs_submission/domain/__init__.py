@@ -1,0 +1,1 @@
+"""Pure logic: request validation, hashing, documents, outbox policy. No I/O."""

@@ -1,0 +1,36 @@
+"""Prometheus metrics of the submission service (the only objects built at import time)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+SUBMISSIONS = Counter(
+    "jobs_submission_submissions_total",
+    "Job submissions by job type and outcome (accepted, replayed, conflict, invalid, forbidden).",
+    ["type", "outcome"],
+)
+RELAY_PUBLISHED = Counter(
+    "jobs_submission_relay_published_total", "Outbox entries published and confirmed."
+)
+RELAY_FAILED = Counter(
+    "jobs_submission_relay_failed_total", "Outbox publishes that failed (released with backoff)."
+)
+RELAY_STALE = Counter(
+    "jobs_submission_relay_stale_claims_total",
+    "Confirmed publishes whose claim had meanwhile expired (another relay may republish).",
+)
+OUTBOX_PENDING = Gauge(
+    "jobs_submission_outbox_pending", "Outbox entries not yet published (last observed)."
+)
+RELAY_LAG = Histogram(
+    "jobs_submission_relay_lag_seconds",
+    "Time from acceptance to a confirmed publish.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+
+
+def type_label(job_type: object) -> str:
+    """Bounded label values: known types as is, everything else as ``other``."""
+    from jobs_common.payloads import PAYLOAD_MODELS
+
+    return job_type if isinstance(job_type, str) and job_type in PAYLOAD_MODELS else "other"

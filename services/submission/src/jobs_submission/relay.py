@@ -1,0 +1,177 @@
+"""The outbox relay: claim pending submissions, publish them with confirms, mark them sent.
+
+Safe with any number of replicas: a claim is a lease fenced by a token; a relay marks an entry
+sent only while its token still holds it. A crash between publish and mark leaves the claim to
+expire and the entry is published again, which the scheduler's idempotent insert absorbs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jobs_common.rabbit import Outgoing, Publisher, amqp_message
+from jobs_common.topology import SUBMITTED
+from jobs_submission import metrics
+from jobs_submission.adapters.mongo import Document, SubmissionStore
+from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
+from jobs_submission.domain.documents import job_submitted
+from jobs_submission.domain.outbox import retry_delay_ms
+from jobs_submission.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class OutboxRelay:
+    def __init__(
+        self,
+        *,
+        store: SubmissionStore,
+        bus: BusHolder,
+        settings: Settings,
+        clock: Clock = wall_clock_ms,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.settings = settings
+        self.clock = clock
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_gauge_ms = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def wake(self) -> None:
+        """Called after an accepted submission: relay at once instead of at the next poll."""
+        self._wake.set()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="submission-outbox-relay")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        self._wake.clear()
+
+    async def _run(self) -> None:
+        log.info("outbox relay started", extra={"action": "relay_start"})
+        while True:
+            try:
+                publisher = (await self.bus.get()).publisher
+                published = await self.run_once(publisher)
+            except asyncio.CancelledError:
+                raise
+            except BrokerUnavailable as exc:
+                log.warning(
+                    "broker unavailable; relay waits",
+                    extra={"action": "relay_broker_down", "error": str(exc)},
+                )
+                await asyncio.sleep(self.settings.broker_retry_seconds)
+                continue
+            except Exception:
+                log.exception("relay pass failed", extra={"action": "relay_error"})
+                await asyncio.sleep(self.settings.relay_poll_interval_seconds)
+                continue
+            if published < self.settings.relay_batch_size:
+                await self._sleep(self.settings.relay_poll_interval_seconds)
+
+    async def run_once(self, publisher: Publisher) -> int:
+        """One pass: claim a batch, publish it, settle every entry. Returns the batch size."""
+        self._wake.clear()
+        token = uuid.uuid4().hex
+        claimed = await self.store.claim(
+            token=token,
+            now_ms=self.clock(),
+            lease_ms=int(self.settings.relay_claim_lease_seconds * 1000),
+            limit=self.settings.relay_batch_size,
+        )
+        if claimed:
+            await self._publish(publisher, claimed, token)
+        await self._refresh_gauge()
+        return len(claimed)
+
+    async def _publish(self, publisher: Publisher, claimed: Sequence[Document], token: str) -> None:
+        items = [Outgoing(SUBMITTED, amqp_message(job_submitted(doc))) for doc in claimed]
+        outcomes: list[BaseException | None]
+        try:
+            async with asyncio.timeout(self.settings.relay_publish_timeout_seconds):
+                outcomes = await publisher.publish_many(items)
+        except TimeoutError as exc:
+            outcomes = [exc] * len(items)
+        now_ms = self.clock()
+        await asyncio.gather(
+            *(
+                self._settle(doc, outcome, token=token, now_ms=now_ms)
+                for doc, outcome in zip(claimed, outcomes, strict=True)
+            )
+        )
+
+    async def _settle(
+        self, doc: Document, outcome: BaseException | None, *, token: str, now_ms: int
+    ) -> None:
+        job_id = doc["_id"]
+        if outcome is None:
+            if await self.store.mark_sent(job_id, token=token, now_ms=now_ms):
+                metrics.RELAY_PUBLISHED.inc()
+                metrics.RELAY_LAG.observe(max(0, now_ms - int(doc["createdAtMs"])) / 1000)
+                log.info("job published", extra={"action": "relay_published", "job_id": job_id})
+            else:
+                metrics.RELAY_STALE.inc()
+                log.warning(
+                    "published after the claim expired",
+                    extra={"action": "relay_stale_claim", "job_id": job_id},
+                )
+            return
+        metrics.RELAY_FAILED.inc()
+        attempts = int(_outbox(doc).get("attempts", 0)) + 1
+        delay = retry_delay_ms(
+            attempts,
+            base_seconds=self.settings.relay_retry_base_seconds,
+            max_seconds=self.settings.relay_retry_max_seconds,
+        )
+        await self.store.release(
+            job_id, token=token, next_attempt_ms=now_ms + delay, error=repr(outcome)
+        )
+        log.warning(
+            "publish failed; retrying later",
+            extra={
+                "action": "relay_publish_failed",
+                "job_id": job_id,
+                "attempt": attempts,
+                "retry_in_ms": delay,
+                "error": repr(outcome),
+            },
+        )
+
+    async def _refresh_gauge(self) -> None:
+        now = self.clock()
+        if now - self._last_gauge_ms < 1000:
+            return
+        self._last_gauge_ms = now
+        metrics.OUTBOX_PENDING.set(await self.store.count_pending())
+
+
+def _outbox(doc: Document) -> dict[str, Any]:
+    outbox = doc.get("outbox")
+    return outbox if isinstance(outbox, dict) else {}

@@ -1,0 +1,25 @@
+"""Settings of the submission service (environment variables prefixed ``SUBMISSION_``)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from jobs_common.settings import AmqpSettingsMixin, InternalAuthMixin, ServiceSettings
+
+
+class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
+    model_config = SettingsConfigDict(env_prefix="SUBMISSION_", extra="ignore")
+
+    port: int = 3001
+    mongo_url: str = "mongodb://127.0.0.1:27017"
+    mongo_db: str = "jobs_submission"
+
+    relay_enabled: bool = True
+    relay_batch_size: int = Field(default=100, ge=1, le=1000)
+    relay_poll_interval_seconds: float = Field(default=0.5, gt=0)
+    relay_claim_lease_seconds: float = Field(default=30.0, gt=0)
+    relay_retry_base_seconds: float = Field(default=1.0, gt=0)
+    relay_retry_max_seconds: float = Field(default=30.0, gt=0)
+    relay_publish_timeout_seconds: float = Field(default=10.0, gt=0)
+    broker_retry_seconds: float = Field(default=2.0, gt=0)

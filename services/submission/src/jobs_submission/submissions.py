@@ -1,0 +1,110 @@
+"""Accepting submissions: validation, the owner rule, idempotency and the atomic insert."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from pymongo.errors import DuplicateKeyError
+
+from jobs_common.auth import Identity
+from jobs_common.contracts import utcnow
+from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from jobs_submission import metrics
+from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
+from jobs_submission.domain.requests import resolve_owner, validate_job
+
+log = logging.getLogger(__name__)
+
+_DUPLICATE_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class Accepted:
+    job_id: str
+    replayed: bool
+
+
+class SubmissionService:
+    def __init__(
+        self,
+        store: SubmissionStore,
+        *,
+        on_accepted: Callable[[], None] = lambda: None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store = store
+        self.on_accepted = on_accepted
+        self.clock = clock
+
+    async def submit(
+        self,
+        body: object,
+        *,
+        identity: Identity,
+        idempotency_key: str | None,
+        trace_id: str,
+    ) -> Accepted:
+        job_type = body.get("type") if isinstance(body, dict) else None
+        try:
+            request = resolve_owner(validate_job(body), identity)
+        except ValidationFailed:
+            metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "invalid").inc()
+            raise
+        except Forbidden:
+            metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "forbidden").inc()
+            raise
+        label = metrics.type_label(request.job_type)
+        for _ in range(_DUPLICATE_RETRIES):
+            job_id = str(uuid.uuid4())
+            document = new_document(
+                request,
+                job_id=job_id,
+                idempotency_key=idempotency_key,
+                trace_id=trace_id,
+                now=self.clock(),
+            )
+            try:
+                await self.store.insert([document])
+            except DuplicateKeyError:
+                if idempotency_key is None:
+                    continue  # a uuid4 collision: draw another id
+                first = await self.store.find_by_idempotency_key(
+                    request.submitted_by, idempotency_key
+                )
+                if first is None:
+                    continue  # the holder vanished between the two calls: try again
+                if first["requestHash"] != document["requestHash"]:
+                    metrics.SUBMISSIONS.labels(label, "conflict").inc()
+                    raise Conflict(
+                        "Idempotency-Key was already used with a different request"
+                    ) from None
+                metrics.SUBMISSIONS.labels(label, "replayed").inc()
+                log.info(
+                    "idempotent replay",
+                    extra={"action": "submission_replayed", "job_id": first["_id"]},
+                )
+                return Accepted(job_id=first["_id"], replayed=True)
+            metrics.SUBMISSIONS.labels(label, "accepted").inc()
+            log.info(
+                "job accepted",
+                extra={
+                    "action": "submission_accepted",
+                    "job_id": job_id,
+                    "job_type": request.job_type,
+                    "trace_id": trace_id,
+                },
+            )
+            self.on_accepted()
+            return Accepted(job_id=job_id, replayed=False)
+        raise Conflict("could not store the submission; retry the request")
+
+    async def status(self, job_id: str, *, identity: Identity) -> SubmissionPublic:
+        document = await self.store.get(job_id)
+        if document is None or not identity.may_see(document["submittedBy"]):
+            raise NotFound("job not found")
+        return public_view(document)

@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from jobs_common.auth import Identity
+from jobs_common.errors import Forbidden, ValidationFailed
+from jobs_submission.domain.documents import job_submitted, new_document, public_view
+from jobs_submission.domain.outbox import retry_delay_ms
+from jobs_submission.domain.requests import JobRequest, resolve_owner, validate_job
+
+pytestmark = pytest.mark.unit
+
+USER = Identity(user_id="u1", email="user@test.com", role="user")
+ADMIN = Identity(user_id="a1", email="admin@test.com", role="admin")
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+
+
+def email_body(**overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "type": "email",
+        "priority": 2,
+        "payload": {"to": "someone@example.com", "subject": "hi", "body": "hello"},
+    }
+    body.update(overrides)
+    return body
+
+
+def fields_of(data: object) -> dict[str, str]:
+    with pytest.raises(ValidationFailed) as caught:
+        validate_job(data)
+    assert caught.value.status_code == 422
+    assert caught.value.code == "validation_error"
+    return {d.field: d.message for d in caught.value.details}
+
+
+def test_valid_email_submission_is_normalized() -> None:
+    job = validate_job(email_body(maxAttempts=3, timeoutSeconds=60))
+    assert job.job_type == "email"
+    assert job.priority == 2
+    assert job.max_attempts == 3
+    assert job.timeout_seconds == 60
+    assert job.payload == {"to": "someone@example.com", "subject": "hi", "body": "hello"}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (email_body(priority=0), "priority"),
+        (email_body(priority=4), "priority"),
+        (email_body(priority="2"), "priority"),
+        (email_body(priority=True), "priority"),
+        (email_body(maxAttempts=21), "maxAttempts"),
+        (email_body(timeoutSeconds=1701), "timeoutSeconds"),
+        (email_body(timeoutSeconds=0), "timeoutSeconds"),
+        (email_body(submittedBy="not-an-email"), "submittedBy"),
+        (email_body(runAt="2030-01-01T00:00:00Z"), "runAt"),
+        (email_body(type="teleport"), "type"),
+        (email_body(payload="nope"), "payload"),
+        ({"type": "email", "priority": 1}, "payload"),
+        ({"priority": 1, "payload": {}}, "type"),
+        (email_body(payload={"to": "bad", "subject": "s", "body": "b"}), "payload.to"),
+        (
+            email_body(payload={"to": "a@example.com", "subject": "", "body": "b"}),
+            "payload.subject",
+        ),
+        (email_body(payload={"to": "a@example.com", "subject": "s"}), "payload.body"),
+        (
+            email_body(payload={"to": "a@example.com", "subject": "s", "body": "b", "x": 1}),
+            "payload.x",
+        ),
+        (
+            {
+                "type": "image_resize",
+                "priority": 1,
+                "payload": {"imageBase64": "@@", "width": 1, "height": 1},
+            },
+            "payload.imageBase64",
+        ),
+        (
+            {
+                "type": "image_resize",
+                "priority": 1,
+                "payload": {"imageBase64": PNG, "width": 0, "height": 1},
+            },
+            "payload.width",
+        ),
+        (
+            {"type": "report_generation", "priority": 1, "payload": {"reportType": "jobs_summary"}},
+            "payload.format",
+        ),
+        ({"type": "simulate", "priority": 1, "payload": {"failureRate": 2}}, "payload.failureRate"),
+    ],
+)
+def test_invalid_field_is_reported_with_its_path(body: dict[str, Any], field: str) -> None:
+    assert field in fields_of(body)
+
+
+def test_all_problems_are_reported_together() -> None:
+    fields = fields_of(email_body(priority=9, payload={"to": "x", "subject": "s", "body": "b"}))
+    assert set(fields) == {"priority", "payload.to"}
+
+
+def test_non_object_body_is_a_validation_error() -> None:
+    assert "body" in fields_of([1, 2, 3])
+
+
+def test_model_level_payload_errors_point_at_payload() -> None:
+    body = {"type": "simulate", "priority": 1, "payload": {"minSeconds": 5, "maxSeconds": 1}}
+    assert "payload" in fields_of(body)
+
+
+def test_valid_payloads_of_every_builtin_type() -> None:
+    for body in (
+        {
+            "type": "image_resize",
+            "priority": 3,
+            "payload": {"imageBase64": PNG, "width": 10, "height": 5},
+        },
+        {
+            "type": "report_generation",
+            "priority": 1,
+            "payload": {"reportType": "jobs_summary", "format": "csv", "from": "2024-01-01"},
+        },
+        {"type": "simulate", "priority": 1, "payload": {}},
+    ):
+        assert validate_job(body).job_type == body["type"]
+
+
+def request_for(body: dict[str, Any], identity: Identity = USER) -> JobRequest:
+    return resolve_owner(validate_job(body), identity)
+
+
+def test_request_hash_is_stable_across_key_order_and_defaults() -> None:
+    a = request_for(email_body())
+    b = request_for(
+        {
+            "payload": {"body": "hello", "subject": "hi", "to": "someone@example.com"},
+            "submittedBy": "USER@test.com",
+            "priority": 2,
+            "type": "email",
+        }
+    )
+    assert a.request_hash() == b.request_hash()
+    assert len(a.request_hash()) == 64
+    sim_default = request_for({"type": "simulate", "priority": 1, "payload": {}})
+    sim_explicit = request_for({"type": "simulate", "priority": 1, "payload": {"failureRate": 0.5}})
+    assert sim_default.request_hash() == sim_explicit.request_hash()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"priority": 3},
+        {"maxAttempts": 2},
+        {"timeoutSeconds": 5},
+        {"payload": {"to": "someone@example.com", "subject": "hi", "body": "other"}},
+    ],
+)
+def test_request_hash_changes_with_the_request(change: dict[str, Any]) -> None:
+    assert (
+        request_for(email_body()).request_hash() != request_for(email_body(**change)).request_hash()
+    )
+
+
+def test_submitted_by_defaults_to_the_caller() -> None:
+    assert request_for(email_body()).submitted_by == "user@test.com"
+
+
+def test_user_may_name_themselves_in_any_case() -> None:
+    assert request_for(email_body(submittedBy="User@Test.com")).submitted_by == "user@test.com"
+
+
+def test_user_may_not_submit_for_someone_else() -> None:
+    with pytest.raises(Forbidden):
+        request_for(email_body(submittedBy="other@test.com"))
+
+
+def test_admin_may_submit_for_someone_else() -> None:
+    assert (
+        request_for(email_body(submittedBy="other@test.com"), ADMIN).submitted_by
+        == "other@test.com"
+    )
+
+
+def test_document_carries_a_pending_outbox_and_maps_to_the_message() -> None:
+    now = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    request = request_for(email_body(maxAttempts=4))
+    doc = new_document(
+        request,
+        job_id="7d8f5f8e-7a5e-4a8e-9d5e-0c2f3b1a9e11",
+        idempotency_key="k",
+        trace_id="t",
+        now=now,
+    )
+    assert doc["status"] == "accepted"
+    assert doc["outbox"] == {
+        "state": "pending",
+        "attempts": 0,
+        "nextAttemptAtMs": 1735787045678,
+        "claimToken": None,
+        "claimedUntilMs": 0,
+        "lastError": None,
+    }
+    message = job_submitted(doc)
+    assert str(message.job_id) == doc["_id"]
+    assert str(message.message_id) == doc["messageId"]
+    assert message.trace_id == "t"
+    assert message.submitted_at == now
+    assert message.max_attempts == 4
+    assert message.timeout_seconds is None
+    view = public_view({**doc, "status": "published", "publishedAtMs": 1735787046000})
+    assert view.published_at == datetime(2025, 1, 2, 3, 4, 6, tzinfo=UTC)
+    assert view.created_at == now
+    assert public_view(doc).published_at is None
+
+
+def test_retry_delay_grows_and_is_capped() -> None:
+    delays = [retry_delay_ms(n, base_seconds=1, max_seconds=30) for n in range(1, 8)]
+    assert delays == [1000, 2000, 4000, 8000, 16000, 30000, 30000]
