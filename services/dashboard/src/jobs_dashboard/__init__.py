@@ -1,0 +1,1 @@
+"""Dashboard: read API over the PostgreSQL job store and operator commands over RabbitMQ."""

@@ -1,0 +1,1 @@
+"""Adapters to the outside: the PostgreSQL job store (read only) and RabbitMQ commands."""

@@ -1,0 +1,78 @@
+"""The dashboard app: ``create_app(settings)``; the lifespan opens and closes every resource."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from jobs_common.db import create_engine
+from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.rabbit import RabbitBus
+from jobs_dashboard.adapters.commands import CommandPublisher
+from jobs_dashboard.adapters.jobstore import JobReader
+from jobs_dashboard.api import analytics, jobs
+from jobs_dashboard.api.observability import RequestMetricsMiddleware
+from jobs_dashboard.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+        try:
+            bus = await RabbitBus.open(settings.amqp_url, name="dashboard")
+        except BaseException:
+            await engine.dispose()
+            raise
+        app.state.reader = JobReader(engine)
+        app.state.commands = CommandPublisher(
+            bus.publisher, timeout=settings.publish_timeout_seconds
+        )
+        app.state.bus = bus
+        log.info("dashboard started", extra={"action": "startup"})
+        try:
+            yield
+        finally:
+            app.state.bus = None
+            await bus.close()
+            await engine.dispose()
+            log.info("dashboard stopped", extra={"action": "shutdown"})
+
+    app = FastAPI(
+        title="Jobs dashboard",
+        version="0.1.0",
+        description="Read API over the job store and operator commands.",
+        lifespan=lifespan,
+    )
+    app.state.internal_token = settings.internal_token
+    app.state.reader = None
+    app.state.commands = None
+    app.state.bus = None
+    install_error_handlers(app)
+    app.add_middleware(RequestMetricsMiddleware)
+
+    async def ready() -> dict[str, bool]:
+        reader: JobReader | None = app.state.reader
+        bus: RabbitBus | None = app.state.bus
+        database = False
+        if reader is not None:
+            try:
+                async with asyncio.timeout(settings.ready_timeout_seconds):
+                    await reader.ping()
+                database = True
+            except Exception:
+                log.warning("database not ready", extra={"action": "ready_check"}, exc_info=True)
+        broker = bus is not None and not bus.connection.is_closed and not bus.channel.is_closed
+        return {"database": database, "broker": broker}
+
+    add_ops_routes(app, ready)
+    # analytics first: /api/jobs/analytics must not be captured by /api/jobs/{jobId}.
+    app.include_router(analytics.router)
+    app.include_router(jobs.router)
+    return app

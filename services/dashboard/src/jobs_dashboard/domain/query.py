@@ -1,0 +1,154 @@
+"""Listing queries: filters, sorting and paging, validated and independent of HTTP and SQL."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from jobs_common.auth import Identity
+from jobs_common.contracts import JobStatus
+from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
+
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+class SortField(StrEnum):
+    CREATED_AT = "createdAt"
+    UPDATED_AT = "updatedAt"
+    PRIORITY = "priority"
+    STATUS = "status"
+    TYPE = "type"
+
+
+class SortDirection(StrEnum):
+    ASC = "asc"
+    DESC = "desc"
+
+
+# API sort field -> jobs table column. Every sort is tie-broken by ``id`` in the same direction.
+SORT_COLUMNS: dict[SortField, str] = {
+    SortField.CREATED_AT: "created_at",
+    SortField.UPDATED_AT: "updated_at",
+    SortField.PRIORITY: "priority",
+    SortField.STATUS: "status",
+    SortField.TYPE: "type",
+}
+
+
+def sort_column(field: SortField) -> str:
+    return SORT_COLUMNS[field]
+
+
+def parse_statuses(values: Iterable[str] | None) -> tuple[JobStatus, ...]:
+    """``status`` may repeat and each value may be a comma list; unknown values are refused."""
+    found: list[JobStatus] = []
+    bad: list[str] = []
+    for value in values or ():
+        for part in value.split(","):
+            token = part.strip().lower()
+            if not token:
+                continue
+            try:
+                status = JobStatus(token)
+            except ValueError:
+                bad.append(part.strip())
+                continue
+            if status not in found:
+                found.append(status)
+    if bad:
+        allowed = ", ".join(s.value for s in JobStatus)
+        raise ValidationFailed(
+            "request validation failed",
+            details=[
+                ErrorDetail(field="status", message=f"unknown status {b!r}; allowed: {allowed}")
+                for b in bad
+            ],
+        )
+    return tuple(found)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A naive datetime is taken as UTC; an aware one is kept as it is."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class CreatedRange:
+    """``created_from`` inclusive, ``created_to`` exclusive (half-open window)."""
+
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+
+    @classmethod
+    def of(cls, created_from: datetime | None, created_to: datetime | None) -> CreatedRange:
+        start, end = as_utc(created_from), as_utc(created_to)
+        if start is not None and end is not None and start > end:
+            raise ValidationFailed(
+                "request validation failed",
+                details=[ErrorDetail(field="createdTo", message="must not be before createdFrom")],
+            )
+        return cls(start, end)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Whose jobs a caller may read: ``owner`` None means everyone's (an admin)."""
+
+    owner: str | None
+
+    @classmethod
+    def for_identity(cls, identity: Identity, *, submitted_by: str | None = None) -> Visibility:
+        """Admins see all (optionally narrowed to ``submitted_by``); users only their own."""
+        if identity.is_admin:
+            return cls(submitted_by or None)
+        if submitted_by and submitted_by != identity.email:
+            raise Forbidden("only admins may filter by submittedBy")
+        return cls(identity.email)
+
+
+@dataclass(frozen=True)
+class JobFilters:
+    visibility: Visibility
+    statuses: tuple[JobStatus, ...] = ()
+    type: str | None = None
+    priority: int | None = None
+    created: CreatedRange = CreatedRange()
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    page_number: int = 1
+    page_size: int = DEFAULT_PAGE_SIZE
+
+    def __post_init__(self) -> None:
+        if self.page_number < 1:
+            raise ValueError("page_number must be >= 1")
+        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+            raise ValueError(f"page_size must be within 1..{MAX_PAGE_SIZE}")
+
+    @property
+    def offset(self) -> int:
+        return (self.page_number - 1) * self.page_size
+
+    @property
+    def limit(self) -> int:
+        return self.page_size
+
+
+def total_pages(total_items: int, page_size: int) -> int:
+    """Pages needed for ``total_items``; 0 when there are none."""
+    return math.ceil(total_items / page_size) if total_items > 0 else 0
+
+
+@dataclass(frozen=True)
+class JobListQuery:
+    filters: JobFilters
+    page: PageRequest = PageRequest()
+    sort_by: SortField = SortField.CREATED_AT
+    direction: SortDirection = SortDirection.DESC

@@ -1,0 +1,143 @@
+"""Dashboard integration fixtures: a migrated job store, a vhost, the app with its lifespan."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from jobs_common.auth import Identity
+from jobs_common.db import async_url
+from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
+from jobs_dashboard.app import create_app
+from jobs_dashboard.settings import Settings
+
+INTERNAL_TOKEN = "dashboard-test-internal-token"
+ADMIN = Identity(user_id="u-admin", email="admin@test.com", role="admin")
+USER = Identity(user_id="u-user", email="user@test.com", role="user")
+OTHER = Identity(user_id="u-other", email="other@test.com", role="user")
+BASE_TIME = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def headers(identity: Identity) -> dict[str, str]:
+    return identity.headers(INTERNAL_TOKEN)
+
+
+@dataclass(frozen=True)
+class Auth:
+    """Gateway-style identity headers for the test callers."""
+
+    admin: dict[str, str]
+    user: dict[str, str]
+    other: dict[str, str]
+    user_email: str = USER.email
+    other_email: str = OTHER.email
+    admin_email: str = ADMIN.email
+
+
+@dataclass
+class JobFactory:
+    """Inserts job store rows directly; the per-test database is dropped afterwards."""
+
+    engine: AsyncEngine
+    base_time: datetime = BASE_TIME
+    _count: int = 0
+
+    async def job(self, **overrides: Any) -> uuid.UUID:
+        self._count += 1
+        created = overrides.pop("created_at", BASE_TIME + timedelta(minutes=self._count))
+        row: dict[str, Any] = {
+            "id": uuid.uuid4(),
+            "type": "echo",
+            "priority": 2,
+            "payload": {"n": self._count},
+            "submitted_by": USER.email,
+            "status": "queued",
+            "attempt": 1,
+            "max_attempts": 3,
+            "attempt_limit": 3,
+            "timeout_seconds": 60,
+            "trace_id": uuid.uuid4().hex,
+            "created_at": created,
+            "updated_at": overrides.pop("updated_at", created),
+        }
+        row.update(overrides)
+        async with self.engine.begin() as connection:
+            await connection.execute(jobs.insert().values(**row))
+        job_id: uuid.UUID = row["id"]
+        return job_id
+
+    async def attempt(self, job_id: uuid.UUID, attempt: int, **overrides: Any) -> None:
+        row = {"job_id": job_id, "attempt": attempt, "status": "failed", **overrides}
+        async with self.engine.begin() as connection:
+            await connection.execute(job_attempts.insert().values(**row))
+
+    async def event(self, job_id: uuid.UUID, **values: Any) -> None:
+        row = {"job_id": job_id, "attempt": 1, "reason": "test", **values}
+        async with self.engine.begin() as connection:
+            await connection.execute(job_events.insert().values(**row))
+
+    async def dead_letter(self, job_id: uuid.UUID, **overrides: Any) -> uuid.UUID:
+        row: dict[str, Any] = {
+            "id": uuid.uuid4(),
+            "job_id": job_id,
+            "attempt": 3,
+            "reason": "attempts exhausted",
+            "last_error": "boom",
+            "last_error_class": "RuntimeError",
+            "payload_snapshot": {},
+            **overrides,
+        }
+        async with self.engine.begin() as connection:
+            await connection.execute(dead_letters.insert().values(**row))
+        dead_id: uuid.UUID = row["id"]
+        return dead_id
+
+
+@pytest.fixture
+async def store_engine(jobs_database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_async_engine(async_url(jobs_database_url))
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+def auth() -> Auth:
+    return Auth(admin=headers(ADMIN), user=headers(USER), other=headers(OTHER))
+
+
+@pytest.fixture
+def job_factory(store_engine: AsyncEngine) -> JobFactory:
+    return JobFactory(store_engine)
+
+
+@pytest.fixture
+def settings(jobs_database_url: str, rabbit_url: str) -> Settings:
+    return Settings(
+        database_url=async_url(jobs_database_url),
+        amqp_url=rabbit_url,
+        internal_token=INTERNAL_TOKEN,
+        environment="test",
+        db_pool_size=2,
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as http:
+        yield http
