@@ -1,0 +1,1 @@
+"""Gateway: the only public HTTP entry (users, login, JWT, rate limits, proxy)."""

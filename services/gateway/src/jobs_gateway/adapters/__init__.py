@@ -1,0 +1,1 @@
+"""PostgreSQL users and the upstream HTTP client."""

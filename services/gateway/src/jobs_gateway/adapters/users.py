@@ -1,0 +1,69 @@
+"""User storage in PostgreSQL (schema ``gateway``)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.auth import Role
+from jobs_common.errors import Conflict
+from jobs_gateway.adapters.tables import users
+from jobs_gateway.domain.users import User, normalize_email
+
+
+def _user(row: Any) -> User:
+    return User(
+        id=row.id,
+        email=row.email,
+        password_hash=row.password_hash,
+        role=cast(Role, row.role),
+        created_at=row.created_at,
+    )
+
+
+class UserRepository:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def by_email(self, email: str) -> User | None:
+        query = sa.select(users).where(users.c.email == normalize_email(email))
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return _user(row) if row is not None else None
+
+    async def by_id(self, user_id: uuid.UUID) -> User | None:
+        query = sa.select(users).where(users.c.id == user_id)
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return _user(row) if row is not None else None
+
+    async def create(self, *, email: str, password_hash: str, role: Role) -> User:
+        """Insert a user; :class:`Conflict` when the email is taken."""
+        created = await self.insert_if_absent(email=email, password_hash=password_hash, role=role)
+        if created is None:
+            raise Conflict("email already registered")
+        return created
+
+    async def insert_if_absent(self, *, email: str, password_hash: str, role: Role) -> User | None:
+        statement = (
+            insert(users)
+            .values(
+                id=uuid.uuid4(),
+                email=normalize_email(email),
+                password_hash=password_hash,
+                role=role,
+            )
+            .on_conflict_do_nothing(index_elements=[users.c.email])
+            .returning(*users.c)
+        )
+        async with self._engine.begin() as connection:
+            row = (await connection.execute(statement)).first()
+        return _user(row) if row is not None else None
+
+    async def ping(self) -> None:
+        async with self._engine.connect() as connection:
+            await connection.execute(sa.text("SELECT 1"))

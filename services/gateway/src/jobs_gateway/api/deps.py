@@ -1,0 +1,45 @@
+"""FastAPI dependencies as Annotated aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from jobs_common.auth import Identity
+from jobs_gateway.accounts import Accounts
+from jobs_gateway.adapters.upstream import Upstreams
+from jobs_gateway.domain.tokens import bearer_token
+
+
+def _accounts(request: Request) -> Accounts:
+    accounts: Accounts = request.app.state.accounts
+    return accounts
+
+
+def _upstreams(request: Request) -> Upstreams:
+    upstreams: Upstreams = request.app.state.upstreams
+    return upstreams
+
+
+def _bearer_identity(request: Request) -> Identity:
+    """The verified identity of an access token; 401 for anything else."""
+    token = bearer_token(request.headers.get("authorization"))
+    accounts: Accounts = request.app.state.accounts
+    return accounts.tokens.verify_access(token)
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def request_id(request: Request) -> str:
+    value: str = request.state.request_id
+    return value
+
+
+AccountsDep = Annotated[Accounts, Depends(_accounts)]
+UpstreamsDep = Annotated[Upstreams, Depends(_upstreams)]
+BearerIdentity = Annotated[Identity, Depends(_bearer_identity)]
+ClientIp = Annotated[str, Depends(client_ip)]
+RequestId = Annotated[str, Depends(request_id)]

@@ -1,0 +1,78 @@
+"""/api/{path}: verify the bearer token, route, forward, pass the answer through."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Request, Response
+
+from jobs_common.errors import ErrorEnvelope
+from jobs_gateway.api.deps import BearerIdentity, ClientIp, RequestId, UpstreamsDep
+from jobs_gateway.domain.headers import upstream_request_headers
+from jobs_gateway.domain.routing import resolve
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["api"])
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+PREFIX = b"/api/"
+
+
+def _raw_subpath(request: Request) -> str:
+    """The path below /api/ exactly as the client encoded it."""
+    raw: bytes = request.scope.get("raw_path") or request.url.path.encode()
+    raw = raw.split(b"?", 1)[0]
+    return raw[len(PREFIX) :].decode("latin-1") if raw.startswith(PREFIX) else ""
+
+
+async def proxy(
+    request: Request,
+    identity: BearerIdentity,
+    upstreams: UpstreamsDep,
+    ip: ClientIp,
+    request_id: RequestId,
+) -> Response:
+    target = resolve(request.method, _raw_subpath(request))
+    request.state.route_template = target.template
+    headers = upstream_request_headers(
+        request.headers.items(),
+        identity=identity,
+        internal_token=request.app.state.internal_token,
+        request_id=request_id,
+        client_ip=ip,
+    )
+    answer = await upstreams.forward(
+        upstream=target.upstream,
+        method=request.method,
+        path=target.path,
+        query=request.scope.get("query_string", b"").decode("latin-1"),
+        headers=headers,
+        body=await request.body(),
+        request_id=request_id,
+    )
+    log.debug(
+        "proxied",
+        extra={
+            "action": "proxy",
+            "upstream": target.upstream,
+            "route": target.template,
+            "status": answer.status_code,
+            "request_id": request_id,
+        },
+    )
+    return Response(content=answer.content, status_code=answer.status_code, headers=answer.headers)
+
+
+for _method in METHODS:
+    router.add_api_route(
+        "/api/{path:path}",
+        proxy,
+        methods=[_method],
+        name=f"proxy_{_method.lower()}",
+        summary=f"{_method} /api/...: proxied to submission or dashboard (bearer token required)",
+        responses={
+            401: {"model": ErrorEnvelope, "description": "missing or invalid token"},
+            503: {"model": ErrorEnvelope, "description": "backend unavailable"},
+        },
+    )

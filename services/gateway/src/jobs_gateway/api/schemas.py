@@ -1,0 +1,49 @@
+"""Public request/response schemas of /auth (camelCase JSON)."""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import EmailStr, Field
+
+from jobs_common.api_models import CamelModel
+from jobs_common.auth import Role
+from jobs_gateway.domain.users import (
+    EMAIL_MAX_LENGTH,
+    PASSWORD_MAX_LENGTH,
+    PASSWORD_MIN_LENGTH,
+    User,
+)
+
+
+class LoginRequest(CamelModel):
+    email: str = Field(min_length=1, max_length=EMAIL_MAX_LENGTH)
+    password: str = Field(min_length=1, max_length=PASSWORD_MAX_LENGTH)
+
+
+class RefreshRequest(CamelModel):
+    refresh_token: str = Field(min_length=1, max_length=4096)
+
+
+class UserCreate(CamelModel):
+    email: EmailStr = Field(max_length=EMAIL_MAX_LENGTH)
+    password: str = Field(min_length=PASSWORD_MIN_LENGTH, max_length=PASSWORD_MAX_LENGTH)
+
+
+class UserPublic(CamelModel):
+    id: UUID | str
+    email: str
+    role: Role
+
+    @classmethod
+    def of(cls, user: User) -> UserPublic:
+        return cls(id=user.id, email=user.email, role=user.role)
+
+
+class TokenResponse(CamelModel):
+    token: str
+    token_type: Literal["bearer"] = "bearer"
+    expires_in: int
+    refresh_token: str
+    user: UserPublic

@@ -1,0 +1,134 @@
+"""The gateway app factory: wait for PostgreSQL, migrate, seed, then serve."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+import sqlalchemy as sa
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.db import create_engine
+from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_gateway.accounts import Accounts
+from jobs_gateway.adapters.passwords import Passwords
+from jobs_gateway.adapters.seed import seed_demo_users
+from jobs_gateway.adapters.upstream import Upstreams, build_client
+from jobs_gateway.adapters.users import UserRepository
+from jobs_gateway.api import auth, proxy
+from jobs_gateway.api.middleware import RequestContextMiddleware
+from jobs_gateway.domain.headers import REQUEST_ID_HEADER
+from jobs_gateway.domain.rate_limit import TokenBucketLimiter
+from jobs_gateway.domain.routing import UPSTREAMS
+from jobs_gateway.domain.tokens import TokenIssuer
+from jobs_gateway.migrate import upgrade_async
+from jobs_gateway.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+async def wait_for_database(engine: AsyncEngine, *, within: float) -> None:
+    """Poll until PostgreSQL answers (start-up order: dependencies first)."""
+    deadline = time.monotonic() + within
+    delay = 0.2
+    while True:
+        try:
+            async with engine.connect() as connection:
+                await connection.execute(sa.text("SELECT 1"))
+            return
+        except Exception as exc:
+            if time.monotonic() >= deadline:
+                raise RuntimeError("PostgreSQL did not answer in time") from exc
+            log.warning(
+                "waiting for PostgreSQL", extra={"action": "wait_database", "error": repr(exc)}
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+        client = build_client(
+            timeout=settings.upstream_timeout_seconds,
+            connect_timeout=settings.upstream_connect_timeout_seconds,
+            max_connections=settings.upstream_max_connections,
+        )
+        try:
+            await wait_for_database(engine, within=settings.startup_timeout_seconds)
+            if settings.migrate_on_start:
+                await upgrade_async(settings.database_url)
+            users = UserRepository(engine)
+            passwords = Passwords()
+            if settings.seed_demo_users:
+                await seed_demo_users(users, passwords)
+            app.state.accounts = Accounts(
+                users=users,
+                passwords=passwords,
+                tokens=TokenIssuer(
+                    secret=settings.jwt_secret,
+                    access_ttl=timedelta(minutes=settings.access_token_ttl_minutes),
+                    refresh_ttl=timedelta(days=settings.refresh_token_ttl_days),
+                ),
+                login_limiter=TokenBucketLimiter(
+                    capacity=settings.login_attempts_per_minute,
+                    period=60.0,
+                    max_keys=settings.rate_limit_max_keys,
+                ),
+            )
+            app.state.upstreams = Upstreams(
+                client,
+                {"submission": settings.submission_url, "dashboard": settings.dashboard_url},
+            )
+            log.info("gateway started", extra={"action": "startup", "port": settings.port})
+            yield
+        finally:
+            await client.aclose()
+            await engine.dispose()
+
+    app = FastAPI(
+        title="Jobs gateway",
+        version="0.1.0",
+        description="The public HTTP entry: authentication and the proxied job API.",
+        lifespan=lifespan,
+    )
+    app.state.internal_token = settings.internal_token
+    install_error_handlers(app)
+
+    async def ready() -> dict[str, bool]:
+        async def database() -> bool:
+            try:
+                await asyncio.wait_for(
+                    app.state.accounts.users.ping(), timeout=settings.ready_timeout_seconds
+                )
+            except Exception:
+                return False
+            return True
+
+        upstreams: Upstreams = app.state.upstreams
+        within = settings.ready_timeout_seconds
+        results = await asyncio.gather(
+            database(), *(upstreams.healthy(name, within=within) for name in UPSTREAMS)
+        )
+        return dict(zip(("database", *UPSTREAMS), results, strict=True))
+
+    add_ops_routes(app, ready)
+    app.include_router(auth.router)
+    app.include_router(proxy.router)
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=settings.cors_origins,
+        allow_credentials=True,
+        allow_methods=["*"],
+        allow_headers=["*"],
+        expose_headers=[REQUEST_ID_HEADER],
+    )
+    app.add_middleware(RequestContextMiddleware)
+    return app

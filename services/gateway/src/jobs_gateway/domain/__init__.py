@@ -1,0 +1,1 @@
+"""Pure logic: routing table, header policy, rate limiting, token handling."""

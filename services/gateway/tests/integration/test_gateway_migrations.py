@@ -1,0 +1,115 @@
+"""Gateway migrations: match the models, re-runnable, schema gateway only, CLI seeds users."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from jobs_common.db import async_url
+from jobs_common.testing.plugin import PostgresServer
+from jobs_gateway.adapters.tables import include_name, metadata
+from jobs_gateway.migrate import upgrade_async
+
+pytestmark = pytest.mark.integration
+
+
+async def fetch(url: str, sql: str) -> list[Any]:
+    connection = await asyncpg.connect(url)
+    try:
+        return list(await connection.fetch(sql))
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+async def empty_database(postgres_server: PostgresServer) -> AsyncIterator[str]:
+    name = f"t_empty_{uuid.uuid4().hex[:12]}"
+    url = await postgres_server.create(name)
+    yield url
+    await postgres_server.drop(name)
+
+
+async def diff_against_models(url: str) -> list[Any]:
+    engine = create_async_engine(async_url(url))
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(
+                lambda sync: compare_metadata(
+                    MigrationContext.configure(
+                        sync,
+                        opts={
+                            "compare_type": True,
+                            "include_schemas": True,
+                            "include_name": include_name,
+                        },
+                    ),
+                    metadata,
+                )
+            )
+    finally:
+        await engine.dispose()
+
+
+async def test_head_matches_the_models(gateway_database_url: str) -> None:
+    assert await diff_against_models(gateway_database_url) == []
+
+
+async def test_migrations_are_rerunnable_and_keep_users(gateway_database_url: str) -> None:
+    await upgrade_async(gateway_database_url)
+    await upgrade_async(gateway_database_url)
+    versions = await fetch(
+        gateway_database_url, "SELECT version_num FROM gateway.alembic_version_gateway"
+    )
+    assert [r["version_num"] for r in versions] == ["0001"]
+    users = await fetch(gateway_database_url, "SELECT email FROM gateway.users ORDER BY email")
+    assert [r["email"] for r in users] == ["admin@test.com", "user@test.com"]
+
+
+async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url: str) -> None:
+    before = await fetch(
+        jobs_database_url,
+        "SELECT table_schema, table_name FROM information_schema.tables "
+        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2",
+    )
+    await upgrade_async(jobs_database_url)
+    after = await fetch(
+        jobs_database_url,
+        "SELECT table_schema, table_name FROM information_schema.tables "
+        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2",
+    )
+    added = {tuple(r) for r in after} - {tuple(r) for r in before}
+    assert added == {("gateway", "users"), ("gateway", "alembic_version_gateway")}
+    assert {tuple(r) for r in before} <= {tuple(r) for r in after}
+    assert await diff_against_models(jobs_database_url) == []
+
+
+async def test_migrate_command_creates_schema_and_demo_users_idempotently(
+    empty_database: str,
+) -> None:
+    for _ in range(2):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "jobs_gateway.migrate",
+            empty_database,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, stderr = await process.communicate()
+        assert process.returncode == 0, stderr.decode()
+    rows = await fetch(empty_database, "SELECT email, role FROM gateway.users ORDER BY email")
+    assert [(r["email"], r["role"]) for r in rows] == [
+        ("admin@test.com", "admin"),
+        ("user@test.com", "user"),
+    ]
+    hashes = await fetch(empty_database, "SELECT password_hash FROM gateway.users")
+    assert all(r["password_hash"].startswith("$argon2id$") for r in hashes)

@@ -1,0 +1,89 @@
+"""Token checks: issue/verify pairs, expiry, signatures, token types, bearer parsing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import jwt
+import pytest
+
+from jobs_common.auth import Identity, issue_token
+from jobs_common.errors import Unauthorized
+from jobs_gateway.domain.tokens import TokenIssuer, bearer_token
+
+pytestmark = pytest.mark.unit
+
+SECRET = "unit-test-secret-0123456789abcdef-0123456789"
+OTHER_SECRET = "another-secret-0123456789abcdef-0123456789"
+ALICE = Identity(user_id="7d6c8e1e-0000-4000-8000-000000000001", email="a@x.io", role="user")
+
+
+def issuer(**overrides: timedelta) -> TokenIssuer:
+    return TokenIssuer(
+        secret=SECRET,
+        access_ttl=overrides.get("access_ttl", timedelta(minutes=60)),
+        refresh_ttl=overrides.get("refresh_ttl", timedelta(days=7)),
+    )
+
+
+def test_pair_round_trips_both_tokens() -> None:
+    pair = issuer().pair(ALICE)
+    assert pair.expires_in == 3600
+    assert issuer().verify_access(pair.access) == ALICE
+    assert issuer().verify_refresh(pair.refresh) == ALICE
+    claims = jwt.decode(pair.refresh, SECRET, algorithms=["HS256"])
+    assert claims["typ"] == "refresh"
+    assert claims["exp"] - claims["iat"] == 7 * 24 * 3600
+
+
+def test_expired_access_token_is_refused() -> None:
+    token = issue_token(ALICE, secret=SECRET, ttl=timedelta(seconds=-5))
+    with pytest.raises(Unauthorized, match="expired"):
+        issuer().verify_access(token)
+
+
+def test_token_signed_with_another_secret_is_refused() -> None:
+    token = issue_token(ALICE, secret=OTHER_SECRET, ttl=timedelta(minutes=5))
+    with pytest.raises(Unauthorized, match="invalid"):
+        issuer().verify_access(token)
+
+
+def test_refresh_token_is_not_an_access_token_and_back() -> None:
+    pair = issuer().pair(ALICE)
+    with pytest.raises(Unauthorized):
+        issuer().verify_access(pair.refresh)
+    with pytest.raises(Unauthorized):
+        issuer().verify_refresh(pair.access)
+
+
+def test_unsigned_and_garbage_tokens_are_refused() -> None:
+    unsigned = jwt.encode({"sub": "x", "role": "admin", "typ": "access"}, None, algorithm="none")
+    for token in (unsigned, "garbage", "a.b.c", ""):
+        with pytest.raises(Unauthorized):
+            issuer().verify_access(token)
+
+
+def test_token_without_exp_is_refused() -> None:
+    token = jwt.encode(
+        {"sub": ALICE.user_id, "email": ALICE.email, "role": "user", "typ": "access", "iat": 1},
+        SECRET,
+        algorithm="HS256",
+    )
+    with pytest.raises(Unauthorized):
+        issuer().verify_access(token)
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [("Bearer abc.def.ghi", "abc.def.ghi"), ("bearer   tok", "tok"), ("BEARER tok ", "tok")],
+)
+def test_bearer_header_is_parsed(header: str, token: str) -> None:
+    assert bearer_token(header) == token
+
+
+@pytest.mark.parametrize(
+    "header", [None, "", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Token abc", "Bearer a b"]
+)
+def test_missing_or_malformed_bearer_header_is_401(header: str | None) -> None:
+    with pytest.raises(Unauthorized):
+        bearer_token(header)
