@@ -1,0 +1,1 @@
+"""The worker: consumes the ready queues and executes jobs."""

@@ -1,0 +1,1 @@
+"""HTTP surface of the worker: /health, /ready and /metrics only."""

@@ -1,0 +1,1 @@
+"""Pure worker logic: job errors and their classification, job context, report summaries."""

@@ -1,0 +1,274 @@
+"""One delivery from a ready queue, start to finish, with the worker's one ack policy:
+
+- unparseable body or unknown schema version: ``reject(requeue=False)`` -> ``jobs.dead``;
+- else publish ``JobRunning`` (confirmed), run the handler under the job's timeout, publish
+  ``JobResult`` (confirmed) and only then ack;
+- a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)``, or
+  left to the broker when the channel is gone) and nothing is acked;
+- the task cancelled (shutdown past the drain timeout): nothing is published or acked, so the
+  broker redelivers the message to another worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import orjson
+from aio_pika.abc import AbstractIncomingMessage
+from pydantic import ValidationError
+
+from jobs_common.contracts import (
+    ErrorKind,
+    JobDispatch,
+    JobError,
+    JobResult,
+    JobRunning,
+    parse_message,
+    utcnow,
+)
+from jobs_common.rabbit import Publisher
+from jobs_common.topology import RESULTS, RUNNING
+from jobs_worker import metrics
+from jobs_worker.active import ActiveJob, ActiveJobs
+from jobs_worker.domain.context import JobContext, JobLogger, Registry
+from jobs_worker.domain.errors import JobFailure, classify
+from jobs_worker.settings import Settings
+
+log = logging.getLogger(__name__)
+job_log = logging.getLogger("jobs_worker.job")
+
+Outcome = tuple[dict[str, Any] | None, JobError | None]
+
+
+def _failure(kind: ErrorKind, error_class: str, message: str) -> Outcome:
+    return None, JobError(kind=kind, error_class=error_class, message=message[:2000])
+
+
+class JobExecutor:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        registry: Registry,
+        publisher: Publisher,
+        worker_id: str,
+        active: ActiveJobs,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.publisher = publisher
+        self.worker_id = worker_id
+        self.active = active
+
+    def type_label(self, job_type: str) -> str:
+        return job_type if job_type in self.registry else "unknown"
+
+    async def process(self, message: AbstractIncomingMessage, queue: str) -> None:
+        try:
+            dispatch = parse_message(JobDispatch, message.body)
+        except ValueError as exc:  # pydantic's ValidationError and orjson's errors included
+            await self._reject_poison(message, queue, exc)
+            return
+        current = asyncio.current_task()
+        assert current is not None
+        job = ActiveJob(dispatch=dispatch, queue=queue, task=current)
+        existing = self.active.get(job.key)
+        if existing is not None:
+            # A redelivery of an attempt still running here (its first channel died).
+            await existing.done.wait()
+            if existing.result_confirmed:
+                log.info("duplicate delivery of a finished attempt acked", extra=self._fields(job))
+                await self._ack(message, job)
+                return
+        self.active.add(job)
+        try:
+            await self._execute(message, job)
+        except asyncio.CancelledError:
+            log.warning(
+                "job abandoned; left unacked",
+                extra={**self._fields(job), "action": "job_abandoned"},
+            )
+            raise
+        finally:
+            self.active.remove(job)
+            job.done.set()
+
+    def _fields(self, job: ActiveJob) -> dict[str, Any]:
+        return {
+            "job_id": str(job.dispatch.job_id),
+            "attempt": job.dispatch.attempt,
+            "job_type": job.dispatch.job_type,
+            "trace_id": job.dispatch.trace_id,
+            "queue": job.queue,
+            "worker_id": self.worker_id,
+        }
+
+    async def _execute(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
+        dispatch = job.dispatch
+        fields = self._fields(job)
+        job.started_at = started_at = utcnow()
+        running = JobRunning(
+            job_id=dispatch.job_id,
+            attempt=dispatch.attempt,
+            worker_id=self.worker_id,
+            started_at=started_at,
+            trace_id=dispatch.trace_id,
+        )
+        if not await self._publish(RUNNING, running, fields):
+            await self._hand_back(message, fields)
+            return
+        label = self.type_label(dispatch.job_type)
+        metrics.JOBS_STARTED.labels(label).inc()
+        log.info(
+            "job started",
+            extra={**fields, "action": "job_started", "redelivered": message.redelivered},
+        )
+        clock = time.perf_counter()
+        result, error = await self._run_handler(job, JobLogger(job_log, fields))
+        duration = time.perf_counter() - clock
+        metrics.JOB_DURATION.labels(label).observe(duration)
+        outcome = "succeeded" if error is None else "failed"
+        report = JobResult(
+            job_id=dispatch.job_id,
+            attempt=dispatch.attempt,
+            worker_id=self.worker_id,
+            outcome=outcome,
+            result=result,
+            error=error,
+            started_at=started_at,
+            finished_at=utcnow(),
+            trace_id=dispatch.trace_id,
+        )
+        if not await self._publish(RESULTS, report, fields):
+            await self._hand_back(message, fields)
+            return
+        job.result_confirmed = True
+        kind = error.kind.value if error else "none"
+        metrics.JOBS_FINISHED.labels(label, outcome, kind).inc()
+        log.info(
+            "job finished",
+            extra={
+                **fields,
+                "action": "job_finished",
+                "outcome": outcome,
+                "error_kind": kind,
+                "error_class": error.error_class if error else None,
+                "duration_ms": round(duration * 1000, 1),
+            },
+        )
+        await self._ack(message, job)
+
+    async def _run_handler(self, job: ActiveJob, logger: JobLogger) -> Outcome:
+        dispatch = job.dispatch
+        spec = self.registry.get(dispatch.job_type)
+        if spec is None:
+            return _failure(
+                ErrorKind.PERMANENT,
+                "UnknownJobType",
+                f"no handler for job type {dispatch.job_type!r}",
+            )
+        try:
+            payload = spec.payload_model.model_validate(dispatch.payload)
+        except ValidationError as exc:
+            return _failure(ErrorKind.PERMANENT, "InvalidPayload", str(exc))
+        ctx = JobContext(
+            job_id=dispatch.job_id,
+            attempt=dispatch.attempt,
+            job_type=dispatch.job_type,
+            worker_id=self.worker_id,
+            trace_id=dispatch.trace_id,
+            settings=self.settings,
+            logger=logger,
+        )
+        scope = asyncio.timeout(dispatch.timeout_seconds)
+        try:
+            async with scope:
+                result = await spec.run(ctx, payload)
+        except TimeoutError as exc:
+            if scope.expired():
+                return _failure(
+                    ErrorKind.TIMEOUT,
+                    "JobTimeout",
+                    f"attempt exceeded its timeout of {dispatch.timeout_seconds}s",
+                )
+            return None, classify(exc)
+        except Exception as exc:
+            error = classify(exc)
+            logger.warning(
+                "handler failed",
+                extra={"action": "handler_failed", "error_kind": error.kind.value},
+                exc_info=not isinstance(exc, JobFailure),
+            )
+            return None, error
+        try:
+            orjson.dumps(result)
+        except orjson.JSONEncodeError as exc:
+            return _failure(ErrorKind.PERMANENT, "ResultNotSerializable", str(exc))
+        return result, None
+
+    async def _publish(
+        self, routing_key: str, message: JobRunning | JobResult, fields: dict[str, Any]
+    ) -> bool:
+        try:
+            await self.publisher.publish(routing_key, message)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            metrics.PUBLISH_FAILURES.labels(message.type).inc()
+            log.error(
+                "publish not confirmed",
+                extra={**fields, "action": "publish_failed", "routing_key": routing_key},
+                exc_info=True,
+            )
+            return False
+        return True
+
+    async def _hand_back(self, message: AbstractIncomingMessage, fields: dict[str, Any]) -> None:
+        """Return the delivery to its queue without acking (the attempt runs again later)."""
+        await asyncio.sleep(self.settings.requeue_pause)
+        try:
+            await message.nack(requeue=True)
+        except Exception:
+            log.warning(
+                "nack failed; the broker redelivers when the channel closes",
+                extra={**fields, "action": "nack_failed"},
+                exc_info=True,
+            )
+
+    async def _ack(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
+        try:
+            await message.ack()
+        except Exception:
+            log.warning(
+                "ack failed; the broker will redeliver",
+                extra={**self._fields(job), "action": "ack_failed"},
+                exc_info=True,
+            )
+
+    async def _reject_poison(
+        self, message: AbstractIncomingMessage, queue: str, exc: Exception
+    ) -> None:
+        metrics.POISON_MESSAGES.labels(queue).inc()
+        reason = (
+            "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            if isinstance(exc, ValidationError)
+            else str(exc)
+        )
+        log.error(
+            "poison message rejected to the dead path",
+            extra={
+                "action": "poison",
+                "queue": queue,
+                "message_id": message.message_id,
+                "reason": reason[:1000],
+            },
+        )
+        try:
+            await message.reject(requeue=False)
+        except Exception:
+            log.warning(
+                "reject failed", extra={"action": "reject_failed", "queue": queue}, exc_info=True
+            )

@@ -1,0 +1,64 @@
+"""email: send one message through SMTP. Result ``{messageId, to, acceptedAt}``."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any
+
+from jobs_common.contracts import utcnow
+from jobs_common.payloads import EmailPayload
+from jobs_worker.adapters.smtp import SmtpConfig, send_message
+from jobs_worker.domain.context import HandlerSpec, JobContext
+from jobs_worker.settings import Settings
+
+
+def message_id_for(job_id: uuid.UUID, sender: str) -> str:
+    """Stable across attempts, so a receiver can drop a duplicate of a retried send."""
+    domain = sender.rpartition("@")[2] or "jobs.local"
+    return f"<job-{job_id}@{domain}>"
+
+
+def build_message(
+    payload: EmailPayload, *, job_id: uuid.UUID, attempt: int, sender: str
+) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = str(payload.to)
+    message["Subject"] = payload.subject
+    message["Date"] = format_datetime(utcnow())
+    message["Message-ID"] = message_id_for(job_id, sender)
+    message["X-Job-Id"] = str(job_id)
+    message["X-Job-Attempt"] = str(attempt)
+    message.set_content(payload.body)
+    return message
+
+
+def smtp_config(settings: Settings) -> SmtpConfig:
+    return SmtpConfig(
+        host=settings.smtp_host,
+        port=settings.smtp_port,
+        timeout=settings.smtp_timeout,
+        starttls=settings.smtp_starttls,
+        username=settings.smtp_username,
+        password=settings.smtp_password.get_secret_value() if settings.smtp_password else None,
+    )
+
+
+async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
+    message = build_message(
+        payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=ctx.settings.smtp_from
+    )
+    await asyncio.to_thread(send_message, smtp_config(ctx.settings), message)
+    accepted_at = utcnow()
+    ctx.logger.info("email accepted", extra={"action": "email_sent"})
+    return {
+        "messageId": message["Message-ID"],
+        "to": str(payload.to),
+        "acceptedAt": accepted_at.isoformat(),
+    }
+
+
+SPEC = HandlerSpec(payload_model=EmailPayload, run=run)

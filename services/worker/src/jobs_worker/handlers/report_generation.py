@@ -1,0 +1,49 @@
+"""report_generation: a jobs summary read from PostgreSQL, rendered as CSV or JSON.
+
+Small reports travel inline in the result; larger ones are written as an artifact file."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.contracts import utcnow
+from jobs_common.payloads import ReportPayload
+from jobs_worker.adapters.artifacts import artifact_path, write_atomically
+from jobs_worker.adapters.jobstore_reader import jobs_summary
+from jobs_worker.domain.context import HandlerSpec, JobContext
+from jobs_worker.domain.report import build_summary, created_bounds, render, summary_rows
+
+
+class ReportGeneration:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def run(self, ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
+        lower, upper = created_bounds(payload.from_, payload.to)
+        rows, runtime = await jobs_summary(self.engine, lower=lower, upper=upper)
+        summary = build_summary(
+            rows, runtime, date_from=payload.from_, date_to=payload.to, generated_at=utcnow()
+        )
+        rendered = render(summary, payload.format)
+        digest = hashlib.sha256(rendered).hexdigest()
+        if len(rendered) <= ctx.settings.report_inline_limit:
+            content: dict[str, Any] = (
+                {"rows": summary_rows(summary)} if payload.format == "csv" else {"summary": summary}
+            )
+            return {"format": payload.format, **content, "bytes": len(rendered), "sha256": digest}
+        path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
+        artifact = await asyncio.to_thread(write_atomically, path, rendered)
+        ctx.logger.info("report written", extra={"action": "report_written", "path": str(path)})
+        return {
+            "format": payload.format,
+            "path": str(artifact.path),
+            "bytes": artifact.bytes,
+            "sha256": artifact.sha256,
+        }
+
+    def spec(self) -> HandlerSpec[ReportPayload]:
+        return HandlerSpec(payload_model=ReportPayload, run=self.run)

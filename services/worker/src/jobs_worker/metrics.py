@@ -1,0 +1,32 @@
+"""Prometheus metric objects (the only things built at import time)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+JOBS_STARTED = Counter(
+    "worker_jobs_started_total", "Job attempts started on this worker", ["job_type"]
+)
+JOBS_FINISHED = Counter(
+    "worker_jobs_finished_total",
+    "Job attempts finished on this worker (result published)",
+    ["job_type", "outcome", "error_kind"],
+)
+JOB_DURATION = Histogram(
+    "worker_job_duration_seconds",
+    "Handler run time of a job attempt",
+    ["job_type"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
+)
+JOBS_IN_FLIGHT = Gauge("worker_jobs_in_flight", "Deliveries being processed right now")
+POISON_MESSAGES = Counter(
+    "worker_poison_messages_total", "Ready-queue messages rejected as unparseable", ["queue"]
+)
+PUBLISH_FAILURES = Counter(
+    "worker_publish_failures_total",
+    "Running/result publishes that were not confirmed (delivery handed back)",
+    ["message_type"],
+)
+ABANDONED = Counter(
+    "worker_jobs_abandoned_total", "Jobs left unacked at shutdown (redelivered elsewhere)"
+)

@@ -1,0 +1,217 @@
+"""The worker runtime: one connection, one channel and consumer per ready queue with its own
+prefetch, one task per delivery, graceful drain on shutdown and a burst (run-until-idle) mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from functools import partial
+
+from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
+from aio_pika.exceptions import AMQPConnectionError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.db import create_engine
+from jobs_common.rabbit import RabbitBus, open_channel
+from jobs_common.topology import READY_QUEUES
+from jobs_worker import metrics
+from jobs_worker.active import ActiveJobs
+from jobs_worker.domain.context import Registry
+from jobs_worker.execution import JobExecutor
+from jobs_worker.handlers import default_registry
+from jobs_worker.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def make_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class ReadyConsumer:
+    queue_name: str
+    channel: AbstractChannel
+    queue: AbstractQueue
+    consumer_tag: str | None
+
+
+class WorkerRuntime:
+    def __init__(self, settings: Settings, *, registry: Registry | None = None) -> None:
+        self.settings = settings
+        self.worker_id = settings.worker_id or make_worker_id()
+        self.active = ActiveJobs()
+        self._registry = registry
+        self._bus: RabbitBus | None = None
+        self._engine: AsyncEngine | None = None
+        self._executor: JobExecutor | None = None
+        self._consumers: dict[str, ReadyConsumer] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._deliveries = 0
+        self._stopping = False
+        self._closed = False
+
+    @property
+    def bus(self) -> RabbitBus:
+        if self._bus is None:
+            raise RuntimeError("worker runtime not started")
+        return self._bus
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    async def start(self) -> None:
+        self._engine = create_engine(
+            self.settings.database_url, pool_size=self.settings.db_pool_size
+        )
+        registry = (
+            self._registry if self._registry is not None else default_registry(engine=self._engine)
+        )
+        self._bus = await self._connect()
+        self._executor = JobExecutor(
+            settings=self.settings,
+            registry=registry,
+            publisher=self._bus.publisher,
+            worker_id=self.worker_id,
+            active=self.active,
+        )
+        for name in READY_QUEUES:
+            prefetch = self.settings.prefetch_for(name)
+            channel = await open_channel(self._bus.connection, prefetch=prefetch)
+            queue = await channel.get_queue(name)  # passive: RabbitBus declared the topology
+            tag = await queue.consume(partial(self._on_delivery, name))
+            self._consumers[name] = ReadyConsumer(name, channel, queue, tag)
+        log.info(
+            "worker consuming",
+            extra={
+                "action": "worker_started",
+                "worker_id": self.worker_id,
+                "prefetch": {n: self.settings.prefetch_for(n) for n in READY_QUEUES},
+            },
+        )
+
+    async def _connect(self) -> RabbitBus:
+        """Wait for RabbitMQ up to ``startup_timeout`` (explicit start-up order)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.startup_timeout
+        delay = 0.5
+        while True:
+            try:
+                return await RabbitBus.open(self.settings.amqp_url, name=f"worker-{self.worker_id}")
+            except (OSError, AMQPConnectionError) as exc:
+                if loop.time() + delay > deadline:
+                    raise
+                log.warning(
+                    "RabbitMQ not reachable yet; retrying",
+                    extra={"action": "amqp_wait", "error": str(exc), "retry_in": delay},
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    async def _on_delivery(self, queue: str, message: AbstractIncomingMessage) -> None:
+        self._deliveries += 1
+        if self._stopping or self._executor is None:
+            # Sent before our cancel took effect: hand it straight back to another worker.
+            try:
+                await message.nack(requeue=True)
+            except Exception:
+                log.debug("nack at shutdown failed", extra={"queue": queue}, exc_info=True)
+            return
+        task = asyncio.create_task(
+            self._executor.process(message, queue), name=f"job:{queue}:{message.delivery_tag}"
+        )
+        self._tasks.add(task)
+        metrics.JOBS_IN_FLIGHT.inc()
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        metrics.JOBS_IN_FLIGHT.dec()
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("delivery task crashed", extra={"action": "task_crashed"}, exc_info=exc)
+
+    async def _stop_consuming(self) -> None:
+        for consumer in self._consumers.values():
+            if consumer.consumer_tag is None:
+                continue
+            try:
+                await consumer.queue.cancel(consumer.consumer_tag)
+            except Exception:
+                log.warning(
+                    "consumer cancel failed",
+                    extra={"action": "cancel_failed", "queue": consumer.queue_name},
+                    exc_info=True,
+                )
+            consumer.consumer_tag = None
+
+    async def stop(self) -> None:
+        """Stop consuming, let in-flight jobs finish (up to ``drain_timeout``), then close.
+        Jobs still running after that are cancelled and left unacked: redelivered elsewhere."""
+        if self._closed:
+            return
+        self._stopping = True
+        await self._stop_consuming()
+        if self._tasks:
+            log.info(
+                "draining in-flight jobs",
+                extra={"action": "drain", "in_flight": len(self._tasks)},
+            )
+            _, pending = await asyncio.wait(set(self._tasks), timeout=self.settings.drain_timeout)
+            for task in pending:
+                metrics.ABANDONED.inc()
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        self._closed = True
+        if self._bus is not None:
+            await self._bus.close()
+        if self._engine is not None:
+            await self._engine.dispose()
+        log.info("worker stopped", extra={"action": "worker_stopped", "worker_id": self.worker_id})
+
+    async def _queues_empty(self) -> bool:
+        for consumer in self._consumers.values():
+            # Declared on the consumer's own channel: the reply comes after any delivery the
+            # broker sent on that channel before it.
+            declared = await consumer.queue.declare()
+            if declared.message_count:
+                return False
+        return True
+
+    async def run_until_idle(self, *, poll_interval: float = 0.05) -> None:
+        """Return once nothing is in flight and every ready queue is empty, seen twice in a
+        row with no delivery in between (burst mode; wrap in ``asyncio.timeout``)."""
+        confirmations = 0
+        while confirmations < 2:
+            seen = self._deliveries
+            idle = not self._tasks and await self._queues_empty()
+            await asyncio.sleep(poll_interval)
+            if idle and not self._tasks and self._deliveries == seen:
+                confirmations += 1
+            else:
+                confirmations = 0
+
+    async def ready_checks(self) -> dict[str, bool]:
+        bus = self._bus
+        checks = {"amqp": bus is not None and not bus.connection.is_closed and not self._stopping}
+        for name in READY_QUEUES:
+            consumer = self._consumers.get(name)
+            ok = (
+                checks["amqp"]
+                and consumer is not None
+                and consumer.consumer_tag is not None
+                and not consumer.channel.is_closed
+            )
+            if ok and consumer is not None:
+                try:
+                    declared = await asyncio.wait_for(consumer.queue.declare(), timeout=2)
+                    ok = (declared.consumer_count or 0) > 0
+                except Exception:
+                    ok = False
+            checks[f"consumers:{name}"] = ok
+        return checks

@@ -1,0 +1,54 @@
+"""Worker settings (env prefix ``WORKER_``), built in the entrypoint and passed in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
+
+from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
+from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
+
+
+class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
+    model_config = SettingsConfigDict(env_prefix="WORKER_", extra="ignore")
+
+    port: int = 9100
+    worker_id: str | None = None
+
+    prefetch_high: int = Field(default=20, ge=1)
+    prefetch_medium: int = Field(default=10, ge=1)
+    prefetch_low: int = Field(default=5, ge=1)
+
+    drain_timeout: float = Field(default=30.0, ge=0)
+    burst: bool = False
+    startup_timeout: float = Field(default=60.0, ge=0)
+    # Pause before handing a delivery back after a failed publish (no hot redelivery loop).
+    requeue_pause: float = Field(default=1.0, ge=0)
+
+    db_pool_size: int = Field(default=2, ge=1)
+    artifacts_dir: Path = Path("var/artifacts")
+    report_inline_limit: int = Field(default=64 * 1024, ge=0)
+    max_image_pixels: int = Field(default=40_000_000, ge=1)
+
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 1025
+    smtp_from: str = "jobs@localhost"
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_starttls: bool = False
+    smtp_timeout: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _credentials_in_pairs(self) -> Settings:
+        if (self.smtp_username is None) != (self.smtp_password is None):
+            raise ValueError("smtp_username and smtp_password must be set together")
+        return self
+
+    def prefetch_for(self, queue: str) -> int:
+        return {
+            READY_HIGH: self.prefetch_high,
+            READY_MEDIUM: self.prefetch_medium,
+            READY_LOW: self.prefetch_low,
+        }[queue]

@@ -1,0 +1,54 @@
+"""Fixtures of the worker's integration tests: settings on a fresh vhost, running worker
+runtimes (stopped afterwards) and an observer connection."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobs_common.rabbit import RabbitBus
+from jobs_worker.runtime import WorkerRuntime
+from jobs_worker.settings import Settings
+from jobs_worker.testing import Observer
+
+
+@pytest.fixture
+def worker_settings(rabbit_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        amqp_url=rabbit_url,
+        artifacts_dir=tmp_path / "artifacts",
+        drain_timeout=10,
+        requeue_pause=0.05,
+        startup_timeout=5,
+        log_json=False,
+        environment="test",
+    )
+
+
+StartWorker = Callable[..., Awaitable[WorkerRuntime]]
+
+
+@pytest.fixture
+async def start_worker(worker_settings: Settings) -> AsyncIterator[StartWorker]:
+    runtimes: list[WorkerRuntime] = []
+
+    async def start(**overrides: Any) -> WorkerRuntime:
+        settings = worker_settings.model_copy(update=overrides)
+        runtime = WorkerRuntime(settings)
+        await runtime.start()
+        runtimes.append(runtime)
+        return runtime
+
+    yield start
+    for runtime in runtimes:
+        await runtime.stop()
+
+
+@pytest.fixture
+async def observer(rabbit_url: str) -> AsyncIterator[Observer]:
+    bus = await RabbitBus.open(rabbit_url, name="test-observer")
+    yield Observer(bus)
+    await bus.close()

@@ -1,0 +1,67 @@
+"""Prefetch per ready queue seen by the broker; /health, /ready and /metrics of the app."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from jobs_common.testing.plugin import RabbitServer
+from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM, READY_QUEUES
+from jobs_worker.app import create_app
+from jobs_worker.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+async def test_prefetch_per_ready_queue_in_management_api(
+    start_worker: Any, rabbit_server: RabbitServer, rabbit_vhost: str
+) -> None:
+    await start_worker()  # the only consumer of the ready queues on this fresh vhost
+    async with asyncio.timeout(30):
+        while True:
+            response = await rabbit_server.management(
+                "GET", f"/consumers/{quote(rabbit_vhost, safe='')}"
+            )
+            prefetch = {
+                c["queue"]["name"]: c["prefetch_count"]
+                for c in response.json()
+                if c["queue"]["name"] in READY_QUEUES
+            }
+            if len(prefetch) == 3:
+                break
+            await asyncio.sleep(0.25)
+    assert prefetch == {READY_HIGH: 20, READY_MEDIUM: 10, READY_LOW: 5}
+
+
+async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
+    app = create_app(worker_settings)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://worker") as client:
+        assert (await client.get("/ready")).status_code == 503  # not started
+        async with app.router.lifespan_context(app):
+            health = await client.get("/health")
+            assert health.json() == {"status": "ok"}
+            ready = await client.get("/ready")
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"] == {
+                "amqp": True,
+                f"consumers:{READY_HIGH}": True,
+                f"consumers:{READY_MEDIUM}": True,
+                f"consumers:{READY_LOW}": True,
+            }
+            metrics = (await client.get("/metrics")).text
+            for name in (
+                "worker_jobs_in_flight",
+                "worker_jobs_started_total",
+                "worker_jobs_finished_total",
+                "worker_job_duration_seconds",
+                "worker_poison_messages_total",
+            ):
+                assert name in metrics
+        after = await client.get("/ready")
+        assert after.status_code == 503
+        assert after.json()["status"] == "not_ready"

@@ -1,0 +1,31 @@
+"""Settings: env prefix, prefetch per ready queue, SMTP credentials in pairs."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
+from jobs_worker.settings import Settings
+
+pytestmark = pytest.mark.unit
+
+
+def test_defaults_and_prefetch() -> None:
+    settings = Settings()
+    assert settings.port == 9100
+    assert [settings.prefetch_for(q) for q in (READY_HIGH, READY_MEDIUM, READY_LOW)] == [20, 10, 5]
+    assert settings.drain_timeout == 30
+
+
+def test_env_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKER_PREFETCH_LOW", "2")
+    monkeypatch.setenv("WORKER_SMTP_STARTTLS", "true")
+    settings = Settings()
+    assert settings.prefetch_for(READY_LOW) == 2
+    assert settings.smtp_starttls is True
+
+
+def test_smtp_credentials_come_in_pairs() -> None:
+    with pytest.raises(ValidationError):
+        Settings(smtp_username="user")
