@@ -21,7 +21,7 @@ help:
 $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt $(foreach p,$(PACKAGES),-e $(p)[test])
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt $(foreach p,$(PACKAGES),-e $(p)[test])
 	touch $(STAMP)
 
 install: $(STAMP)
