@@ -68,13 +68,19 @@ class PostgresServer:
         return await self.create(f"t_{uuid.uuid4().hex[:16]}", template=template)
 
 
+_SOURCES: dict[str, str] = {}
+
+
 def _report(config: pytest.Config, what: str, resolved: Resolved) -> None:
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    line = f"[test infra] {what}: {resolved.source}"
-    if reporter is not None:
-        reporter.write_line(line)
-    else:
-        print(line)
+    """Remember where a dependency came from; the terminal summary lists them."""
+    _SOURCES[what] = resolved.source
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _SOURCES:
+        terminalreporter.section("test infrastructure")
+        for what, source in _SOURCES.items():
+            terminalreporter.write_line(f"{what}: {source}")
 
 
 @pytest.fixture(scope="session")
