@@ -15,22 +15,15 @@ from jobs_common.testing.plugin import (
     PostgresServer,
     RabbitServer,
     SmtpSink,
-    _SinkHandler,
+    running_smtp_sink,
 )
 from jobs_common.testing.stack import Stack, StackConfig
 
 
 @pytest.fixture(scope="session")
 async def e2e_smtp() -> AsyncIterator[SmtpSink]:
-    from aiosmtpd.controller import Controller
-
-    sink = SmtpSink("127.0.0.1", free_port())
-    controller = Controller(
-        _SinkHandler(sink, asyncio.get_running_loop()), hostname=sink.host, port=sink.port
-    )
-    controller.start()
-    yield sink
-    controller.stop()
+    with running_smtp_sink() as sink:
+        yield sink
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,7 @@
 """Apply the gateway migrations and seed the demo users:
 ``python -m jobs_gateway.migrate [DATABASE_URL]``.
 
-Alembic runs synchronously here (in a worker thread when called from async code), against the
-async URL through SQLAlchemy's asyncpg dialect. Only schema ``gateway`` is touched; the version
+Only schema ``gateway`` is touched; the version
 table is ``gateway.alembic_version_gateway``.
 """
 
@@ -12,29 +11,18 @@ import asyncio
 import sys
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-
-from jobs_common.db import async_url
+from jobs_common import migrations
 from jobs_common.logging import configure_logging
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-VERSION_TABLE = "alembic_version_gateway"
-
-
-def alembic_config(database_url: str) -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.set_main_option("sqlalchemy.url", async_url(database_url).replace("%", "%%"))
-    return config
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:
-    command.upgrade(alembic_config(database_url), revision)
+    migrations.upgrade(MIGRATIONS, database_url, revision)
 
 
 async def upgrade_async(database_url: str) -> None:
-    await asyncio.to_thread(upgrade, database_url)
+    await migrations.upgrade_async(MIGRATIONS, database_url)
 
 
 def main() -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import uvicorn
 import uvloop
 
 from jobs_common.logging import configure_logging
+from jobs_common.serve import serve
 from jobs_worker.app import create_app
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
@@ -27,13 +27,7 @@ def main() -> None:
     if settings.burst:
         uvloop.run(run_burst(settings))
         return
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop",
-        log_config=None,
-    )
+    serve(create_app(settings), settings)
 
 
 if __name__ == "__main__":

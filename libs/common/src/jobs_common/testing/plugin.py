@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -199,8 +200,9 @@ class _SinkHandler:
         return "250 Message accepted for delivery"
 
 
-@pytest.fixture
-async def smtp_sink() -> AsyncIterator[SmtpSink]:
+@contextlib.contextmanager
+def running_smtp_sink() -> Iterator[SmtpSink]:
+    """A real SMTP server on a free local port; call from inside the event loop."""
     from aiosmtpd.controller import Controller
 
     sink = SmtpSink("127.0.0.1", free_port())
@@ -208,5 +210,13 @@ async def smtp_sink() -> AsyncIterator[SmtpSink]:
         _SinkHandler(sink, asyncio.get_running_loop()), hostname=sink.host, port=sink.port
     )
     controller.start()
-    yield sink
-    controller.stop()
+    try:
+        yield sink
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+async def smtp_sink() -> AsyncIterator[SmtpSink]:
+    with running_smtp_sink() as sink:
+        yield sink

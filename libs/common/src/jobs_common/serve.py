@@ -1,0 +1,33 @@
+"""Serving a service: settings from the environment, logging configured once, uvicorn on uvloop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import uvicorn
+from fastapi import FastAPI
+
+from jobs_common.logging import configure_logging
+from jobs_common.settings import ServiceSettings
+
+S = TypeVar("S", bound=ServiceSettings)
+
+
+def serve(app: FastAPI, settings: ServiceSettings) -> None:
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+    )
+
+
+def run_service(service: str, settings_type: type[S], create_app: Callable[[S], FastAPI]) -> None:
+    """The body of every ``python -m jobs_<service>``."""
+    settings = settings_type()
+    configure_logging(service=service, level=settings.log_level, json=settings.log_json)
+    serve(create_app(settings), settings)
