@@ -58,8 +58,28 @@ class Message(BaseModel):
         return orjson.dumps(self.model_dump(mode="json"))
 
 
+RetryStrategy = Literal["fixed", "linear", "exponential"]
+
+
+class RetryPolicySpec(BaseModel):
+    """A job's retry policy; omitted fields take the job type's configured defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    strategy: RetryStrategy | None = None
+    base_delay_ms: int | None = Field(default=None, ge=0, le=86_400_000, alias="baseDelayMs")
+    multiplier: float | None = Field(default=None, ge=1, le=100)
+    max_delay_ms: int | None = Field(default=None, ge=0, le=86_400_000, alias="maxDelayMs")
+    jitter: bool | None = None
+
+
 class JobSubmitted(Message):
-    """submission -> scheduler: a job was accepted and must be recorded exactly once."""
+    """submission -> scheduler: a job was accepted and must be recorded exactly once.
+
+    ``run_at`` delays the first attempt; ``retry_policy`` (inline) or ``retry_policy_name``
+    (a stored named policy) overrides the type's defaults; ``depends_on`` keeps the job
+    blocked until every parent succeeded; ``batch_id``/``batch_size`` make it a batch member.
+    """
 
     type: Literal["job.submitted"] = "job.submitted"
     job_id: uuid.UUID
@@ -70,6 +90,12 @@ class JobSubmitted(Message):
     max_attempts: int | None = Field(default=None, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, ge=1)
     submitted_at: AwareDatetime
+    run_at: AwareDatetime | None = None
+    retry_policy: RetryPolicySpec | None = None
+    retry_policy_name: str | None = None
+    depends_on: list[uuid.UUID] = Field(default_factory=list, max_length=100)
+    batch_id: uuid.UUID | None = None
+    batch_size: int | None = Field(default=None, ge=1, le=10_000)
 
 
 class JobDispatch(Message):
@@ -116,7 +142,7 @@ class JobResult(Message):
     job_id: uuid.UUID
     attempt: int = Field(ge=1)
     worker_id: str
-    outcome: Literal["succeeded", "failed"]
+    outcome: Literal["succeeded", "failed", "cancelled"]
     result: dict[str, Any] | None = None
     error: JobError | None = None
     started_at: AwareDatetime
@@ -124,15 +150,89 @@ class JobResult(Message):
 
 
 class RetryRequested(Message):
-    """dashboard -> scheduler: a person asked to run a dead job again."""
+    """dashboard -> scheduler: run a dead job again (a retry, or a dead-letter requeue).
+
+    ``payload`` replaces the job's payload (an edited requeue, validated by the sender);
+    ``not_before`` spaces requeues out so a bulk replay cannot flood the workers.
+    """
 
     type: Literal["job.retry"] = "job.retry"
     job_id: uuid.UUID
     requested_by: str
     requested_at: AwareDatetime
+    reason: str | None = None
+    payload: dict[str, Any] | None = None
+    not_before: AwareDatetime | None = None
 
 
-AnyMessage = JobSubmitted | JobDispatch | JobRunning | JobResult | RetryRequested
+class CancelRequested(Message):
+    """dashboard -> scheduler (jobs.cancel): a person asked to cancel a job."""
+
+    type: Literal["job.cancel"] = "job.cancel"
+    job_id: uuid.UUID
+    requested_by: str
+    requested_at: AwareDatetime
+    reason: str | None = None
+
+
+class ActiveAttempt(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_id: uuid.UUID
+    attempt: int = Field(ge=1)
+
+
+class WorkerHeartbeat(Message):
+    """worker -> scheduler (jobs.heartbeat), every few seconds: the worker is alive, renews the
+    leases of the attempts it runs, and describes itself for the worker registry."""
+
+    type: Literal["worker.heartbeat"] = "worker.heartbeat"
+    worker_id: str
+    hostname: str
+    pid: int
+    version: str
+    queues: list[str]
+    concurrency: int
+    active: list[ActiveAttempt]
+    started_at: AwareDatetime
+    sent_at: AwareDatetime
+    stopping: bool = False
+
+
+class CancelAttempt(Message):
+    """scheduler -> every worker (jobs.events, routing key ``control.cancel``): stop this
+    attempt if you run it, and never start it; sent for a cancelled job and for an attempt
+    whose lease the worker lost."""
+
+    type: Literal["control.cancel"] = "control.cancel"
+    job_id: uuid.UUID
+    attempt: int | None = None
+    reason: str
+
+
+class JobLogLine(Message):
+    """worker -> scheduler (jobs.logs): one log line of a running attempt."""
+
+    type: Literal["job.log"] = "job.log"
+    job_id: uuid.UUID
+    attempt: int = Field(ge=1)
+    worker_id: str
+    level: Literal["debug", "info", "warning", "error"]
+    message: str = Field(max_length=8_000)
+    at: AwareDatetime
+
+
+AnyMessage = (
+    JobSubmitted
+    | JobDispatch
+    | JobRunning
+    | JobResult
+    | RetryRequested
+    | CancelRequested
+    | WorkerHeartbeat
+    | CancelAttempt
+    | JobLogLine
+)
 M = TypeVar("M", bound=Message)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -48,6 +50,17 @@ jobs = Table(
     Column("last_error_class", Text),
     Column("result", JSONB),
     Column("expired_count", Integer, nullable=False, server_default=text("0")),
+    # Attempts that ended without any result (the worker vanished); poison past a threshold.
+    Column("lost_count", Integer, nullable=False, server_default=text("0")),
+    # The effective retry policy (strategy, base_delay_ms, multiplier, max_delay_ms, jitter).
+    Column("retry_policy", JSONB),
+    Column("schedule_id", UUID(as_uuid=True)),
+    Column("batch_id", UUID(as_uuid=True)),
+    # When the current attempt was dispatched (the reconciler's clock) and must end by.
+    Column("queued_at", DateTime(timezone=True)),
+    Column("deadline_at", DateTime(timezone=True)),
+    Column("cancel_requested_at", DateTime(timezone=True)),
+    Column("cancel_requested_by", Text),
     Column("trace_id", Text),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
@@ -60,6 +73,16 @@ Index("ix_jobs_scheduled_due", jobs.c.run_at, postgresql_where=text("status = 's
 Index("ix_jobs_running_lease", jobs.c.lease_expires_at, postgresql_where=text("status = 'running'"))
 Index("ix_jobs_owner_created", jobs.c.submitted_by, jobs.c.created_at)
 Index("ix_jobs_created", jobs.c.created_at)
+Index("ix_jobs_running_deadline", jobs.c.deadline_at, postgresql_where=text("status = 'running'"))
+Index("ix_jobs_queued_since", jobs.c.queued_at, postgresql_where=text("status = 'queued'"))
+Index("ix_jobs_blocked", jobs.c.created_at, postgresql_where=text("status = 'blocked'"))
+Index(
+    "ix_jobs_schedule",
+    jobs.c.schedule_id,
+    jobs.c.created_at,
+    postgresql_where=text("schedule_id IS NOT NULL"),
+)
+Index("ix_jobs_batch", jobs.c.batch_id, postgresql_where=text("batch_id IS NOT NULL"))
 Index("ix_jobs_status_created", jobs.c.status, jobs.c.created_at)
 Index("ix_jobs_type_created", jobs.c.type, jobs.c.created_at)
 
@@ -115,14 +138,134 @@ dead_letters = Table(
     Column("last_error", Text),
     Column("last_error_class", Text),
     Column("payload_snapshot", JSONB, nullable=False),
+    # Error class and message with ids and numbers masked: groups alike failures.
+    Column("fingerprint", Text, nullable=False, server_default=text("''")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     Column("resolved_at", DateTime(timezone=True)),
+    Column("resolved_by", Text),
     Column("resolution", Text),
 )
 Index("ix_dead_letters_job", dead_letters.c.job_id)
 Index(
     "ix_dead_letters_open", dead_letters.c.created_at, postgresql_where=text("resolved_at IS NULL")
 )
+Index("ix_dead_letters_fingerprint", dead_letters.c.fingerprint, dead_letters.c.created_at)
+
+# Who did what to dead letters, when and why (requeue, discard, bulk actions).
+dead_letter_actions = Table(
+    "dead_letter_actions",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("action", Text, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("reason", Text),
+    Column("dead_letter_id", UUID(as_uuid=True)),
+    Column("job_id", UUID(as_uuid=True)),
+    Column("selector", JSONB),
+    Column("affected", Integer, nullable=False, server_default=text("0")),
+    Column("at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+Index("ix_dead_letter_actions_at", dead_letter_actions.c.at)
+
+job_dependencies = Table(
+    "job_dependencies",
+    metadata,
+    Column(
+        "job_id", UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    # No foreign key: a parent may be recorded after its child (messages can overtake).
+    Column("depends_on", UUID(as_uuid=True), primary_key=True),
+)
+Index("ix_job_dependencies_parent", job_dependencies.c.depends_on)
+
+batches = Table(
+    "batches",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("submitted_by", Text, nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("cron", Text, nullable=False),
+    Column("timezone", Text, nullable=False),
+    # {type, priority, payload, maxAttempts, timeoutSeconds, retryPolicy}
+    Column("job_template", JSONB, nullable=False),
+    Column("owner", Text, nullable=False),
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    Column("next_fire_at", DateTime(timezone=True)),
+    Column("last_fire_at", DateTime(timezone=True)),
+    Column("last_job_id", UUID(as_uuid=True)),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT paused"))
+Index("ix_schedules_owner_name", schedules.c.owner, schedules.c.name, unique=True)
+
+# One row per fire time: the unique key makes each fire time create exactly one job.
+schedule_fires = Table(
+    "schedule_fires",
+    metadata,
+    Column(
+        "schedule_id",
+        UUID(as_uuid=True),
+        ForeignKey("schedules.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("fire_time", DateTime(timezone=True), primary_key=True),
+    Column("job_id", UUID(as_uuid=True), nullable=False),
+    Column("fired_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+
+retry_policies = Table(
+    "retry_policies",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("strategy", Text, nullable=False),
+    Column("base_delay_ms", BigInteger, nullable=False),
+    Column("multiplier", Float, nullable=False),
+    Column("max_delay_ms", BigInteger, nullable=False),
+    Column("jitter", Boolean, nullable=False),
+    Column("max_attempts", Integer),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    CheckConstraint("strategy IN ('fixed', 'linear', 'exponential')", name="retry_strategy_valid"),
+)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("hostname", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("version", Text, nullable=False),
+    Column("queues", JSONB, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("active_jobs", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("last_heartbeat_at", DateTime(timezone=True), nullable=False),
+    Column("stopping", Boolean, nullable=False, server_default=text("false")),
+)
+Index("ix_workers_heartbeat", workers.c.last_heartbeat_at)
+
+job_logs = Table(
+    "job_logs",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("job_id", UUID(as_uuid=True), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("worker_id", Text, nullable=False),
+    Column("level", Text, nullable=False),
+    Column("message", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("message_id", UUID(as_uuid=True), nullable=False, unique=True),
+)
+Index("ix_job_logs_job", job_logs.c.job_id, job_logs.c.id)
 
 # Message ids of commands already applied (retry requests...), written in the same
 # transaction as their effect so a redelivered command changes nothing.

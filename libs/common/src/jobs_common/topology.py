@@ -36,6 +36,11 @@ CANCEL: Final = "jobs.cancel"
 LOGS: Final = "jobs.logs"
 DEAD: Final = "jobs.dead"
 
+# Routing keys on jobs.events: scheduler -> workers control, and live UI events.
+CONTROL_CANCEL: Final = "control.cancel"
+CONTROL_PATTERN: Final = "control.#"
+JOB_EVENT_PATTERN: Final = "job.#"
+
 READY_MESSAGE_TTL_MS: Final = 60_000
 QUEUE_TYPE: Final = "classic"
 
