@@ -120,6 +120,7 @@ outbox = Table(
     "outbox",
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("exchange", Text, nullable=False, server_default=text("'jobs.exchange'")),
     Column("routing_key", Text, nullable=False),
     Column("message_id", UUID(as_uuid=True), nullable=False),
     Column("message_type", Text, nullable=False),
