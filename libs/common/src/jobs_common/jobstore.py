@@ -56,7 +56,8 @@ jobs = Table(
     Column("retry_policy", JSONB),
     Column("schedule_id", UUID(as_uuid=True)),
     Column("batch_id", UUID(as_uuid=True)),
-    # When the current attempt was dispatched (the reconciler's clock) and must end by.
+    # When the broker confirmed the current attempt's ready message (the reconciler's clock;
+    # NULL while the dispatch waits in the outbox) and when the running attempt must end.
     Column("queued_at", DateTime(timezone=True)),
     Column("deadline_at", DateTime(timezone=True)),
     Column("cancel_requested_at", DateTime(timezone=True)),
@@ -122,6 +123,8 @@ outbox = Table(
     Column("id", BigInteger, primary_key=True, autoincrement=True),
     Column("exchange", Text, nullable=False, server_default=text("'jobs.exchange'")),
     Column("routing_key", Text, nullable=False),
+    # The job a dispatch is for: the relay stamps jobs.queued_at once the broker confirmed it.
+    Column("job_id", UUID(as_uuid=True)),
     Column("message_id", UUID(as_uuid=True), nullable=False),
     Column("message_type", Text, nullable=False),
     Column("trace_id", Text, nullable=False),

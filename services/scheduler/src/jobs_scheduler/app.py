@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,12 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
-from jobs_common.rabbit import RabbitBus, open_channel
-from jobs_common.topology import declare_topology
-from jobs_scheduler.adapters.store import JobDefaults
+from jobs_common.rabbit import Publisher, RabbitBus, open_channel
+from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE, declare_topology
+from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.retry import RetryPolicy
-from jobs_scheduler.loops import Loop, promote_once, reap_once, relay_outbox_once
+from jobs_scheduler.loops import Loop, relay_outbox_once, run_sweep, sweeps_for
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
 
@@ -29,6 +30,9 @@ def job_defaults(settings: Settings) -> JobDefaults:
     return JobDefaults(
         max_attempts=settings.default_max_attempts,
         max_attempts_by_type=settings.max_attempts_by_type,
+        retry_policy_by_type=settings.retry_policy_by_type,
+        lease_seconds=settings.lease_seconds,
+        poison_threshold=settings.poison_threshold,
         timeout_seconds=settings.default_timeout_seconds,
         max_timeout_seconds=settings.max_timeout_seconds,
         timeout_grace_seconds=settings.timeout_grace_seconds,
@@ -71,27 +75,26 @@ async def start_runtime(settings: Settings) -> Runtime:
     engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
     bus = await RabbitBus.open(settings.amqp_url, name="scheduler")
     defaults = job_defaults(settings)
+    publishers = {
+        JOBS_EXCHANGE: bus.publisher,
+        EVENTS_EXCHANGE: Publisher(bus.topology.events),
+    }
     relay = Loop(
         "outbox_relay",
-        lambda: relay_outbox_once(engine, bus.publisher, settings.relay_batch_size),
+        lambda: relay_outbox_once(engine, publishers, settings.relay_batch_size),
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
     )
-    loops = [
-        relay,
-        Loop(
-            "promotion",
-            lambda: promote_once(engine, settings.promotion_batch_size),
-            interval=settings.promotion_interval_seconds,
-            full_batch=settings.promotion_batch_size,
-        ),
-        Loop(
-            "reaper",
-            lambda: reap_once(engine, settings.reaper_batch_size, defaults),
-            interval=settings.reaper_interval_seconds,
-            full_batch=settings.reaper_batch_size,
-        ),
-    ]
+    loops = [relay]
+    for name, (sweep, interval, batch) in sweeps_for(settings, defaults).items():
+        loops.append(
+            Loop(
+                name,
+                partial(run_sweep, engine, sweep, relay.wake),
+                interval=interval,
+                full_batch=batch,
+            )
+        )
     for loop in loops:
         loop.start()
     consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake)

@@ -13,19 +13,23 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import (
+    CancelRequested,
     JobDispatch,
+    JobLogLine,
     JobResult,
     JobRunning,
     JobSubmitted,
     Message,
     RetryRequested,
+    WorkerHeartbeat,
     parse_message,
 )
 from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import store
+from jobs_scheduler.adapters import attempts, commands, logs, sweeps
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.store import JobDefaults
+from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.recording import record_submissions
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +71,7 @@ async def _parse_all(
                 "poison message stored",
                 extra={"action": "poison", "queue": queue, "message_id": delivery.message_id},
             )
-            await store.record_poison(
+            await logs.record_poison(
                 connection,
                 queue=queue,
                 message_id=delivery.message_id,
@@ -96,18 +100,21 @@ class SchedulerConsumers:
         defaults = self.defaults
 
         async def running(c: AsyncConnection, ch: Changes, m: JobRunning, _: Any) -> bool:
-            return await store.apply_running(c, ch, m, defaults)
+            return await attempts.apply_running(c, ch, m, defaults)
 
         async def result(c: AsyncConnection, ch: Changes, m: JobResult, _: Any) -> bool:
-            return await store.apply_result(c, ch, m, defaults)
+            return await attempts.apply_result(c, ch, m, defaults)
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
-            return await store.apply_retry_request(c, ch, m)
+            return await commands.apply_retry_request(c, ch, m)
+
+        async def cancel(c: AsyncConnection, ch: Changes, m: CancelRequested, _: Any) -> str:
+            return await commands.apply_cancel_request(c, ch, m)
 
         async def dead(
             c: AsyncConnection, ch: Changes, m: JobDispatch, d: AbstractIncomingMessage
         ) -> str:
-            return await store.apply_dead_lettered(
+            return await sweeps.apply_dead_lettered(
                 c, ch, m, death_reason=death_reason(d), defaults=defaults
             )
 
@@ -115,6 +122,7 @@ class SchedulerConsumers:
             topology.RUNNING: (JobRunning, running),
             topology.RESULTS: (JobResult, result),
             topology.RETRY: (RetryRequested, retry),
+            topology.CANCEL: (CancelRequested, cancel),
             topology.DEAD: (JobDispatch, dead),
         }
 
@@ -123,13 +131,38 @@ class SchedulerConsumers:
         changes = Changes()
         async with self.engine.begin() as connection:
             parsed = await _parse_all(connection, queue, JobSubmitted, deliveries)
-            inserted = await store.record_submissions(
+            inserted = await record_submissions(
                 connection, changes, [p.message for p in parsed], self.defaults
             )
             await changes.flush(connection)
         metrics.MESSAGES.labels(queue, "applied").inc(inserted)
         metrics.MESSAGES.labels(queue, "duplicate").inc(len(parsed) - inserted)
         self._committed(queue, changes, len(deliveries))
+
+    async def handle_heartbeats(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
+        queue = topology.HEARTBEAT
+        changes = Changes()
+        async with self.engine.begin() as connection:
+            parsed = await _parse_all(connection, queue, WorkerHeartbeat, deliveries)
+            renewed = (
+                await attempts.apply_heartbeats(
+                    connection, changes, [p.message for p in parsed], self.defaults
+                )
+                if parsed
+                else 0
+            )
+            await changes.flush(connection)
+        metrics.HEARTBEATS.inc(len(parsed))
+        metrics.LEASES_RENEWED.inc(renewed)
+        self._committed(queue, changes, len(deliveries))
+
+    async def handle_logs(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
+        queue = topology.LOGS
+        async with self.engine.begin() as connection:
+            parsed = await _parse_all(connection, queue, JobLogLine, deliveries)
+            stored = await logs.store_log_lines(connection, [p.message for p in parsed])
+        metrics.LOG_LINES.inc(stored)
+        metrics.BATCH_SIZE.labels(queue).observe(len(deliveries))
 
     def batch_handler(
         self, queue: str, model: type[Message], apply: Apply
@@ -155,14 +188,18 @@ class SchedulerConsumers:
         metrics.BATCH_SIZE.labels(queue).observe(size)
         for from_status, to_status in changes.moves:
             metrics.TRANSITIONS.labels(from_status, to_status).inc()
-        if changes.dispatches:
+        if changes.messages:
             self.on_dispatch()
 
     async def start(
         self, queues: dict[str, AbstractQueue], *, max_batch: int, max_wait: float
     ) -> None:
         wiring: list[tuple[str, Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]]]
-        wiring = [(topology.SUBMITTED, self.handle_submitted)]
+        wiring = [
+            (topology.SUBMITTED, self.handle_submitted),
+            (topology.HEARTBEAT, self.handle_heartbeats),
+            (topology.LOGS, self.handle_logs),
+        ]
         wiring += [
             (queue, self.batch_handler(queue, model, apply))
             for queue, (model, apply) in self.handlers().items()

@@ -8,23 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import aio_pika
-from sqlalchemy import delete, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from jobs_common.jobstore import outbox
+from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import store
+from jobs_scheduler.adapters import sweeps
+from jobs_scheduler.adapters.attempts import reap_expired
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.store import JobDefaults
+from jobs_scheduler.adapters.cron import fire_due_schedules
+from jobs_scheduler.adapters.jobs import JobDefaults
 
 log = logging.getLogger(__name__)
 
 
-async def relay_outbox_once(engine: AsyncEngine, publisher: Publisher, limit: int) -> int:
+async def relay_outbox_once(
+    engine: AsyncEngine, publishers: dict[str, Publisher], limit: int
+) -> int:
     """Publish a batch of outbox rows with confirms in flight together; delete the confirmed.
 
     A row whose publish failed stays for the next pass. A crash after publishing but before
@@ -35,7 +40,9 @@ async def relay_outbox_once(engine: AsyncEngine, publisher: Publisher, limit: in
             await connection.execute(
                 select(
                     outbox.c.id,
+                    outbox.c.exchange,
                     outbox.c.routing_key,
+                    outbox.c.job_id,
                     outbox.c.message_id,
                     outbox.c.message_type,
                     outbox.c.trace_id,
@@ -50,27 +57,21 @@ async def relay_outbox_once(engine: AsyncEngine, publisher: Publisher, limit: in
             metrics.OUTBOX_PENDING.set(0)
             return 0
         metrics.OUTBOX_PENDING.set(len(rows))
-        outcomes = await publisher.publish_many(
-            [
-                Outgoing(
-                    row.routing_key,
-                    aio_pika.Message(
-                        body=row.body,
-                        content_type="application/json",
-                        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-                        message_id=str(row.message_id),
-                        correlation_id=row.trace_id,
-                        type=row.message_type,
-                        headers={"trace_id": row.trace_id, "v": 1},
-                    ),
-                )
-                for row in rows
-            ]
-        )
-        confirmed = [row.id for row, error in zip(rows, outcomes, strict=True) if error is None]
+        outcomes = await publish_rows(publishers, rows)
+        confirmed = [row for row, error in zip(rows, outcomes, strict=True) if error is None]
         failed = len(rows) - len(confirmed)
         if confirmed:
-            await connection.execute(delete(outbox).where(outbox.c.id.in_(confirmed)))
+            await connection.execute(
+                delete(outbox).where(outbox.c.id.in_([row.id for row in confirmed]))
+            )
+            dispatched = [row.job_id for row in confirmed if row.job_id is not None]
+            if dispatched:
+                # The reconciler's clock starts when the broker holds the ready message.
+                await connection.execute(
+                    update(jobs)
+                    .where(jobs.c.id.in_(dispatched), jobs.c.status == "queued")
+                    .values(queued_at=func.now())
+                )
     metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
     if failed:
         metrics.OUTBOX_FAILED.inc(failed)
@@ -82,38 +83,95 @@ async def relay_outbox_once(engine: AsyncEngine, publisher: Publisher, limit: in
     return len(confirmed)
 
 
-async def promote_once(engine: AsyncEngine, limit: int) -> int:
+def _amqp(row: Any) -> aio_pika.Message:
+    return aio_pika.Message(
+        body=row.body,
+        content_type="application/json",
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        message_id=str(row.message_id),
+        correlation_id=row.trace_id,
+        type=row.message_type,
+        headers={"trace_id": row.trace_id, "v": 1},
+    )
+
+
+async def publish_rows(
+    publishers: dict[str, Publisher], rows: Sequence[Any]
+) -> list[BaseException | None]:
+    """Publish outbox rows, each on its own exchange, all confirms in flight together."""
+
+    async def one(row: Any) -> BaseException | None:
+        try:
+            await publishers[row.exchange].publish_raw(Outgoing(row.routing_key, _amqp(row)))
+        except Exception as exc:
+            return exc
+        return None
+
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+Sweep = Callable[[AsyncConnection, Changes], Awaitable[int]]
+
+
+async def run_sweep(engine: AsyncEngine, sweep: Sweep, on_dispatch: Callable[[], None]) -> int:
+    """Run one sweep in its own transaction, write its side rows, wake the relay if it
+    dispatched anything."""
     changes = Changes()
     async with engine.begin() as connection:
-        count = await store.promote_due(connection, changes, limit)
+        count = await sweep(connection, changes)
         await changes.flush(connection)
-    metrics.PROMOTED.inc(count)
-    _count_moves(changes)
-    return count
-
-
-async def reap_once(engine: AsyncEngine, limit: int, defaults: JobDefaults) -> int:
-    changes = Changes()
-    async with engine.begin() as connection:
-        count = await store.reap_expired(connection, changes, limit, defaults)
-        await changes.flush(connection)
-    metrics.REAPED.inc(count)
-    _count_moves(changes)
-    if count:
-        log.warning("reaped expired attempts", extra={"action": "reap", "count": count})
-    return count
-
-
-async def outbox_backlog(engine: AsyncEngine) -> int:
-    async with engine.connect() as connection:
-        return int(
-            (await connection.execute(select(func.count()).select_from(outbox))).scalar_one()
-        )
-
-
-def _count_moves(changes: Changes) -> None:
     for from_status, to_status in changes.moves:
         metrics.TRANSITIONS.labels(from_status, to_status).inc()
+    if changes.messages:
+        on_dispatch()
+    return count
+
+
+def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, float, int]]:
+    """Every time-driven sweep: name -> (sweep, interval seconds, batch size)."""
+    batch = settings.sweep_batch_size
+
+    async def promotion(c: AsyncConnection, ch: Changes) -> int:
+        count = await sweeps.promote_due(c, ch, batch)
+        metrics.PROMOTED.inc(count)
+        return count
+
+    async def reaper(c: AsyncConnection, ch: Changes) -> int:
+        leases, timeouts = await reap_expired(c, ch, batch, defaults)
+        metrics.LEASES_EXPIRED.inc(leases)
+        metrics.TIMEOUTS.inc(timeouts)
+        if leases or timeouts:
+            log.warning(
+                "reaped attempts", extra={"action": "reap", "leases": leases, "timeouts": timeouts}
+            )
+        return leases + timeouts
+
+    async def dependencies(c: AsyncConnection, ch: Changes) -> int:
+        return await sweeps.release_blocked(c, ch, batch)
+
+    async def reconciler(c: AsyncConnection, ch: Changes) -> int:
+        count = await sweeps.reconcile_lost_dispatches(
+            c, ch, batch, settings.reconcile_after_seconds
+        )
+        metrics.RECONCILED.inc(count)
+        if count:
+            log.warning(
+                "re-dispatched lost ready messages", extra={"action": "reconcile", "count": count}
+            )
+        return count
+
+    async def cron(c: AsyncConnection, ch: Changes) -> int:
+        count = await fire_due_schedules(c, ch, batch, defaults)
+        metrics.CRON_FIRED.inc(count)
+        return count
+
+    return {
+        "promotion": (promotion, settings.promotion_interval_seconds, batch),
+        "reaper": (reaper, settings.reaper_interval_seconds, batch),
+        "dependencies": (dependencies, settings.dependency_interval_seconds, batch),
+        "reconciler": (reconciler, settings.reconcile_interval_seconds, batch),
+        "cron": (cron, settings.cron_interval_seconds, batch),
+    }
 
 
 class Loop:

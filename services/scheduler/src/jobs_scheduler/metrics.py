@@ -20,7 +20,17 @@ OUTBOX_PUBLISHED = Counter("scheduler_outbox_published_total", "Outbox messages 
 OUTBOX_FAILED = Counter("scheduler_outbox_failed_total", "Outbox publishes refused or failed.")
 OUTBOX_PENDING = Gauge("scheduler_outbox_pending", "Outbox rows seen by the last relay pass.")
 PROMOTED = Counter("scheduler_promoted_total", "Scheduled jobs dispatched when due.")
-REAPED = Counter("scheduler_reaped_total", "Running attempts reaped after their lease expired.")
+LEASES_EXPIRED = Counter(
+    "scheduler_leases_expired_total", "Running attempts whose worker stopped renewing the lease."
+)
+TIMEOUTS = Counter("scheduler_timeouts_total", "Running attempts past their timeout.")
+RECONCILED = Counter(
+    "scheduler_reconciled_total", "Queued jobs re-dispatched because the broker lost the message."
+)
+CRON_FIRED = Counter("scheduler_cron_fired_total", "Jobs created by cron schedules.")
+HEARTBEATS = Counter("scheduler_heartbeats_total", "Worker heartbeats applied.")
+LEASES_RENEWED = Counter("scheduler_leases_renewed_total", "Attempt leases renewed by heartbeats.")
+LOG_LINES = Counter("scheduler_log_lines_total", "Worker log lines stored.")
 LOOP_ERRORS = Counter(
     "scheduler_loop_errors_total", "Background loop iterations that failed.", ["loop"]
 )

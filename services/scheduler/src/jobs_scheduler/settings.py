@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
@@ -33,13 +35,25 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # A ready message that expires unconsumed is re-dispatched this many times, then dead.
     ttl_redispatch_limit: int = 10
 
+    # Leases: renewed by worker heartbeats (every ~2 s); a lease this long survives a few
+    # missed heartbeats. A job whose attempts keep losing their lease is poison.
+    lease_seconds: int = 10
+    poison_threshold: int = 3
+    # Per-type retry policy defaults (JSON: {"email": {"strategy": "fixed", ...}}).
+    retry_policy_by_type: dict[str, dict[str, Any]] = {}
+
     # Loops.
     relay_batch_size: int = 500
     relay_interval_seconds: float = 0.25
-    promotion_interval_seconds: float = 0.5
-    promotion_batch_size: int = 500
+    sweep_batch_size: int = 500
+    promotion_interval_seconds: float = 0.25
     reaper_interval_seconds: float = 1.0
-    reaper_batch_size: int = 200
+    dependency_interval_seconds: float = 0.25
+    reconcile_interval_seconds: float = 5.0
+    # A queued job whose ready message the broker confirmed this long ago, neither consumed
+    # nor dead-lettered (the ready TTL is 60 s), was lost by the broker.
+    reconcile_after_seconds: float = 120.0
+    cron_interval_seconds: float = 0.5
 
     # Consumers: messages per transaction, and the channel's prefetch.
     consumer_batch_size: int = 200

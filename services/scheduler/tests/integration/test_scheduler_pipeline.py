@@ -153,7 +153,7 @@ async def test_failures_retry_with_backoff_then_dead_letter_then_manual_retry(
                 select(dead_letters.c.resolution).where(dead_letters.c.job_id == message.job_id)
             )
         ).scalar_one()
-    assert resolved == "retried by admin@test.com"
+    assert resolved == "requeued"
 
 
 async def test_permanent_error_goes_dead_without_retries(bus: RabbitBus, db: AsyncEngine) -> None:

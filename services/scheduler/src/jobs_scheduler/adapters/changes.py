@@ -1,5 +1,5 @@
-"""Side rows of one transaction (events, attempts, dispatches, dead letters), written together
-with multi-row inserts when the transaction's batch is done."""
+"""Side rows of one transaction (events, attempts, dispatches, control messages, dead letters),
+written together with multi-row statements when the transaction's batch is done."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import JobDispatch, JobStatus, utcnow
-from jobs_common.jobstore import dead_letters, job_attempts, job_events, outbox
-from jobs_common.topology import ready_queue_for
+from jobs_common.contracts import CancelAttempt, JobDispatch, JobStatus, Message, utcnow
+from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, outbox
+from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
+from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
 
 
@@ -20,7 +22,8 @@ from jobs_scheduler.domain.transitions import transition
 class Changes:
     events: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    dispatches: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    dispatched: list[uuid.UUID] = field(default_factory=list)
     dead: list[dict[str, Any]] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)
 
@@ -40,35 +43,53 @@ class Changes:
                 "attempt": attempt,
                 "from_status": None if current is None else current.value,
                 "to_status": target.value,
-                "reason": reason,
+                "reason": reason[:500],
             }
         )
         self.moves.append(("none" if current is None else current.value, target.value))
         return target
 
-    def dispatch(self, job: Any, *, attempt: int, new_attempt: bool) -> None:
+    def _publish(
+        self, exchange: str, routing_key: str, message: Message, job_id: uuid.UUID | None = None
+    ) -> None:
+        self.messages.append(
+            {
+                "job_id": job_id,
+                "exchange": exchange,
+                "routing_key": routing_key,
+                "message_id": message.message_id,
+                "message_type": getattr(message, "type", "message"),
+                "trace_id": message.trace_id,
+                "body": message.to_json(),
+            }
+        )
+
+    def dispatch(
+        self, job: Any, *, attempt: int, new_attempt: bool, payload: dict[str, Any] | None = None
+    ) -> None:
         """Queue a JobDispatch for ``job`` (a row with id, type, priority, payload...)."""
         message = JobDispatch(
             job_id=job.id,
             attempt=attempt,
             job_type=job.type,
             priority=job.priority,
-            payload=job.payload,
+            payload=payload if payload is not None else job.payload,
             timeout_seconds=job.timeout_seconds,
             dispatched_at=utcnow(),
             trace_id=job.trace_id or uuid.uuid4().hex,
         )
-        self.dispatches.append(
-            {
-                "routing_key": ready_queue_for(job.priority),
-                "message_id": message.message_id,
-                "message_type": message.type,
-                "trace_id": message.trace_id,
-                "body": message.to_json(),
-            }
-        )
+        self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority), message, job.id)
+        self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append({"job_id": job.id, "attempt": attempt, "status": "queued"})
+
+    def cancel_attempt(self, job_id: uuid.UUID, attempt: int | None, reason: str) -> None:
+        """Tell every worker to stop (or never start) this attempt."""
+        self._publish(
+            EVENTS_EXCHANGE,
+            CONTROL_CANCEL,
+            CancelAttempt(job_id=job_id, attempt=attempt, reason=reason),
+        )
 
     def dead_letter(
         self, job: Any, *, attempt: int, reason: str, error: str | None, error_class: str | None
@@ -81,6 +102,7 @@ class Changes:
                 "reason": reason,
                 "last_error": error,
                 "last_error_class": error_class,
+                "fingerprint": fingerprint(error_class, error),
                 "payload_snapshot": {
                     "type": job.type,
                     "priority": job.priority,
@@ -97,7 +119,11 @@ class Changes:
             )
         if self.events:
             await connection.execute(insert(job_events).values(self.events))
-        if self.dispatches:
-            await connection.execute(insert(outbox).values(self.dispatches))
+        if self.messages:
+            await connection.execute(insert(outbox).values(self.messages))
+        if self.dispatched:
+            await connection.execute(
+                update(jobs).where(jobs.c.id.in_(self.dispatched)).values(queued_at=None)
+            )
         if self.dead:
             await connection.execute(insert(dead_letters).values(self.dead))

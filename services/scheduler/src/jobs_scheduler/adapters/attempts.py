@@ -1,0 +1,295 @@
+"""What workers report about attempts: started, heartbeats, results; and the lease reaper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, or_, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import ErrorKind, JobResult, JobRunning, JobStatus, WorkerHeartbeat
+from jobs_common.jobstore import job_attempts, jobs, workers
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import (
+    JOB_COLUMNS,
+    JobDefaults,
+    fail_attempt,
+    finish_attempt,
+    lock_job,
+    mark_cancelled,
+    mark_dead,
+)
+from jobs_scheduler.domain.transitions import sources_of
+
+S = JobStatus
+
+
+def _seconds(value: Any) -> Any:
+    return func.make_interval(0, 0, 0, 0, 0, 0, value)
+
+
+async def apply_running(
+    connection: AsyncConnection, changes: Changes, message: JobRunning, defaults: JobDefaults
+) -> bool:
+    row = (
+        await connection.execute(
+            update(jobs)
+            .where(
+                jobs.c.id == message.job_id,
+                jobs.c.attempt == message.attempt,
+                jobs.c.status.in_(sources_of(S.RUNNING)),
+            )
+            .values(
+                status=S.RUNNING.value,
+                worker_id=message.worker_id,
+                started_at=message.started_at,
+                lease_expires_at=func.now() + _seconds(defaults.lease_seconds),
+                deadline_at=func.now()
+                + _seconds(jobs.c.timeout_seconds + defaults.timeout_grace_seconds),
+                updated_at=func.now(),
+            )
+            .returning(jobs.c.id)
+        )
+    ).first()
+    if row is None:
+        return False
+    changes.move(
+        message.job_id, message.attempt, S.QUEUED, S.RUNNING, f"started on {message.worker_id}"
+    )
+    await connection.execute(
+        update(job_attempts)
+        .where(job_attempts.c.job_id == message.job_id, job_attempts.c.attempt == message.attempt)
+        .values(status="running", worker_id=message.worker_id, started_at=message.started_at)
+    )
+    return True
+
+
+async def apply_result(
+    connection: AsyncConnection, changes: Changes, message: JobResult, defaults: JobDefaults
+) -> bool:
+    job = await lock_job(
+        connection,
+        message.job_id,
+        message.attempt,
+        tuple(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED))),
+    )
+    if job is None:
+        return False
+    current = S(job.status)
+    if message.outcome == "succeeded":
+        changes.move(job.id, job.attempt, current, S.SUCCEEDED, "succeeded")
+        await connection.execute(
+            update(jobs)
+            .where(jobs.c.id == job.id)
+            .values(
+                status=S.SUCCEEDED.value,
+                result=message.result or {},
+                worker_id=message.worker_id,
+                started_at=func.coalesce(jobs.c.started_at, message.started_at),
+                finished_at=message.finished_at,
+                lease_expires_at=None,
+                deadline_at=None,
+                updated_at=func.now(),
+            )
+        )
+        await finish_attempt(
+            connection, job.id, job.attempt, status="succeeded", finished_at=message.finished_at
+        )
+        return True
+    if message.outcome == "cancelled" and job.cancel_requested_at is not None:
+        await finish_attempt(
+            connection, job.id, job.attempt, status="cancelled", finished_at=message.finished_at
+        )
+        await mark_cancelled(
+            connection,
+            changes,
+            job,
+            current=current,
+            reason=f"cancelled by {job.cancel_requested_by}",
+        )
+        return True
+    error = message.error
+    await fail_attempt(
+        connection,
+        changes,
+        job,
+        kind=error.kind if error else ErrorKind.RETRYABLE,
+        error_class=error.error_class if error else "Cancelled",
+        error=error.message if error else "the worker stopped the attempt",
+        defaults=defaults,
+        attempt_status="timed_out" if error and error.kind == ErrorKind.TIMEOUT else "failed",
+    )
+    return True
+
+
+async def apply_heartbeats(
+    connection: AsyncConnection,
+    changes: Changes,
+    beats: Sequence[WorkerHeartbeat],
+    defaults: JobDefaults,
+) -> int:
+    """Upsert the worker registry, renew the leases of the attempts each worker still holds,
+    and tell a worker to stop an attempt it lost (cancelled, re-dispatched, finished)."""
+    latest: dict[str, WorkerHeartbeat] = {}
+    for beat in beats:
+        if beat.worker_id not in latest or beat.sent_at > latest[beat.worker_id].sent_at:
+            latest[beat.worker_id] = beat
+    rows = [
+        {
+            "id": b.worker_id,
+            "hostname": b.hostname,
+            "pid": b.pid,
+            "version": b.version,
+            "queues": b.queues,
+            "concurrency": b.concurrency,
+            "active_jobs": len(b.active),
+            "started_at": b.started_at,
+            "last_heartbeat_at": func.now(),
+            "stopping": b.stopping,
+        }
+        for b in sorted(latest.values(), key=lambda b: b.worker_id)
+    ]
+    statement = insert(workers).values(rows)
+    await connection.execute(
+        statement.on_conflict_do_update(
+            index_elements=[workers.c.id],
+            set_={
+                c: statement.excluded[c]
+                for c in (
+                    "hostname",
+                    "pid",
+                    "version",
+                    "queues",
+                    "concurrency",
+                    "active_jobs",
+                    "last_heartbeat_at",
+                    "stopping",
+                )
+            },
+        )
+    )
+    renewed = 0
+    for beat in latest.values():
+        if not beat.active:
+            continue
+        held = [(a.job_id, a.attempt) for a in beat.active]
+        kept = {
+            (row.id, row.attempt)
+            for row in await connection.execute(
+                update(jobs)
+                .where(
+                    tuple_(jobs.c.id, jobs.c.attempt).in_(held),
+                    jobs.c.status == S.RUNNING.value,
+                    jobs.c.worker_id == beat.worker_id,
+                )
+                .values(lease_expires_at=func.now() + _seconds(defaults.lease_seconds))
+                .returning(jobs.c.id, jobs.c.attempt)
+            )
+        }
+        renewed += len(kept)
+        lost = [pair for pair in held if pair not in kept]
+        if lost:
+            await _cancel_lost(connection, changes, beat.worker_id, lost)
+    return renewed
+
+
+async def _cancel_lost(
+    connection: AsyncConnection, changes: Changes, worker_id: str, held: list[tuple[Any, int]]
+) -> None:
+    """A worker holds attempts the store no longer gives it: stop those it truly lost.
+
+    An attempt still ``queued`` with the same number is not lost: its running message has
+    not been applied yet (separate queues).
+    """
+    rows = await connection.execute(
+        select(jobs.c.id, jobs.c.attempt, jobs.c.status).where(
+            jobs.c.id.in_([job_id for job_id, _ in held])
+        )
+    )
+    current = {row.id: row for row in rows}
+    for job_id, attempt in held:
+        row = current.get(job_id)
+        if row is not None and row.attempt == attempt and row.status == S.QUEUED.value:
+            continue
+        changes.cancel_attempt(job_id, attempt, "lease lost")
+
+
+async def reap_expired(
+    connection: AsyncConnection, changes: Changes, limit: int, defaults: JobDefaults
+) -> tuple[int, int]:
+    """Running attempts whose worker went silent (lease) or that ran past their timeout
+    (deadline): retry, cancel or dead-letter them. Returns (lease expiries, timeouts)."""
+    now = (await connection.execute(select(func.now()))).scalar_one()
+    expired = (
+        await connection.execute(
+            select(*JOB_COLUMNS, jobs.c.lease_expires_at, jobs.c.deadline_at)
+            .where(
+                jobs.c.status == S.RUNNING.value,
+                or_(jobs.c.lease_expires_at < now, jobs.c.deadline_at < now),
+            )
+            .order_by(jobs.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    ).all()
+    leases = timeouts = 0
+    for job in expired:
+        if job.deadline_at is not None and job.deadline_at < now:
+            timeouts += 1
+            changes.cancel_attempt(job.id, job.attempt, "timeout")
+            await fail_attempt(
+                connection,
+                changes,
+                job,
+                kind=ErrorKind.TIMEOUT,
+                error_class="AttemptTimedOut",
+                error=f"no result within the job's timeout of {job.timeout_seconds} s",
+                defaults=defaults,
+                attempt_status="timed_out",
+            )
+            continue
+        leases += 1
+        await _lease_lost(connection, changes, job, defaults, now)
+    return leases, timeouts
+
+
+async def _lease_lost(
+    connection: AsyncConnection, changes: Changes, job: Any, defaults: JobDefaults, now: datetime
+) -> None:
+    lost = job.lost_count + 1
+    await connection.execute(update(jobs).where(jobs.c.id == job.id).values(lost_count=lost))
+    message = f"worker {job.worker_id} stopped renewing the lease"
+    if job.cancel_requested_at is None and lost >= defaults.poison_threshold:
+        await finish_attempt(
+            connection,
+            job.id,
+            job.attempt,
+            status="lost",
+            error_class="LeaseExpired",
+            error=message,
+        )
+        changes.move(job.id, job.attempt, S.RUNNING, S.FAILED, "lease expired")
+        await mark_dead(
+            connection,
+            changes,
+            job,
+            current=S.FAILED,
+            reason="poison",
+            error=f"{lost} attempts ended without a result (the worker died each time)",
+            error_class="PoisonJob",
+        )
+        return
+    await fail_attempt(
+        connection,
+        changes,
+        job,
+        kind=ErrorKind.RETRYABLE,
+        error_class="LeaseExpired",
+        error=message,
+        defaults=defaults,
+        attempt_status="lost",
+        exhausted_reason="lease_expired",
+    )

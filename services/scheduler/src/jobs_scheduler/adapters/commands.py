@@ -1,0 +1,117 @@
+"""Commands people send through the dashboard: retry / requeue a dead job, cancel a job.
+
+Each command's message id is written to ``inbox`` in the transaction of its effect, so a
+redelivered command changes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
+from jobs_common.jobstore import dead_letters, inbox, job_attempts, jobs
+from jobs_common.topology import CANCEL, RETRY
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import lock_job, mark_cancelled
+
+S = JobStatus
+CANCELLABLE_AT_ONCE = (S.PENDING, S.BLOCKED, S.SCHEDULED, S.QUEUED)
+
+
+async def claim_inbox(connection: AsyncConnection, message_id: uuid.UUID, queue: str) -> bool:
+    """Record a command's message id; False when it was applied before."""
+    inserted = await connection.execute(
+        insert(inbox)
+        .values(message_id=message_id, queue=queue)
+        .on_conflict_do_nothing()
+        .returning(inbox.c.message_id)
+    )
+    return inserted.first() is not None
+
+
+async def apply_retry_request(
+    connection: AsyncConnection, changes: Changes, message: RetryRequested
+) -> bool:
+    """Run a dead job again with a fresh attempt budget (optionally with an edited payload,
+    optionally not before a given time so bulk requeues trickle in)."""
+    if not await claim_inbox(connection, message.message_id, RETRY):
+        return False
+    job = await lock_job(connection, message.job_id, None, (S.DEAD.value,))
+    if job is None:
+        return False
+    why = message.reason or "manual retry"
+    values: dict[str, object] = {
+        "attempt_limit": job.attempt + job.max_attempts,
+        "expired_count": 0,
+        "lost_count": 0,
+        "finished_at": None,
+        "updated_at": func.now(),
+    }
+    if message.payload is not None:
+        values["payload"] = message.payload
+    later = message.not_before is not None and message.not_before > utcnow()
+    if later:
+        changes.move(
+            job.id,
+            job.attempt,
+            S.DEAD,
+            S.SCHEDULED,
+            f"{why} by {message.requested_by}; not before {message.not_before}",
+        )
+        values |= {"status": S.SCHEDULED.value, "run_at": message.not_before}
+    else:
+        attempt = job.attempt + 1
+        changes.move(job.id, attempt, S.DEAD, S.QUEUED, f"{why} by {message.requested_by}")
+        values |= {"status": S.QUEUED.value, "attempt": attempt, "run_at": None}
+        changes.dispatch(job, attempt=attempt, new_attempt=True, payload=message.payload)
+    await connection.execute(update(jobs).where(jobs.c.id == job.id).values(**values))
+    await connection.execute(
+        update(dead_letters)
+        .where(dead_letters.c.job_id == job.id, dead_letters.c.resolved_at.is_(None))
+        .values(resolved_at=func.now(), resolved_by=message.requested_by, resolution="requeued")
+    )
+    return True
+
+
+async def apply_cancel_request(
+    connection: AsyncConnection, changes: Changes, message: CancelRequested
+) -> str:
+    """Cancel at once what has not started; ask the worker to stop what runs."""
+    if not await claim_inbox(connection, message.message_id, CANCEL):
+        return "duplicate"
+    statuses = [s.value for s in (*CANCELLABLE_AT_ONCE, S.RUNNING)]
+    job = await lock_job(connection, message.job_id, None, statuses)
+    if job is None:
+        return "stale"
+    await connection.execute(
+        update(jobs)
+        .where(jobs.c.id == job.id)
+        .values(cancel_requested_at=func.now(), cancel_requested_by=message.requested_by)
+    )
+    if S(job.status) is S.RUNNING:
+        changes.cancel_attempt(job.id, job.attempt, "cancelled")
+        return "cancel_requested"
+    if job.attempt > 0:
+        await connection.execute(
+            update(job_attempts)
+            .where(
+                job_attempts.c.job_id == job.id,
+                job_attempts.c.attempt == job.attempt,
+                job_attempts.c.finished_at.is_(None),
+            )
+            .values(status="cancelled", finished_at=func.now())
+        )
+    await mark_cancelled(
+        connection,
+        changes,
+        job,
+        current=S(job.status),
+        reason=f"cancelled by {message.requested_by}",
+    )
+    # A ready message of this job may still be queued: no worker may start it.
+    changes.cancel_attempt(job.id, None, "cancelled")
+    return "cancelled"

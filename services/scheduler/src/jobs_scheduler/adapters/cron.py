@@ -1,0 +1,111 @@
+"""Firing cron schedules: each fire time creates exactly one job across all replicas.
+
+A due schedule row is locked with ``SKIP LOCKED``; the fire is recorded in
+``schedule_fires`` (unique ``(schedule_id, fire_time)``) together with the job, whose id is
+derived from the schedule and fire time, so even a replay of the same fire inserts nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import JobSubmitted, RetryPolicySpec
+from jobs_common.jobstore import schedule_fires, schedules
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.recording import record_submissions
+from jobs_scheduler.domain.cron import due_firing
+
+log = logging.getLogger(__name__)
+FIRE_NAMESPACE = uuid.UUID("5f0c1c8e-3d61-4d1c-9a43-6c1e2f4b7a10")
+
+
+def fire_job_id(schedule_id: uuid.UUID, fire_time: datetime) -> uuid.UUID:
+    return uuid.uuid5(FIRE_NAMESPACE, f"{schedule_id}/{fire_time.isoformat()}")
+
+
+def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
+    template: dict[str, Any] = schedule.job_template
+    policy = template.get("retryPolicy")
+    return JobSubmitted(
+        job_id=fire_job_id(schedule.id, fire_time),
+        job_type=template["type"],
+        priority=int(template.get("priority", 2)),
+        payload=template.get("payload") or {},
+        submitted_by=schedule.owner,
+        max_attempts=template.get("maxAttempts"),
+        timeout_seconds=template.get("timeoutSeconds"),
+        submitted_at=fire_time,
+        retry_policy=RetryPolicySpec.model_validate(policy) if isinstance(policy, dict) else None,
+        retry_policy_name=policy if isinstance(policy, str) else None,
+    )
+
+
+async def fire_due_schedules(
+    connection: AsyncConnection, changes: Changes, limit: int, defaults: JobDefaults
+) -> int:
+    now = (await connection.execute(select(func.now()))).scalar_one()
+    due = (
+        await connection.execute(
+            select(schedules)
+            .where(schedules.c.paused.is_(False), schedules.c.next_fire_at <= now)
+            .order_by(schedules.c.next_fire_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    ).all()
+    fired = 0
+    for schedule in due:
+        firing = due_firing(schedule.cron, schedule.timezone, schedule.next_fire_at, now)
+        try:
+            message = job_from_template(schedule, firing.fire_time)
+        except (ValidationError, KeyError, ValueError):
+            log.exception(
+                "schedule template unusable; paused",
+                extra={"action": "schedule_paused", "schedule_id": str(schedule.id)},
+            )
+            await connection.execute(
+                update(schedules)
+                .where(schedules.c.id == schedule.id)
+                .values(paused=True, updated_at=func.now())
+            )
+            continue
+        recorded = await connection.execute(
+            insert(schedule_fires)
+            .values(schedule_id=schedule.id, fire_time=firing.fire_time, job_id=message.job_id)
+            .on_conflict_do_nothing()
+            .returning(schedule_fires.c.job_id)
+        )
+        if recorded.first() is not None:
+            await record_submissions(
+                connection, changes, [message], defaults, schedule_id=schedule.id
+            )
+            fired += 1
+            if firing.missed:
+                log.warning(
+                    "missed fire times skipped after downtime",
+                    extra={
+                        "action": "schedule_missed",
+                        "schedule_id": str(schedule.id),
+                        "missed": firing.missed,
+                    },
+                )
+        await connection.execute(
+            update(schedules)
+            .where(schedules.c.id == schedule.id)
+            .values(
+                next_fire_at=firing.next_fire_at,
+                last_fire_at=firing.fire_time,
+                last_job_id=message.job_id,
+                updated_at=func.now(),
+            )
+        )
+    return fired
