@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from functools import partial
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from fastapi import FastAPI
 from sqlalchemy import text

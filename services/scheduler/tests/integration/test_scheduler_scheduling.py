@@ -1,0 +1,389 @@
+"""Issue 3 behaviour of the scheduler against real PostgreSQL and RabbitMQ."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+import aio_pika
+import pytest
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import (
+    ActiveAttempt,
+    CancelAttempt,
+    CancelRequested,
+    JobLogLine,
+    JobResult,
+    JobRunning,
+    RetryPolicySpec,
+    RetryRequested,
+    WorkerHeartbeat,
+    utcnow,
+)
+from jobs_common.jobstore import (
+    batches,
+    dead_letters,
+    job_events,
+    job_logs,
+    jobs,
+    retry_policies,
+    workers,
+)
+from jobs_common.rabbit import RabbitBus
+from jobs_common.testing.waiting import eventually
+from jobs_scheduler.app import Runtime
+
+from .conftest import job_row, next_dispatch, submitted, wait_status
+
+pytestmark = pytest.mark.integration
+
+
+async def control_queue(bus: RabbitBus) -> aio_pika.abc.AbstractQueue:
+    queue = await bus.channel.declare_queue(exclusive=True, auto_delete=True)
+    await queue.bind(bus.topology.events, routing_key=topology.CONTROL_PATTERN)
+    return queue
+
+
+async def next_cancel(queue: aio_pika.abc.AbstractQueue) -> CancelAttempt:
+    async def take() -> CancelAttempt | None:
+        message = await queue.get(no_ack=True, fail=False)
+        return CancelAttempt.model_validate_json(message.body) if message else None
+
+    return await eventually(take, what="a CancelAttempt broadcast")
+
+
+def heartbeat(worker_id: str, *active: tuple[uuid.UUID, int]) -> WorkerHeartbeat:
+    now = utcnow()
+    return WorkerHeartbeat(
+        worker_id=worker_id,
+        hostname="host-a",
+        pid=42,
+        version="1.0",
+        queues=["jobs.ready.medium"],
+        concurrency=10,
+        active=[ActiveAttempt(job_id=j, attempt=a) for j, a in active],
+        started_at=now,
+        sent_at=now,
+    )
+
+
+async def test_delayed_job_waits_in_scheduled_and_is_dispatched_when_due(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    run_at = utcnow() + timedelta(seconds=1.5)
+    message = submitted(run_at=run_at)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    row = await wait_status(db, message.job_id, "scheduled")
+    assert (row.attempt, row.run_at) == (0, run_at)
+    dispatch = await next_dispatch(bus)
+    assert dispatch.attempt == 1
+    assert dispatch.dispatched_at >= run_at, "dispatched before its time"
+
+
+async def test_retry_policy_inline_and_named_are_recorded(bus: RabbitBus, db: AsyncEngine) -> None:
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(retry_policies).values(
+                name="slow-linear",
+                strategy="linear",
+                base_delay_ms=5000,
+                multiplier=1,
+                max_delay_ms=60000,
+                jitter=False,
+                max_attempts=7,
+                created_by="admin@test.com",
+            )
+        )
+    inline = submitted(retry_policy=RetryPolicySpec(strategy="fixed", base_delay_ms=100))
+    named = submitted(retry_policy_name="slow-linear", max_attempts=None)
+    for message in (inline, named):
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    first = await wait_status(db, inline.job_id, "queued")
+    second = await wait_status(db, named.job_id, "queued")
+    assert first.retry_policy["strategy"] == "fixed"
+    assert first.retry_policy["base_delay_ms"] == 100
+    assert second.retry_policy["strategy"] == "linear"
+    assert second.max_attempts == 7
+
+
+async def test_heartbeats_renew_leases_and_register_the_worker(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-1", started_at=utcnow()),
+    )
+    before = (await wait_status(db, message.job_id, "running")).lease_expires_at
+    await bus.publisher.publish(topology.HEARTBEAT, heartbeat("w-1", (message.job_id, 1)))
+
+    async def renewed() -> bool:
+        return (await job_row(db, message.job_id)).lease_expires_at > before
+
+    await eventually(renewed, what="lease renewal")
+    async with db.connect() as connection:
+        worker = (await connection.execute(select(workers))).one()
+    assert (worker.id, worker.hostname, worker.active_jobs) == ("w-1", "host-a", 1)
+
+
+async def test_a_worker_holding_a_lost_attempt_is_told_to_stop(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    control = await control_queue(bus)
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-1", started_at=utcnow()),
+    )
+    await wait_status(db, message.job_id, "running")
+    # Another worker claims to run attempt 1: the store gives it to w-1 only.
+    await bus.publisher.publish(topology.HEARTBEAT, heartbeat("w-2", (message.job_id, 1)))
+    cancel = await next_cancel(control)
+    assert (cancel.job_id, cancel.attempt, cancel.reason) == (message.job_id, 1, "lease lost")
+
+
+async def test_expired_leases_are_retried_then_quarantined_as_poison(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+) -> None:
+    message = submitted(max_attempts=10)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    for attempt in (1, 2, 3):
+        dispatch = await next_dispatch(bus)
+        assert dispatch.attempt == attempt
+        await bus.publisher.publish(
+            topology.RUNNING,
+            JobRunning(job_id=message.job_id, attempt=attempt, worker_id="w", started_at=utcnow()),
+        )
+        await wait_status(db, message.job_id, "running")
+        # The worker dies: no heartbeat, no result. Expire the lease now.
+        async with db.begin() as connection:
+            await connection.execute(
+                update(jobs)
+                .where(jobs.c.id == message.job_id)
+                .values(lease_expires_at=utcnow() - timedelta(seconds=1))
+            )
+    row = await wait_status(db, message.job_id, "dead")
+    assert row.lost_count == 3
+    async with db.connect() as connection:
+        letter = (
+            await connection.execute(
+                select(dead_letters).where(dead_letters.c.job_id == message.job_id)
+            )
+        ).one()
+    assert letter.reason == "poison"
+
+
+async def test_cancel_a_queued_job_at_once_and_broadcast_it(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    control = await control_queue(bus)
+    message = submitted(run_at=utcnow() + timedelta(hours=1))
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await wait_status(db, message.job_id, "scheduled")
+    await bus.publisher.publish(
+        topology.CANCEL,
+        CancelRequested(job_id=message.job_id, requested_by="user@test.com", requested_at=utcnow()),
+    )
+    row = await wait_status(db, message.job_id, "cancelled")
+    assert row.cancel_requested_by == "user@test.com"
+    cancel = await next_cancel(control)
+    assert (cancel.job_id, cancel.attempt) == (message.job_id, None)
+
+
+async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: AsyncEngine) -> None:
+    control = await control_queue(bus)
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    started = utcnow()
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w", started_at=started),
+    )
+    await wait_status(db, message.job_id, "running")
+    await bus.publisher.publish(
+        topology.CANCEL,
+        CancelRequested(
+            job_id=message.job_id, requested_by="admin@test.com", requested_at=utcnow()
+        ),
+    )
+    cancel = await next_cancel(control)
+    assert (cancel.job_id, cancel.attempt) == (message.job_id, 1)
+    assert (await job_row(db, message.job_id)).status == "running"
+    await bus.publisher.publish(
+        topology.RESULTS,
+        JobResult(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w",
+            outcome="cancelled",
+            started_at=started,
+            finished_at=utcnow(),
+        ),
+    )
+    await wait_status(db, message.job_id, "cancelled")
+
+
+async def test_dependencies_block_until_parents_succeed_and_fail_with_them(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    parent_ok, parent_bad = submitted(), submitted(max_attempts=1)
+    child = submitted(depends_on=[parent_ok.job_id])
+    orphan = submitted(depends_on=[parent_ok.job_id, parent_bad.job_id])
+    # The children arrive before their parents: they wait.
+    for message in (child, orphan):
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    await wait_status(db, child.job_id, "blocked")
+    for message in (parent_ok, parent_bad):
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await next_dispatch(bus)
+    now = utcnow()
+    for parent, outcome in ((parent_ok, "succeeded"), (parent_bad, "failed")):
+        await bus.publisher.publish(
+            topology.RESULTS,
+            JobResult(
+                job_id=parent.job_id,
+                attempt=1,
+                worker_id="w",
+                outcome=outcome,
+                result={} if outcome == "succeeded" else None,
+                error=None
+                if outcome == "succeeded"
+                else {"kind": "retryable", "error_class": "E", "message": "x"},
+                started_at=now,
+                finished_at=now,
+            ),
+        )
+    dispatch = await next_dispatch(bus)
+    assert (dispatch.job_id, dispatch.attempt) == (child.job_id, 1)
+    dead = await wait_status(db, orphan.job_id, "dead")
+    assert dead.last_error_class == "DependencyFailed"
+    async with db.connect() as connection:
+        reason = (
+            await connection.execute(
+                select(dead_letters.c.reason).where(dead_letters.c.job_id == orphan.job_id)
+            )
+        ).scalar_one()
+    assert reason == "dependency_failed"
+
+
+async def test_batch_members_create_one_batch_row(bus: RabbitBus, db: AsyncEngine) -> None:
+    batch_id = uuid.uuid4()
+    members = [submitted(batch_id=batch_id, batch_size=3) for _ in range(3)]
+    await asyncio.gather(*(bus.publisher.publish(topology.SUBMITTED, m) for m in members))
+    for member in members:
+        assert (await wait_status(db, member.job_id, "queued")).batch_id == batch_id
+    async with db.connect() as connection:
+        row = (await connection.execute(select(batches))).one()
+    assert (row.id, row.total) == (batch_id, 3)
+
+
+async def test_reconciler_redispatches_a_ready_message_the_broker_lost(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)  # taken and thrown away: the broker "lost" it
+
+    async def confirmed() -> bool:
+        return (await job_row(db, message.job_id)).queued_at is not None
+
+    await eventually(confirmed, what="queued_at stamped by the relay")
+    async with db.begin() as connection:
+        await connection.execute(
+            update(jobs)
+            .where(jobs.c.id == message.job_id)
+            .values(queued_at=utcnow() - timedelta(minutes=10))
+        )
+    again = await next_dispatch(bus, timeout=20)
+    assert (again.job_id, again.attempt) == (message.job_id, 2)
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.attempt_limit) == ("queued", message.max_attempts + 1)
+
+
+async def test_log_lines_are_stored_once(bus: RabbitBus, db: AsyncEngine) -> None:
+    job_id = uuid.uuid4()
+    line = JobLogLine(
+        job_id=job_id, attempt=1, worker_id="w", level="info", message="hello", at=utcnow()
+    )
+    await bus.publisher.publish(topology.LOGS, line)
+    await bus.publisher.publish(topology.LOGS, line)
+
+    async def stored() -> list[object]:
+        async with db.connect() as connection:
+            return list((await connection.execute(select(job_logs))).all())
+
+    rows = await eventually(stored, what="log line")
+    marker = JobLogLine(
+        job_id=job_id, attempt=1, worker_id="w", level="info", message="end", at=utcnow()
+    )
+    await bus.publisher.publish(topology.LOGS, marker)
+
+    async def both() -> list[object] | None:
+        found = await stored()
+        return found if len(found) >= 2 else None
+
+    rows = await eventually(both, what="second log line")
+    assert [r.message for r in rows] == ["hello", "end"]  # type: ignore[attr-defined]
+
+
+async def test_requeue_with_edited_payload_not_before_a_time(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted(max_attempts=1)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    now = utcnow()
+    await bus.publisher.publish(
+        topology.RESULTS,
+        JobResult(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w",
+            outcome="failed",
+            error={"kind": "permanent", "error_class": "Bad", "message": "bad input"},
+            started_at=now,
+            finished_at=now,
+        ),
+    )
+    await wait_status(db, message.job_id, "dead")
+    not_before = utcnow() + timedelta(seconds=1)
+    await bus.publisher.publish(
+        topology.RETRY,
+        RetryRequested(
+            job_id=message.job_id,
+            requested_by="admin@test.com",
+            requested_at=utcnow(),
+            reason="fixed input",
+            payload={"seed": 2},
+            not_before=not_before,
+        ),
+    )
+    row = await wait_status(db, message.job_id, "scheduled")
+    assert row.payload == {"seed": 2}
+    dispatch = await next_dispatch(bus)
+    assert dispatch.attempt == 2
+    assert dispatch.payload == {"seed": 2}
+    assert dispatch.dispatched_at >= not_before
+    async with db.connect() as connection:
+        reasons = (
+            (
+                await connection.execute(
+                    select(job_events.c.reason)
+                    .where(job_events.c.job_id == message.job_id)
+                    .order_by(job_events.c.id)
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert any("fixed input by admin@test.com" in r for r in reasons)
