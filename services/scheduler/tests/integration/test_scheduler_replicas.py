@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import ErrorKind, JobDispatch, JobError, JobResult, utcnow
-from jobs_common.jobstore import jobs
+from jobs_common.jobstore import jobs, schedule_fires, schedules
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
@@ -64,5 +66,64 @@ async def test_two_replicas_dispatch_each_job_and_each_retry_exactly_once(
         async with db.connect() as connection:
             count = (await connection.execute(select(func.count()).select_from(jobs))).scalar_one()
         assert count == 300
+    finally:
+        await stop_runtime(second)
+
+
+async def test_two_replicas_fire_each_cron_time_once_and_promote_each_delayed_job_once(
+    scheduler: Runtime, scheduler_settings: Settings, bus: RabbitBus, db: AsyncEngine
+) -> None:
+    now = utcnow()
+    schedule_ids = [uuid.uuid4() for _ in range(20)]
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(schedules),
+            [
+                {
+                    "id": schedule_id,
+                    "name": f"every-minute-{index}",
+                    "cron": "* * * * *",
+                    "timezone": "Europe/Berlin",
+                    "job_template": {"type": "simulate", "priority": 2, "payload": {}},
+                    "owner": "user@test.com",
+                    # Down for ten minutes: ten fire times were missed.
+                    "next_fire_at": now - timedelta(minutes=10),
+                }
+                for index, schedule_id in enumerate(schedule_ids)
+            ],
+        )
+    delayed = [submitted(run_at=now + timedelta(seconds=1)) for _ in range(200)]
+    second: Runtime = await start_runtime(scheduler_settings)
+    try:
+        await asyncio.gather(*(bus.publisher.publish(topology.SUBMITTED, m) for m in delayed))
+        seen: Counter[tuple[object, int]] = Counter()
+        ready = bus.topology.queues[topology.READY_MEDIUM]
+
+        async def drain() -> bool:
+            while (message := await ready.get(no_ack=True, fail=False)) is not None:
+                dispatch = JobDispatch.model_validate_json(message.body)
+                seen[(dispatch.job_id, dispatch.attempt)] += 1
+            return len(seen) >= len(delayed) + len(schedule_ids)
+
+        await eventually(drain, timeout=30, what="every delayed and cron job dispatched")
+        assert set(seen.values()) == {1}, "a job was dispatched twice"
+        assert {m.job_id for m in delayed} <= {job_id for job_id, _ in seen}
+        async with db.connect() as connection:
+            fires = (
+                await connection.execute(
+                    select(schedule_fires.c.schedule_id, func.count()).group_by(
+                        schedule_fires.c.schedule_id
+                    )
+                )
+            ).all()
+            cron_jobs = (
+                await connection.execute(
+                    select(func.count()).select_from(jobs).where(jobs.c.schedule_id.is_not(None))
+                )
+            ).scalar_one()
+            next_fires = (await connection.execute(select(schedules.c.next_fire_at))).scalars()
+            assert all(fire > now for fire in next_fires)
+        assert sorted(fires) == sorted((schedule_id, 1) for schedule_id in schedule_ids)
+        assert cron_jobs == len(schedule_ids)
     finally:
         await stop_runtime(second)
