@@ -119,6 +119,9 @@ class JobRunning(Message):
     attempt: int = Field(ge=1)
     worker_id: str
     started_at: AwareDatetime
+    # The broker redelivered the ready message (its first worker's connection died): the
+    # scheduler hands the running attempt over to this worker instead of waiting for a lease.
+    redelivered: bool = False
 
 
 class ErrorKind(StrEnum):

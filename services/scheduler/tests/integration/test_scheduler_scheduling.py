@@ -387,3 +387,38 @@ async def test_requeue_with_edited_payload_not_before_a_time(
             .all()
         )
     assert any("fixed input by admin@test.com" in r for r in reasons)
+
+
+async def test_a_redelivered_running_attempt_is_taken_over_by_the_new_worker(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-dead", started_at=utcnow()),
+    )
+    await wait_status(db, message.job_id, "running")
+    # A duplicate that is not a redelivery changes nothing; a redelivery moves the lease.
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-other", started_at=utcnow()),
+    )
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w-new",
+            started_at=utcnow(),
+            redelivered=True,
+        ),
+    )
+
+    async def taken_over() -> bool:
+        return (await job_row(db, message.job_id)).worker_id == "w-new"
+
+    await eventually(taken_over, what="takeover by w-new")
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.attempt) == ("running", 1)

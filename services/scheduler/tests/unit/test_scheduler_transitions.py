@@ -39,7 +39,7 @@ def test_a_new_job_can_only_start_pending() -> None:
 
 
 def test_sources_of_matches_the_table() -> None:
-    assert sources_of(JobStatus.RUNNING) == ("queued",)
+    assert sources_of(JobStatus.RUNNING) == ("queued", "running")
     assert set(sources_of(JobStatus.SUCCEEDED)) == {"queued", "running"}
     for target in JobStatus:
         for source in sources_of(target):

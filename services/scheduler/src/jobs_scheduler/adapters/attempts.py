@@ -40,7 +40,7 @@ async def apply_running(
             .where(
                 jobs.c.id == message.job_id,
                 jobs.c.attempt == message.attempt,
-                jobs.c.status.in_(sources_of(S.RUNNING)),
+                jobs.c.status == S.QUEUED.value,
             )
             .values(
                 status=S.RUNNING.value,
@@ -54,17 +54,50 @@ async def apply_running(
             .returning(jobs.c.id)
         )
     ).first()
-    if row is None:
+    if row is not None:
+        changes.move(
+            message.job_id, message.attempt, S.QUEUED, S.RUNNING, f"started on {message.worker_id}"
+        )
+    elif message.redelivered and await _take_over(connection, message, defaults):
+        changes.move(
+            message.job_id,
+            message.attempt,
+            S.RUNNING,
+            S.RUNNING,
+            f"redelivered; taken over by {message.worker_id}",
+        )
+    else:
         return False
-    changes.move(
-        message.job_id, message.attempt, S.QUEUED, S.RUNNING, f"started on {message.worker_id}"
-    )
     await connection.execute(
         update(job_attempts)
         .where(job_attempts.c.job_id == message.job_id, job_attempts.c.attempt == message.attempt)
         .values(status="running", worker_id=message.worker_id, started_at=message.started_at)
     )
     return True
+
+
+async def _take_over(
+    connection: AsyncConnection, message: JobRunning, defaults: JobDefaults
+) -> bool:
+    """The broker redelivered a running attempt: its worker's connection died. The new
+    worker continues the same attempt, under a fresh lease."""
+    taken = await connection.execute(
+        update(jobs)
+        .where(
+            jobs.c.id == message.job_id,
+            jobs.c.attempt == message.attempt,
+            jobs.c.status == S.RUNNING.value,
+            jobs.c.worker_id != message.worker_id,
+            jobs.c.cancel_requested_at.is_(None),
+        )
+        .values(
+            worker_id=message.worker_id,
+            lease_expires_at=func.now() + _seconds(defaults.lease_seconds),
+            updated_at=func.now(),
+        )
+        .returning(jobs.c.id)
+    )
+    return taken.first() is not None
 
 
 async def apply_result(

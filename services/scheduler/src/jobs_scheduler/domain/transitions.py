@@ -34,7 +34,8 @@ ALLOWED: Final[dict[S | None, frozenset[S]]] = {
     S.QUEUED: frozenset(
         {S.QUEUED, S.RUNNING, S.SUCCEEDED, S.FAILED, S.SCHEDULED, S.CANCELLED, S.DEAD}
     ),
-    S.RUNNING: frozenset({S.SUCCEEDED, S.FAILED, S.CANCELLED, S.DEAD}),
+    # running -> running: a redelivered attempt taken over by another worker.
+    S.RUNNING: frozenset({S.RUNNING, S.SUCCEEDED, S.FAILED, S.CANCELLED, S.DEAD}),
     # failed is where a failed attempt waits while its retry is decided.
     S.FAILED: frozenset({S.SCHEDULED, S.QUEUED, S.DEAD}),
     # A person may run a dead job again.
