@@ -10,9 +10,12 @@ from fastapi import FastAPI
 
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.mongo import create_client
+from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
+from jobs_submission.api.batches import build_batch_router
 from jobs_submission.api.routes import build_router
+from jobs_submission.batches import BatchService
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
 from jobs_submission.submissions import SubmissionService
@@ -25,10 +28,12 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = create_client(settings.mongo_url)
         store = SubmissionStore(client, settings.mongo_db)
+        batches = BatchStore(store)
         bus = BusHolder(settings.amqp_url, name="submission")
         relay = OutboxRelay(store=store, bus=bus, settings=settings)
         try:
             await store.ensure_indexes()
+            await batches.ensure_indexes()
             try:
                 await bus.get()
             except BrokerUnavailable:
@@ -39,9 +44,9 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.store = store
             app.state.bus = bus
             app.state.relay = relay
-            app.state.submissions = SubmissionService(
-                store, on_accepted=relay.wake if settings.relay_enabled else lambda: None
-            )
+            on_accepted = relay.wake if settings.relay_enabled else lambda: None
+            app.state.submissions = SubmissionService(store, on_accepted=on_accepted)
+            app.state.batches = BatchService(store, batches, on_accepted=on_accepted)
             if settings.relay_enabled:
                 relay.start()
             log.info("submission service started", extra={"action": "startup"})
@@ -72,4 +77,5 @@ def create_app(settings: Settings) -> FastAPI:
 
     add_ops_routes(app, ready)
     app.include_router(build_router())
+    app.include_router(build_batch_router())
     return app

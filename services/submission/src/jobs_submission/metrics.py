@@ -28,6 +28,12 @@ RELAY_LAG = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
 
+BATCHES = Counter(
+    "jobs_submission_batches_total",
+    "Batch submissions by outcome (accepted, replayed, conflict, invalid, forbidden).",
+    ["outcome"],
+)
+
 
 def type_label(job_type: object) -> str:
     """Bounded label values: known types as is, everything else as ``other``."""

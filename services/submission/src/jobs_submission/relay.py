@@ -27,6 +27,8 @@ from jobs_submission.settings import Settings
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], int]
+GAUGE_IDLE_MS = 1_000
+GAUGE_BUSY_MS = 10_000
 
 
 def wall_clock_ms() -> int:
@@ -108,7 +110,7 @@ class OutboxRelay:
         )
         if claimed:
             await self._publish(publisher, claimed, token)
-        await self._refresh_gauge()
+        await self._refresh_gauge(busy=len(claimed) >= self.settings.relay_batch_size)
         return len(claimed)
 
     async def _publish(self, publisher: Publisher, claimed: Sequence[Document], token: str) -> None:
@@ -120,29 +122,38 @@ class OutboxRelay:
         except TimeoutError as exc:
             outcomes = [exc] * len(items)
         now_ms = self.clock()
+        sent = [doc for doc, outcome in zip(claimed, outcomes, strict=True) if outcome is None]
+        await self._settle_sent(sent, token=token, now_ms=now_ms)
         await asyncio.gather(
             *(
-                self._settle(doc, outcome, token=token, now_ms=now_ms)
+                self._settle_failed(doc, outcome, token=token, now_ms=now_ms)
                 for doc, outcome in zip(claimed, outcomes, strict=True)
+                if outcome is not None
             )
         )
 
-    async def _settle(
-        self, doc: Document, outcome: BaseException | None, *, token: str, now_ms: int
+    async def _settle_sent(self, sent: Sequence[Document], *, token: str, now_ms: int) -> None:
+        """One write marks every confirmed entry whose claim this token still holds."""
+        if not sent:
+            return
+        marked = await self.store.mark_sent(
+            [doc["_id"] for doc in sent], token=token, now_ms=now_ms
+        )
+        metrics.RELAY_PUBLISHED.inc(marked)
+        for doc in sent:
+            metrics.RELAY_LAG.observe(max(0, now_ms - int(doc["createdAtMs"])) / 1000)
+            log.info("job published", extra={"action": "relay_published", "job_id": doc["_id"]})
+        if marked < len(sent):
+            metrics.RELAY_STALE.inc(len(sent) - marked)
+            log.warning(
+                "published after the claim expired; another relay may publish again",
+                extra={"action": "relay_stale_claim", "count": len(sent) - marked},
+            )
+
+    async def _settle_failed(
+        self, doc: Document, outcome: BaseException, *, token: str, now_ms: int
     ) -> None:
         job_id = doc["_id"]
-        if outcome is None:
-            if await self.store.mark_sent(job_id, token=token, now_ms=now_ms):
-                metrics.RELAY_PUBLISHED.inc()
-                metrics.RELAY_LAG.observe(max(0, now_ms - int(doc["createdAtMs"])) / 1000)
-                log.info("job published", extra={"action": "relay_published", "job_id": job_id})
-            else:
-                metrics.RELAY_STALE.inc()
-                log.warning(
-                    "published after the claim expired",
-                    extra={"action": "relay_stale_claim", "job_id": job_id},
-                )
-            return
         metrics.RELAY_FAILED.inc()
         attempts = int(_outbox(doc).get("attempts", 0)) + 1
         delay = retry_delay_ms(
@@ -164,9 +175,11 @@ class OutboxRelay:
             },
         )
 
-    async def _refresh_gauge(self) -> None:
+    async def _refresh_gauge(self, *, busy: bool) -> None:
+        """Count pending entries at most once a second, and only every 10 s while draining a
+        backlog (full passes), where the count would slow the drain down."""
         now = self.clock()
-        if now - self._last_gauge_ms < 1000:
+        if now - self._last_gauge_ms < (GAUGE_BUSY_MS if busy else GAUGE_IDLE_MS):
             return
         self._last_gauge_ms = now
         metrics.OUTBOX_PENDING.set(await self.store.count_pending())

@@ -16,7 +16,7 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     mongo_db: str = "jobs_submission"
 
     relay_enabled: bool = True
-    relay_batch_size: int = Field(default=100, ge=1, le=1000)
+    relay_batch_size: int = Field(default=1000, ge=1, le=5000)
     relay_poll_interval_seconds: float = Field(default=0.5, gt=0)
     relay_claim_lease_seconds: float = Field(default=30.0, gt=0)
     relay_retry_base_seconds: float = Field(default=1.0, gt=0)

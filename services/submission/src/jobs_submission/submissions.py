@@ -16,7 +16,13 @@ from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission import metrics
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
-from jobs_submission.domain.requests import resolve_owner, validate_job
+from jobs_submission.domain.requests import (
+    JobRequest,
+    dedupe,
+    resolve_owner,
+    unknown_parents,
+    validate_job,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +57,8 @@ class SubmissionService:
     ) -> Accepted:
         job_type = body.get("type") if isinstance(body, dict) else None
         try:
-            request = resolve_owner(validate_job(body), identity)
+            request = resolve_owner(validate_job(body, now=self.clock()), identity)
+            await self._check_parents(request)
         except ValidationFailed:
             metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "invalid").inc()
             raise
@@ -102,6 +109,16 @@ class SubmissionService:
             self.on_accepted()
             return Accepted(job_id=job_id, replayed=False)
         raise Conflict("could not store the submission; retry the request")
+
+    async def _check_parents(self, request: JobRequest) -> None:
+        """Every parent exists here and belongs to the new job's owner (else 422)."""
+        if not request.depends_on:
+            return
+        owners = await self.store.owners_of(request.depends_on)
+        fields = [(f"dependsOn.{i}", parent) for i, parent in enumerate(request.depends_on)]
+        details = unknown_parents(fields, owners, request.submitted_by)
+        if details:
+            raise ValidationFailed("request validation failed", details=dedupe(details))
 
     async def status(self, job_id: str, *, identity: Identity) -> SubmissionPublic:
         document = await self.store.get(job_id)

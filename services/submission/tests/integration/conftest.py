@@ -58,6 +58,14 @@ class RunningApp:
             "/api/v1/jobs", json=EMAIL_JOB if body is None else body, headers=headers
         )
 
+    async def submit_batch(
+        self, body: Any, *, identity: Identity = USER, key: str | None = None
+    ) -> httpx.Response:
+        headers = self.headers(identity)
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        return await self.client.post("/api/v1/batches", json=body, headers=headers)
+
 
 AppFactory = Callable[..., AbstractAsyncContextManager[RunningApp]]
 
@@ -102,6 +110,13 @@ def app_factory(settings_factory: Callable[..., Settings]) -> AppFactory:
 async def collection(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
     client = create_client(mongo_url)
     yield client[mongo_db_name]["submissions"]
+    await client.close()
+
+
+@pytest.fixture
+async def batches(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
+    client = create_client(mongo_url)
+    yield client[mongo_db_name]["batches"]
     await client.close()
 
 

@@ -192,3 +192,5 @@ async def test_ops_routes(app_factory: AppFactory) -> None:
         assert "jobs_submission_relay_lag_seconds_bucket" in metrics
         schema = orjson.loads((await app.client.get("/openapi.json")).content)
         assert "/api/v1/jobs" in schema["paths"]
+        assert "/api/v1/batches" in schema["paths"]
+        assert "/api/v1/batches/{batch_id}/status" in schema["paths"]

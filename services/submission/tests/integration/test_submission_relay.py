@@ -83,7 +83,7 @@ async def test_an_expired_claim_of_a_crashed_relay_is_taken_over(
         assert doc["publishedAtMs"] == start + 30_001
 
         # the crashed relay comes back: its token no longer marks or releases anything
-        assert not await store.mark_sent(job_id, token="crashed", now_ms=now["ms"])
+        assert not await store.mark_sent([job_id], token="crashed", now_ms=now["ms"])
         assert not await store.release(job_id, token="crashed", next_attempt_ms=0, error="x")
         assert await relay.run_once(publisher) == 0
         assert await broker.drain_submitted() == []

@@ -6,11 +6,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from pymongo import ASCENDING, AsyncMongoClient, ReturnDocument
+from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
 from jobs_submission.domain.documents import (
+    OUTBOX_HELD,
     OUTBOX_PENDING,
     OUTBOX_SENT,
     STATUS_PUBLISHED,
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 COLLECTION = "submissions"
 IDEMPOTENCY_INDEX = "submittedBy_idempotencyKey_unique"
 OUTBOX_INDEX = "outbox_state_nextAttemptAtMs"
+BATCH_MEMBER_INDEX = "batchId"
+LOOKUP_CHUNK = 5_000
 
 Document = dict[str, Any]
 
@@ -44,6 +47,11 @@ class SubmissionStore:
         await self.collection.create_index(
             [("outbox.state", ASCENDING), ("outbox.nextAttemptAtMs", ASCENDING)],
             name=OUTBOX_INDEX,
+        )
+        await self.collection.create_index(
+            [("batchId", ASCENDING)],
+            name=BATCH_MEMBER_INDEX,
+            partialFilterExpression={"batchId": {"$type": "string"}},
         )
 
     async def ping(self) -> bool:
@@ -70,34 +78,63 @@ class SubmissionStore:
     async def find_by_idempotency_key(self, submitted_by: str, key: str) -> Document | None:
         return await self.collection.find_one({"submittedBy": submitted_by, "idempotencyKey": key})
 
-    async def claim(self, *, token: str, now_ms: int, lease_ms: int, limit: int) -> list[Document]:
-        """Claim up to ``limit`` due pending entries for ``lease_ms`` under ``token``."""
-        claimed: list[Document] = []
-        while len(claimed) < limit:
-            document = await self.collection.find_one_and_update(
-                {
-                    "outbox.state": OUTBOX_PENDING,
-                    "outbox.claimedUntilMs": {"$lt": now_ms},
-                    "outbox.nextAttemptAtMs": {"$lte": now_ms},
-                },
-                {
-                    "$set": {
-                        "outbox.claimToken": token,
-                        "outbox.claimedUntilMs": now_ms + lease_ms,
-                    }
-                },
-                sort=[("outbox.nextAttemptAtMs", ASCENDING)],
-                return_document=ReturnDocument.AFTER,
+    async def owners_of(self, job_ids: Sequence[str]) -> dict[str, str]:
+        """``job_id -> submittedBy`` of the given jobs that exist (held batch members do not:
+        their batch is not accepted yet). One query per 5,000 ids."""
+        owners: dict[str, str] = {}
+        unique = list(dict.fromkeys(job_ids))
+        for start in range(0, len(unique), LOOKUP_CHUNK):
+            chunk = unique[start : start + LOOKUP_CHUNK]
+            cursor = self.collection.find(
+                {"_id": {"$in": chunk}, "outbox.state": {"$ne": OUTBOX_HELD}},
+                {"submittedBy": 1},
             )
-            if document is None:
-                break
-            claimed.append(document)
+            async for document in cursor:
+                owners[document["_id"]] = document["submittedBy"]
+        return owners
+
+    async def claim(self, *, token: str, now_ms: int, lease_ms: int, limit: int) -> list[Document]:
+        """Claim up to ``limit`` due pending entries for ``lease_ms`` under ``token``.
+
+        Three round trips whatever the size: pick candidates, take them with one
+        ``update_many`` that repeats the due filter (each document is taken atomically, so of
+        two racing relays only one gets it), read back what this token holds.
+        """
+        due = {
+            "outbox.state": OUTBOX_PENDING,
+            "outbox.claimedUntilMs": {"$lt": now_ms},
+            "outbox.nextAttemptAtMs": {"$lte": now_ms},
+        }
+        cursor = self.collection.find(
+            due, {"_id": 1}, sort=[("outbox.nextAttemptAtMs", ASCENDING)], limit=limit
+        )
+        candidates = [document["_id"] async for document in cursor]
+        if not candidates:
+            return []
+        await self.collection.update_many(
+            {"_id": {"$in": candidates}, **due},
+            {"$set": {"outbox.claimToken": token, "outbox.claimedUntilMs": now_ms + lease_ms}},
+        )
+        claimed = await self.collection.find(
+            {"_id": {"$in": candidates}, "outbox.claimToken": token}
+        ).to_list()
+        order = {job_id: i for i, job_id in enumerate(candidates)}
+        claimed.sort(key=lambda document: order[document["_id"]])
         return claimed
 
-    async def mark_sent(self, job_id: str, *, token: str, now_ms: int) -> bool:
-        """Mark a confirmed publish; only while ``token`` still holds the claim."""
-        result = await self.collection.update_one(
-            {"_id": job_id, "outbox.state": OUTBOX_PENDING, "outbox.claimToken": token},
+    async def mark_sent(self, job_ids: Sequence[str], *, token: str, now_ms: int) -> int:
+        """Mark confirmed publishes, each only while ``token`` still holds its claim.
+
+        Returns how many were marked; the others' claims had expired (stale).
+        """
+        if not job_ids:
+            return 0
+        result = await self.collection.update_many(
+            {
+                "_id": {"$in": list(job_ids)},
+                "outbox.state": OUTBOX_PENDING,
+                "outbox.claimToken": token,
+            },
             {
                 "$set": {
                     "outbox.state": OUTBOX_SENT,
@@ -111,7 +148,7 @@ class SubmissionStore:
                 "$inc": {"outbox.attempts": 1},
             },
         )
-        return result.modified_count == 1
+        return result.modified_count
 
     async def release(self, job_id: str, *, token: str, next_attempt_ms: int, error: str) -> bool:
         """Give a claim back after a failed publish, due again at ``next_attempt_ms``."""

@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from jobs_common.http import CurrentIdentity
+from jobs_submission.batches import BatchService
 from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
 from jobs_submission.submissions import SubmissionService
 
-__all__ = ["CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
+__all__ = ["BatchServiceDep", "CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
 
 
 def _service(request: Request) -> SubmissionService:
@@ -18,7 +19,13 @@ def _service(request: Request) -> SubmissionService:
     return service
 
 
+def _batch_service(request: Request) -> BatchService:
+    service: BatchService = request.app.state.batches
+    return service
+
+
 ServiceDep = Annotated[SubmissionService, Depends(_service)]
+BatchServiceDep = Annotated[BatchService, Depends(_batch_service)]
 IdempotencyKey = Annotated[
     str | None,
     Header(

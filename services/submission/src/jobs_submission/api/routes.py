@@ -15,17 +15,24 @@ from jobs_submission.domain.requests import JobCreate
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope, "description": text}
     for code, text in {
         400: "Malformed JSON",
         401: "Missing internal credentials or identity",
         403: "Not allowed to submit for another user",
-        404: "Unknown job or not yours",
+        404: "Unknown job/batch or not yours",
         409: "Idempotency-Key reused with another body",
         422: "Validation error",
     }.items()
 }
+
+
+async def json_body(request: Request) -> Any:
+    try:
+        return orjson.loads(await request.body())
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest("request body is not valid JSON") from exc
 
 
 def build_router() -> APIRouter:
@@ -35,7 +42,7 @@ def build_router() -> APIRouter:
         "",
         status_code=202,
         response_model=JobAccepted,
-        responses=_ERRORS,
+        responses=ERRORS,
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -53,11 +60,12 @@ def build_router() -> APIRouter:
         idempotency_key: IdempotencyKey = None,
         trace_id: TraceId = None,
     ) -> JobAccepted:
-        """Accept a job: stored durably, then relayed to the scheduler."""
-        try:
-            body = orjson.loads(await request.body())
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest("request body is not valid JSON") from exc
+        """Accept a job: stored durably, then relayed to the scheduler.
+
+        ``runAt`` (ISO 8601 with offset) or ``delaySeconds`` delay it; ``retryPolicy`` is an
+        inline policy or a stored policy's name; ``dependsOn`` lists your own job ids.
+        """
+        body = await json_body(request)
         accepted = await service.submit(
             body,
             identity=identity,
@@ -68,7 +76,7 @@ def build_router() -> APIRouter:
             response.headers[REPLAYED_HEADER] = "true"
         return JobAccepted(job_id=accepted.job_id)
 
-    @router.get("/{job_id}/status", response_model=SubmissionPublic, responses=_ERRORS)
+    @router.get("/{job_id}/status", response_model=SubmissionPublic, responses=ERRORS)
     async def job_status(
         job_id: str, identity: CurrentIdentity, service: ServiceDep
     ) -> SubmissionPublic:

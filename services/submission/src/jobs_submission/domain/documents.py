@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from jobs_common.api_models import CamelModel
-from jobs_common.contracts import JobSubmitted
+from jobs_common.contracts import JobSubmitted, RetryPolicySpec
 from jobs_submission.domain.requests import JobRequest
 
 STATUS_ACCEPTED = "accepted"
 STATUS_PUBLISHED = "published"
+OUTBOX_HELD = "held"  # a batch member whose batch is not yet fully stored: never relayed
 OUTBOX_PENDING = "pending"
 OUTBOX_SENT = "sent"
 
@@ -37,9 +38,17 @@ def new_document(
     idempotency_key: str | None,
     trace_id: str,
     now: datetime,
+    depends_on: list[str] | None = None,
+    batch: tuple[str, int] | None = None,
+    outbox_state: str = OUTBOX_PENDING,
 ) -> dict[str, Any]:
-    """A fresh submission with its pending outbox entry: inserted in one atomic write."""
+    """A fresh submission with its outbox entry: inserted in one atomic write.
+
+    ``depends_on`` are the parents as job ids (a batch resolves its refs first; default: the
+    request's); ``batch`` is ``(batch_id, batch_size)`` for a batch member.
+    """
     now_ms = to_ms(now)
+    run_at = request.first_run_at(now)
     return {
         "_id": job_id,
         "type": request.job_type,
@@ -54,9 +63,17 @@ def new_document(
         "messageId": str(uuid.uuid4()),
         "createdAt": now,
         "createdAtMs": now_ms,
+        "runAtMs": None if run_at is None else to_ms(run_at),
+        "delaySeconds": request.delay_seconds,
+        "retryPolicy": request.retry_policy_json(),
+        "retryPolicyName": request.retry_policy_name,
+        "dependsOn": list(request.depends_on) if depends_on is None else depends_on,
+        "ref": request.ref,
+        "batchId": None if batch is None else batch[0],
+        "batchSize": None if batch is None else batch[1],
         "status": STATUS_ACCEPTED,
         "outbox": {
-            "state": OUTBOX_PENDING,
+            "state": outbox_state,
             "attempts": 0,
             "nextAttemptAtMs": now_ms,
             "claimToken": None,
@@ -67,7 +84,13 @@ def new_document(
 
 
 def job_submitted(document: dict[str, Any]) -> JobSubmitted:
-    """The message for a stored submission; the same ``message_id`` on every republish."""
+    """The message for a stored submission; the same ``message_id`` on every republish.
+
+    Documents stored before the scheduling fields existed lack them: read with defaults.
+    """
+    run_at_ms = document.get("runAtMs")
+    policy = document.get("retryPolicy")
+    batch_id = document.get("batchId")
     return JobSubmitted(
         message_id=uuid.UUID(document["messageId"]),
         trace_id=document["traceId"],
@@ -79,6 +102,12 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         max_attempts=document.get("maxAttempts"),
         timeout_seconds=document.get("timeoutSeconds"),
         submitted_at=from_ms(document["createdAtMs"]),
+        run_at=None if run_at_ms is None else from_ms(int(run_at_ms)),
+        retry_policy=None if policy is None else RetryPolicySpec.model_validate(policy),
+        retry_policy_name=document.get("retryPolicyName"),
+        depends_on=[uuid.UUID(parent) for parent in document.get("dependsOn") or ()],
+        batch_id=None if batch_id is None else uuid.UUID(batch_id),
+        batch_size=document.get("batchSize"),
     )
 
 
@@ -98,6 +127,9 @@ class SubmissionPublic(CamelModel):
     created_at: datetime
     published_at: datetime | None
     idempotency_key: str | None
+    run_at: datetime | None = None
+    depends_on: list[str] = []
+    batch_id: str | None = None
 
 
 def public_view(document: dict[str, Any]) -> SubmissionPublic:
@@ -111,4 +143,66 @@ def public_view(document: dict[str, Any]) -> SubmissionPublic:
         created_at=from_ms(document["createdAtMs"]),
         published_at=from_ms(int(published_ms)) if published_ms is not None else None,
         idempotency_key=document.get("idempotencyKey"),
+        run_at=from_ms(int(document["runAtMs"])) if document.get("runAtMs") is not None else None,
+        depends_on=list(document.get("dependsOn") or ()),
+        batch_id=document.get("batchId"),
+    )
+
+
+BATCH_PENDING = "pending"  # members may be incomplete and are held back from the relay
+BATCH_ACCEPTED = "accepted"  # every member stored and released to the relay
+
+
+def new_batch_document(
+    *,
+    batch_id: str,
+    submitted_by: str,
+    name: str | None,
+    job_ids: list[str],
+    idempotency_key: str | None,
+    request_hash: str,
+    trace_id: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """The ``batches`` document, written first with state ``pending`` (see docs)."""
+    return {
+        "_id": batch_id,
+        "submittedBy": submitted_by,
+        "name": name,
+        "size": len(job_ids),
+        "jobIds": job_ids,
+        "createdAt": now,
+        "createdAtMs": to_ms(now),
+        "idempotencyKey": idempotency_key,
+        "requestHash": request_hash,
+        "traceId": trace_id,
+        "state": BATCH_PENDING,
+    }
+
+
+class BatchAccepted(CamelModel):
+    batch_id: str
+    job_ids: list[str]
+    status: Literal["accepted"] = "accepted"
+
+
+class BatchStatusPublic(CamelModel):
+    """``GET /api/v1/batches/{id}/status``: the batch as stored here, not its members' runs."""
+
+    batch_id: str
+    name: str | None
+    size: int
+    job_ids: list[str]
+    published: int
+    created_at: datetime
+
+
+def batch_view(document: dict[str, Any], *, published: int) -> BatchStatusPublic:
+    return BatchStatusPublic(
+        batch_id=document["_id"],
+        name=document.get("name"),
+        size=int(document["size"]),
+        job_ids=list(document["jobIds"]),
+        published=published,
+        created_at=from_ms(int(document["createdAtMs"])),
     )

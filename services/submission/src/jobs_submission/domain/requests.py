@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from pydantic import ConfigDict, EmailStr, Field, ValidationError
+from pydantic import ConfigDict, EmailStr, Field, ValidationError, field_validator
 
 from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
+from jobs_common.contracts import RetryPolicySpec, utcnow
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
 from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_submission.domain.fields import (
+    MAX_DELAY_SECONDS,
+    MAX_DEPENDENCIES,
+    POLICY_TAGS,
+    REF_PATTERN,
+    Dependency,
+    RetryPolicyField,
+    RetryPolicyIn,
+    RunAt,
+)
 
 MAX_TIMEOUT_SECONDS = 1700
 IDEMPOTENCY_KEY_MAX = 200
+MAX_RUN_AHEAD = timedelta(seconds=MAX_DELAY_SECONDS)
 
 
-class JobCreate(CamelModel):
-    """The body of ``POST /api/v1/jobs``."""
-
+class _JobFields(CamelModel):
     model_config = ConfigDict(extra="forbid")
 
     type: str = Field(min_length=1, max_length=100, description="A registered job type.")
@@ -32,6 +44,58 @@ class JobCreate(CamelModel):
     payload: dict[str, Any] = Field(description="Validated against the type's payload schema.")
     max_attempts: int | None = Field(default=None, strict=True, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, strict=True, ge=1, le=MAX_TIMEOUT_SECONDS)
+    run_at: RunAt | None = None
+    delay_seconds: int | None = Field(
+        default=None,
+        strict=True,
+        ge=0,
+        le=MAX_DELAY_SECONDS,
+        description="Run this many seconds after acceptance; not together with runAt.",
+    )
+    retry_policy: RetryPolicyField | None = Field(
+        default=None, description="An inline policy object, or the name of a stored policy."
+    )
+
+    @staticmethod
+    def _unique(values: list[str]) -> list[str]:
+        if len(set(values)) != len(values):
+            raise ValueError("entries must be unique")
+        return values
+
+
+class JobCreate(_JobFields):
+    """The body of ``POST /api/v1/jobs``."""
+
+    depends_on: list[uuid.UUID] | None = Field(
+        default=None,
+        max_length=MAX_DEPENDENCIES,
+        description="Job ids (your own) that must succeed before this job runs.",
+    )
+
+    @field_validator("depends_on")
+    @classmethod
+    def _unique_parents(cls, value: list[uuid.UUID] | None) -> list[uuid.UUID] | None:
+        if value is not None:
+            cls._unique([str(v) for v in value])
+        return value
+
+
+class BatchJobSpec(_JobFields):
+    """One entry of ``POST /api/v1/batches``: a job spec plus an optional in-batch ``ref``."""
+
+    ref: str | None = Field(
+        default=None, pattern=REF_PATTERN, description="A label, unique within the batch."
+    )
+    depends_on: list[Dependency] | None = Field(
+        default=None,
+        max_length=MAX_DEPENDENCIES,
+        description="Job ids, or ref:<label> of another spec of the same batch.",
+    )
+
+    @field_validator("depends_on")
+    @classmethod
+    def _unique_parents(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else cls._unique(value)
 
 
 @dataclass(frozen=True)
@@ -44,11 +108,20 @@ class ValidatedJob:
     payload: dict[str, Any]
     max_attempts: int | None
     timeout_seconds: int | None
+    run_at: datetime | None = None
+    delay_seconds: int | None = None
+    retry_policy: RetryPolicySpec | None = None
+    retry_policy_name: str | None = None
+    depends_on: tuple[str, ...] = ()
+    ref: str | None = None
 
 
 @dataclass(frozen=True)
 class JobRequest:
-    """A validated submission with its owner resolved: what gets stored and hashed."""
+    """A validated submission with its owner resolved: what gets stored and hashed.
+
+    ``depends_on`` holds job ids (and, inside a batch, ``ref:<label>`` entries).
+    """
 
     job_type: str
     priority: int
@@ -56,9 +129,30 @@ class JobRequest:
     payload: dict[str, Any]
     max_attempts: int | None
     timeout_seconds: int | None
+    run_at: datetime | None = None
+    delay_seconds: int | None = None
+    retry_policy: RetryPolicySpec | None = None
+    retry_policy_name: str | None = None
+    depends_on: tuple[str, ...] = field(default=())
+    ref: str | None = None
+
+    def first_run_at(self, accepted_at: datetime) -> datetime | None:
+        """``runAt`` as given, or acceptance + ``delaySeconds``; ``None`` means at once."""
+        if self.run_at is not None:
+            return self.run_at
+        if self.delay_seconds is not None:
+            return accepted_at + timedelta(seconds=self.delay_seconds)
+        return None
+
+    def retry_policy_json(self) -> dict[str, Any] | None:
+        if self.retry_policy is None:
+            return None
+        return self.retry_policy.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def canonical(self) -> dict[str, Any]:
-        return {
+        """The hashed form. Scheduling keys appear only when set, so that hashes of requests
+        stored before they existed stay valid."""
+        canonical: dict[str, Any] = {
             "type": self.job_type,
             "priority": self.priority,
             "submittedBy": self.submitted_by,
@@ -66,60 +160,117 @@ class JobRequest:
             "maxAttempts": self.max_attempts,
             "timeoutSeconds": self.timeout_seconds,
         }
+        optional: dict[str, Any] = {
+            "runAtMs": None if self.run_at is None else int(self.run_at.timestamp() * 1000),
+            "delaySeconds": self.delay_seconds,
+            "retryPolicy": self.retry_policy_json(),
+            "retryPolicyName": self.retry_policy_name,
+            "dependsOn": sorted(self.depends_on) or None,
+            "ref": self.ref,
+        }
+        canonical.update({k: v for k, v in optional.items() if v is not None})
+        return canonical
 
     def request_hash(self) -> str:
         """sha256 of the canonical JSON (sorted keys): equal for semantically equal requests."""
-        canonical = orjson.dumps(self.canonical(), option=orjson.OPT_SORT_KEYS)
-        return hashlib.sha256(canonical).hexdigest()
+        return hash_json(self.canonical())
 
 
-def _details(errors: Iterable[Mapping[str, Any]], prefix: str = "") -> list[ErrorDetail]:
+def hash_json(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _path(prefix: str, loc: Iterable[Any]) -> str:
+    parts = [str(part) for part in loc]
+    # a retryPolicy error carries its union tag ("object" / "name"): not a field of the body
+    if len(parts) > 1 and parts[0] == "retryPolicy" and parts[1] in POLICY_TAGS:
+        del parts[1]
+    return ".".join(part for part in (prefix, *parts) if part != "")
+
+
+def field_details(errors: Iterable[Mapping[str, Any]], prefix: str = "") -> list[ErrorDetail]:
     details = []
     for error in errors:
-        path = ".".join(str(part) for part in (prefix, *error["loc"]) if part != "")
-        details.append(ErrorDetail(field=path or "body", message=str(error["msg"])))
+        path = _path(prefix, error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        details.append(ErrorDetail(field=path or "body", message=message))
     return details
 
 
-def validate_job(data: object) -> ValidatedJob:
-    """Validate a decoded JSON body; every problem is reported at once with its field path.
-
-    Raises :class:`ValidationFailed` (422) and nothing else.
-    """
+def check_job(
+    data: object,
+    *,
+    now: datetime,
+    model: type[JobCreate] | type[BatchJobSpec] = JobCreate,
+    prefix: str = "",
+) -> tuple[ValidatedJob | None, list[ErrorDetail]]:
+    """Validate one job spec; returns it, or ``None`` with every problem and its field path."""
+    at = f"{prefix}." if prefix else ""
     details: list[ErrorDetail] = []
-    body: JobCreate | None = None
+    body: JobCreate | BatchJobSpec | None = None
     try:
-        body = JobCreate.model_validate(data)
+        body = model.model_validate(data)
     except ValidationError as exc:
-        details.extend(_details(exc.errors()))
+        details.extend(field_details(exc.errors(), prefix))
     payload: dict[str, Any] | None = None
     if isinstance(data, Mapping):
         job_type, raw_payload = data.get("type"), data.get("payload")
         if isinstance(job_type, str) and job_type and job_type not in PAYLOAD_MODELS:
             known = ", ".join(sorted(PAYLOAD_MODELS))
             details.append(
-                ErrorDetail(field="type", message=f"unknown job type; expected one of: {known}")
+                ErrorDetail(
+                    field=f"{at}type", message=f"unknown job type; expected one of: {known}"
+                )
             )
         elif isinstance(job_type, str) and isinstance(raw_payload, Mapping):
             try:
-                model = PAYLOAD_MODELS[job_type].model_validate(raw_payload)
+                payload_model = PAYLOAD_MODELS[job_type].model_validate(raw_payload)
             except ValidationError as exc:
-                details.extend(_details(exc.errors(), prefix="payload"))
+                details.extend(field_details(exc.errors(), prefix=f"{at}payload"))
             else:
-                payload = model.model_dump(mode="json", by_alias=True)
+                payload = payload_model.model_dump(mode="json", by_alias=True)
+        if data.get("runAt") is not None and data.get("delaySeconds") is not None:
+            details.append(
+                ErrorDetail(
+                    field=f"{at}delaySeconds", message="give runAt or delaySeconds, not both"
+                )
+            )
+    if body is not None and body.run_at is not None and body.run_at - now > MAX_RUN_AHEAD:
+        details.append(ErrorDetail(field=f"{at}runAt", message="at most 1 year ahead"))
     if details or body is None or payload is None:
-        raise ValidationFailed("request validation failed", details=_dedupe(details))
-    return ValidatedJob(
-        job_type=body.type,
-        priority=body.priority,
-        requested_owner=body.submitted_by,
-        payload=payload,
-        max_attempts=body.max_attempts,
-        timeout_seconds=body.timeout_seconds,
+        return None, details
+    policy = body.retry_policy
+    return (
+        ValidatedJob(
+            job_type=body.type,
+            priority=body.priority,
+            requested_owner=body.submitted_by,
+            payload=payload,
+            max_attempts=body.max_attempts,
+            timeout_seconds=body.timeout_seconds,
+            run_at=body.run_at,
+            delay_seconds=body.delay_seconds,
+            retry_policy=policy.to_spec() if isinstance(policy, RetryPolicyIn) else None,
+            retry_policy_name=policy if isinstance(policy, str) else None,
+            depends_on=tuple(str(parent) for parent in body.depends_on or ()),
+            ref=body.ref if isinstance(body, BatchJobSpec) else None,
+        ),
+        [],
     )
 
 
-def _dedupe(details: list[ErrorDetail]) -> list[ErrorDetail]:
+def validate_job(data: object, *, now: datetime | None = None) -> ValidatedJob:
+    """Validate a decoded JSON body; every problem is reported at once with its field path.
+
+    Raises :class:`ValidationFailed` (422) and nothing else.
+    """
+    job, details = check_job(data, now=now or utcnow())
+    if job is None:
+        raise ValidationFailed("request validation failed", details=dedupe(details))
+    return job
+
+
+def dedupe(details: list[ErrorDetail]) -> list[ErrorDetail]:
     seen: set[tuple[str, str]] = set()
     unique = []
     for detail in details:
@@ -130,11 +281,11 @@ def _dedupe(details: list[ErrorDetail]) -> list[ErrorDetail]:
     return unique or [ErrorDetail(field="body", message="invalid request")]
 
 
-def resolve_owner(job: ValidatedJob, identity: Identity) -> JobRequest:
-    """Apply the owner rule: the caller by default; someone else only for an admin."""
-    owner = (job.requested_owner or identity.email).strip().lower()
-    if owner != identity.email.strip().lower() and not identity.is_admin:
-        raise Forbidden("only an admin may submit jobs on behalf of another user")
+def normalize_owner(email: str) -> str:
+    return email.strip().lower()
+
+
+def with_owner(job: ValidatedJob, owner: str) -> JobRequest:
     return JobRequest(
         job_type=job.job_type,
         priority=job.priority,
@@ -142,4 +293,35 @@ def resolve_owner(job: ValidatedJob, identity: Identity) -> JobRequest:
         payload=job.payload,
         max_attempts=job.max_attempts,
         timeout_seconds=job.timeout_seconds,
+        run_at=job.run_at,
+        delay_seconds=job.delay_seconds,
+        retry_policy=job.retry_policy,
+        retry_policy_name=job.retry_policy_name,
+        depends_on=job.depends_on,
+        ref=job.ref,
     )
+
+
+def owner_for(requested: str | None, identity: Identity) -> str:
+    """The owner rule: the caller by default; someone else only for an admin."""
+    owner = normalize_owner(requested or identity.email)
+    if owner != normalize_owner(identity.email) and not identity.is_admin:
+        raise Forbidden("only an admin may submit jobs on behalf of another user")
+    return owner
+
+
+def resolve_owner(job: ValidatedJob, identity: Identity) -> JobRequest:
+    """Apply the owner rule to a single submission."""
+    return with_owner(job, owner_for(job.requested_owner, identity))
+
+
+def unknown_parents(
+    parents: Iterable[tuple[str, str]], owners: Mapping[str, str], owner: str
+) -> list[ErrorDetail]:
+    """``(field, job_id)`` pairs whose job is unknown or someone else's: one 422 detail each,
+    with the same message in both cases so that foreign jobs' existence is not revealed."""
+    return [
+        ErrorDetail(field=path, message="unknown job")
+        for path, job_id in parents
+        if owners.get(job_id) != owner
+    ]

@@ -1,0 +1,188 @@
+"""Accepting batches: validate every spec, check parents, then store the batch durably.
+
+Write protocol (one batch doc, one bulk insert, one release, one flip):
+
+1. insert the ``batches`` document with ``state: pending`` (it takes the Idempotency-Key);
+2. ``insert_many`` every member with ``outbox.state: held`` (the relay ignores held entries);
+3. ``update_many`` the members ``held -> pending`` (the relay may publish them now);
+4. flip the batch document to ``state: accepted`` and wake the relay.
+
+A failure after 1 leaves a pending batch whose members are never published. A retry with the
+same Idempotency-Key resumes it (same batch id and job ids; members already stored are
+skipped); without a key the request undoes what it wrote. Only an accepted batch is visible.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from pymongo.errors import DuplicateKeyError
+
+from jobs_common.auth import Identity
+from jobs_common.contracts import utcnow
+from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from jobs_submission import metrics
+from jobs_submission.adapters.batches import BatchStore
+from jobs_submission.adapters.mongo import Document, SubmissionStore
+from jobs_submission.domain.batches import BatchRequest, validate_batch
+from jobs_submission.domain.documents import (
+    BATCH_ACCEPTED,
+    OUTBOX_HELD,
+    BatchStatusPublic,
+    batch_view,
+    new_batch_document,
+    new_document,
+    to_ms,
+)
+from jobs_submission.domain.requests import dedupe, unknown_parents
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BatchAcceptance:
+    batch_id: str
+    job_ids: list[str]
+    replayed: bool
+
+
+class BatchService:
+    def __init__(
+        self,
+        submissions: SubmissionStore,
+        batches: BatchStore,
+        *,
+        on_accepted: Callable[[], None] = lambda: None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.submissions = submissions
+        self.batches = batches
+        self.on_accepted = on_accepted
+        self.clock = clock
+
+    async def submit(
+        self,
+        body: object,
+        *,
+        identity: Identity,
+        idempotency_key: str | None,
+        trace_id: str,
+    ) -> BatchAcceptance:
+        now = self.clock()
+        try:
+            request = validate_batch(body, identity=identity, now=now)
+            await self._check_parents(request)
+        except ValidationFailed:
+            metrics.BATCHES.labels("invalid").inc()
+            raise
+        except Forbidden:
+            metrics.BATCHES.labels("forbidden").inc()
+            raise
+        batch_id = str(uuid.uuid4())
+        job_ids = [str(uuid.uuid4()) for _ in request.specs]
+        batch_doc = new_batch_document(
+            batch_id=batch_id,
+            submitted_by=request.submitted_by,
+            name=request.name,
+            job_ids=job_ids,
+            idempotency_key=idempotency_key,
+            request_hash=request.request_hash(),
+            trace_id=trace_id,
+            now=now,
+        )
+        try:
+            await self.batches.insert_batch(batch_doc)
+        except DuplicateKeyError:
+            if idempotency_key is None:
+                raise  # a uuid4 collision on the batch id; the client retries
+            return await self._replay(request, batch_doc, idempotency_key, trace_id)
+        try:
+            await self._store_members(request, batch_doc, trace_id=trace_id, resume=False)
+        except Exception:
+            log.exception(
+                "batch members could not be stored",
+                extra={"action": "batch_store_failed", "batch_id": batch_id},
+            )
+            if idempotency_key is None:
+                await self.batches.discard(batch_id)
+            raise
+        metrics.BATCHES.labels("accepted").inc()
+        for job_type, count in Counter(spec.job_type for spec in request.specs).items():
+            metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "accepted").inc(count)
+        log.info(
+            "batch accepted",
+            extra={
+                "action": "batch_accepted",
+                "batch_id": batch_id,
+                "size": request.size,
+                "trace_id": trace_id,
+            },
+        )
+        return BatchAcceptance(batch_id=batch_id, job_ids=job_ids, replayed=False)
+
+    async def _replay(
+        self, request: BatchRequest, attempted: Document, key: str, trace_id: str
+    ) -> BatchAcceptance:
+        first = await self.batches.find_by_idempotency_key(request.submitted_by, key)
+        if first is None:
+            raise Conflict("the batch with this Idempotency-Key vanished; retry the request")
+        if first["requestHash"] != attempted["requestHash"]:
+            metrics.BATCHES.labels("conflict").inc()
+            raise Conflict("Idempotency-Key was already used with a different request")
+        if first.get("state") != BATCH_ACCEPTED:
+            # a request that failed (or still runs) left it pending: complete it idempotently
+            await self._store_members(request, first, trace_id=trace_id, resume=True)
+            log.info(
+                "pending batch resumed",
+                extra={"action": "batch_resumed", "batch_id": first["_id"]},
+            )
+        metrics.BATCHES.labels("replayed").inc()
+        return BatchAcceptance(batch_id=first["_id"], job_ids=list(first["jobIds"]), replayed=True)
+
+    async def _store_members(
+        self, request: BatchRequest, batch_doc: Document, *, trace_id: str, resume: bool
+    ) -> None:
+        batch_id, job_ids = batch_doc["_id"], list(batch_doc["jobIds"])
+        now = self.clock()
+        parents = request.resolve(job_ids)
+        members = [
+            new_document(
+                spec,
+                job_id=job_ids[i],
+                idempotency_key=None,
+                trace_id=trace_id,
+                now=now,
+                depends_on=parents[i],
+                batch=(batch_id, request.size),
+                outbox_state=OUTBOX_HELD,
+            )
+            for i, spec in enumerate(request.specs)
+        ]
+        await self.batches.insert_members(members, resume=resume)
+        await self.batches.release_members(batch_id)
+        await self.batches.mark_accepted(batch_id, now_ms=to_ms(now))
+        self.on_accepted()
+
+    async def _check_parents(self, request: BatchRequest) -> None:
+        parents = request.absolute_parents()
+        if not parents:
+            return
+        owners = await self.submissions.owners_of([job_id for _, job_id in parents])
+        details = unknown_parents(parents, owners, request.submitted_by)
+        if details:
+            raise ValidationFailed("batch validation failed", details=dedupe(details))
+
+    async def status(self, batch_id: str, *, identity: Identity) -> BatchStatusPublic:
+        document = await self.batches.get(batch_id)
+        if (
+            document is None
+            or document.get("state") != BATCH_ACCEPTED
+            or not identity.may_see(document["submittedBy"])
+        ):
+            raise NotFound("batch not found")
+        return batch_view(document, published=await self.batches.count_published(batch_id))
