@@ -1,8 +1,14 @@
 """The jobs running on this worker, keyed by ``(job_id, attempt)``.
 
-This registry is the seam for what runs alongside a job: a heartbeat loop renews the lease
-of every :meth:`ActiveJobs.snapshot` entry, a ``jobs.cancel`` consumer calls
-:meth:`ActiveJobs.cancel`, and a worker registry reports :meth:`ActiveJobs.keys`.
+The heartbeat loop reports :meth:`ActiveJobs.leased` (the attempts whose ``JobRunning`` was
+confirmed and whose result is not yet), and the control consumer calls
+:meth:`ActiveJobs.cancel_matching` for a ``CancelAttempt``.
+
+Each job moves through three phases: ``starting`` (publishing ``JobRunning``), ``running``
+(the handler runs in its own task, :attr:`ActiveJob.handler`) and ``reporting`` (the outcome
+is decided, ``JobResult`` is being published). A cancel request records its reason in every
+phase but ``reporting`` and cancels the handler task if one runs; the executor turns that
+into a ``cancelled`` outcome. Shutdown cancels the delivery task itself instead (abandon).
 """
 
 from __future__ import annotations
@@ -11,10 +17,18 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
+from typing import Any
 
 from jobs_common.contracts import JobDispatch
 
 JobKey = tuple[uuid.UUID, int]
+
+
+class Phase(StrEnum):
+    STARTING = "starting"
+    RUNNING = "running"
+    REPORTING = "reporting"
 
 
 @dataclass(eq=False)
@@ -22,7 +36,10 @@ class ActiveJob:
     dispatch: JobDispatch
     queue: str
     task: asyncio.Task[None]
+    phase: Phase = Phase.STARTING
+    handler: asyncio.Task[Any] | None = None
     started_at: datetime | None = None
+    running_confirmed: bool = False
     result_confirmed: bool = False
     cancel_reason: str | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -55,11 +72,33 @@ class ActiveJobs:
     def snapshot(self) -> list[ActiveJob]:
         return list(self._jobs.values())
 
+    def leased(self) -> list[JobKey]:
+        """Attempts the scheduler holds as running on this worker: ``JobRunning`` confirmed,
+        ``JobResult`` not yet. Their leases are renewed by the heartbeat."""
+        return [
+            key
+            for key, job in self._jobs.items()
+            if job.running_confirmed and not job.result_confirmed
+        ]
+
     def cancel(self, key: JobKey, *, reason: str) -> bool:
-        """Cancel the task running ``key``; False when it does not run here."""
+        """Ask the attempt ``key`` to stop with a ``cancelled`` outcome; False when it does
+        not run here or its outcome is already decided."""
         job = self._jobs.get(key)
-        if job is None or job.task.done():
+        if job is None or job.task.done() or job.phase is Phase.REPORTING:
             return False
-        job.cancel_reason = reason
-        job.task.cancel()
+        if job.cancel_reason is None:
+            job.cancel_reason = reason
+        if job.handler is not None and not job.handler.done():
+            job.handler.cancel()
         return True
+
+    def cancel_matching(
+        self, job_id: uuid.UUID, attempt: int | None, *, reason: str
+    ) -> list[JobKey]:
+        """Cancel ``(job_id, attempt)``, or every attempt of the job here when ``attempt`` is
+        None; the keys actually cancelled."""
+        keys = [
+            key for key in self._jobs if key[0] == job_id and (attempt is None or key[1] == attempt)
+        ]
+        return [key for key in keys if self.cancel(key, reason=reason)]

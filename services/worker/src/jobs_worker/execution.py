@@ -5,8 +5,11 @@
   ``JobResult`` (confirmed) and only then ack;
 - a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)``, or
   left to the broker when the channel is gone) and nothing is acked;
-- the task cancelled (shutdown past the drain timeout): nothing is published or acked, so the
-  broker redelivers the message to another worker.
+- a ``CancelAttempt`` for the attempt (remembered in the cancelled set, or arriving while it
+  runs): its handler task is cancelled (or never started), ``JobResult`` with outcome
+  ``cancelled`` is published (confirmed) and the delivery acked;
+- the delivery task itself cancelled (shutdown past the drain timeout): nothing is published
+  or acked, so the broker redelivers the message to another worker.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal
 
 import orjson
 from aio_pika.abc import AbstractIncomingMessage
@@ -32,19 +37,30 @@ from jobs_common.contracts import (
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import RESULTS, RUNNING
 from jobs_worker import metrics
-from jobs_worker.active import ActiveJob, ActiveJobs
-from jobs_worker.domain.context import JobContext, JobLogger, Registry
+from jobs_worker.active import ActiveJob, ActiveJobs, Phase
+from jobs_worker.domain.cancellations import CancelledSet
+from jobs_worker.domain.context import JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
 job_log = logging.getLogger("jobs_worker.job")
 
-Outcome = tuple[dict[str, Any] | None, JobError | None]
+OutcomeName = Literal["succeeded", "failed", "cancelled"]
+Outcome = tuple[OutcomeName, dict[str, Any] | None, JobError | None]
+ForwarderFactory = Callable[[JobDispatch], LogForward]
 
 
 def _failure(kind: ErrorKind, error_class: str, message: str) -> Outcome:
-    return None, JobError(kind=kind, error_class=error_class, message=message[:2000])
+    return "failed", None, JobError(kind=kind, error_class=error_class, message=message[:2000])
+
+
+def _cancelled(reason: str) -> Outcome:
+    return (
+        "cancelled",
+        None,
+        JobError(kind=ErrorKind.PERMANENT, error_class="Cancelled", message=reason[:2000]),
+    )
 
 
 class JobExecutor:
@@ -56,12 +72,17 @@ class JobExecutor:
         publisher: Publisher,
         worker_id: str,
         active: ActiveJobs,
+        cancelled: CancelledSet,
+        log_forwarder: ForwarderFactory | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.publisher = publisher
         self.worker_id = worker_id
         self.active = active
+        self.cancelled = cancelled
+        self.log_forwarder = log_forwarder
+        self.forward_level = logging.getLevelNamesMapping()[settings.job_log_level.upper()]
 
     def type_label(self, job_type: str) -> str:
         return job_type if job_type in self.registry else "unknown"
@@ -85,7 +106,11 @@ class JobExecutor:
                 return
         self.active.add(job)
         try:
-            await self._execute(message, job)
+            reason = self.cancelled.reason_for(dispatch.job_id, dispatch.attempt)
+            if reason is not None:
+                await self._refuse(message, job, reason)
+            else:
+                await self._execute(message, job)
         except asyncio.CancelledError:
             log.warning(
                 "job abandoned; left unacked",
@@ -106,6 +131,22 @@ class JobExecutor:
             "worker_id": self.worker_id,
         }
 
+    def _logger(self, job: ActiveJob, fields: dict[str, Any]) -> JobLogger:
+        forward = self.log_forwarder(job.dispatch) if self.log_forwarder is not None else None
+        return JobLogger(job_log, fields, forward=forward, forward_level=self.forward_level)
+
+    async def _refuse(self, message: AbstractIncomingMessage, job: ActiveJob, reason: str) -> None:
+        """A delivery of a cancelled attempt: report it cancelled without starting it."""
+        fields = self._fields(job)
+        job.phase = Phase.REPORTING
+        now = utcnow()
+        metrics.CANCELLATIONS.labels("not_started").inc()
+        log.info(
+            "cancelled attempt not started",
+            extra={**fields, "action": "job_refused", "reason": reason},
+        )
+        await self._report(message, job, _cancelled(reason), started_at=now, duration=None)
+
     async def _execute(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
         dispatch = job.dispatch
         fields = self._fields(job)
@@ -120,22 +161,44 @@ class JobExecutor:
         if not await self._publish(RUNNING, running, fields):
             await self._hand_back(message, fields)
             return
-        label = self.type_label(dispatch.job_type)
-        metrics.JOBS_STARTED.labels(label).inc()
+        job.running_confirmed = True
+        job.phase = Phase.RUNNING
+        metrics.JOBS_STARTED.labels(self.type_label(dispatch.job_type)).inc()
         log.info(
             "job started",
             extra={**fields, "action": "job_started", "redelivered": message.redelivered},
         )
         clock = time.perf_counter()
-        result, error = await self._run_handler(job, JobLogger(job_log, fields))
-        duration = time.perf_counter() - clock
-        metrics.JOB_DURATION.labels(label).observe(duration)
-        outcome = "succeeded" if error is None else "failed"
+        if job.cancel_reason is not None:  # cancelled while JobRunning was being confirmed
+            outcome = _cancelled(job.cancel_reason)
+        else:
+            outcome = await self._run_handler(job, self._logger(job, fields))
+        job.phase = Phase.REPORTING
+        await self._report(
+            message, job, outcome, started_at=started_at, duration=time.perf_counter() - clock
+        )
+
+    async def _report(
+        self,
+        message: AbstractIncomingMessage,
+        job: ActiveJob,
+        outcome: Outcome,
+        *,
+        started_at: datetime,
+        duration: float | None,
+    ) -> None:
+        """Publish the attempt's ``JobResult`` (confirmed), then ack the delivery."""
+        dispatch = job.dispatch
+        fields = self._fields(job)
+        label = self.type_label(dispatch.job_type)
+        name, result, error = outcome
+        if duration is not None:
+            metrics.JOB_DURATION.labels(label).observe(duration)
         report = JobResult(
             job_id=dispatch.job_id,
             attempt=dispatch.attempt,
             worker_id=self.worker_id,
-            outcome=outcome,
+            outcome=name,
             result=result,
             error=error,
             started_at=started_at,
@@ -146,17 +209,17 @@ class JobExecutor:
             await self._hand_back(message, fields)
             return
         job.result_confirmed = True
-        kind = error.kind.value if error else "none"
-        metrics.JOBS_FINISHED.labels(label, outcome, kind).inc()
+        kind = error.kind.value if error is not None and name == "failed" else "none"
+        metrics.JOBS_FINISHED.labels(label, name, kind).inc()
         log.info(
             "job finished",
             extra={
                 **fields,
                 "action": "job_finished",
-                "outcome": outcome,
+                "outcome": name,
                 "error_kind": kind,
                 "error_class": error.error_class if error else None,
-                "duration_ms": round(duration * 1000, 1),
+                "duration_ms": round(duration * 1000, 1) if duration is not None else None,
             },
         )
         await self._ack(message, job)
@@ -183,31 +246,57 @@ class JobExecutor:
             settings=self.settings,
             logger=logger,
         )
+        # The handler runs in its own task: a cancel request cancels that task only, so this
+        # (delivery) task survives to report ``cancelled``; cancelling the delivery task
+        # (shutdown) cancels the handler through the await and is told apart by
+        # ``cancelling()``.
+        handler: asyncio.Task[dict[str, Any]] = asyncio.create_task(
+            spec.run(ctx, payload), name=f"handler:{dispatch.job_id}:{dispatch.attempt}"
+        )
+        job.handler = handler
         scope = asyncio.timeout(dispatch.timeout_seconds)
         try:
             async with scope:
-                result = await spec.run(ctx, payload)
+                result = await handler
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling() == 0 and job.cancel_reason:
+                logger.warning("attempt cancelled: %s", job.cancel_reason)
+                return _cancelled(job.cancel_reason)
+            raise
         except TimeoutError as exc:
             if scope.expired():
+                logger.error("attempt timed out after %ss", dispatch.timeout_seconds)
                 return _failure(
                     ErrorKind.TIMEOUT,
                     "JobTimeout",
                     f"attempt exceeded its timeout of {dispatch.timeout_seconds}s",
                 )
-            return None, classify(exc)
+            return self._handler_failed(job, logger, exc)
         except Exception as exc:
-            error = classify(exc)
-            logger.warning(
-                "handler failed",
-                extra={"action": "handler_failed", "error_kind": error.kind.value},
-                exc_info=not isinstance(exc, JobFailure),
-            )
-            return None, error
+            return self._handler_failed(job, logger, exc)
+        finally:
+            job.handler = None
+            if not handler.done():
+                handler.cancel()
         try:
             orjson.dumps(result)
         except orjson.JSONEncodeError as exc:
             return _failure(ErrorKind.PERMANENT, "ResultNotSerializable", str(exc))
-        return result, None
+        return "succeeded", result, None
+
+    def _handler_failed(self, job: ActiveJob, logger: JobLogger, exc: Exception) -> Outcome:
+        if job.cancel_reason is not None:  # failed while being cancelled: it was cancelled
+            return _cancelled(job.cancel_reason)
+        error = classify(exc)
+        logger.warning(
+            "handler failed: %s: %s",
+            error.error_class,
+            error.message,
+            extra={"action": "handler_failed", "error_kind": error.kind.value},
+            exc_info=not isinstance(exc, JobFailure),
+        )
+        return "failed", None, error
 
     async def _publish(
         self, routing_key: str, message: JobRunning | JobResult, fields: dict[str, Any]

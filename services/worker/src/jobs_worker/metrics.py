@@ -30,3 +30,22 @@ PUBLISH_FAILURES = Counter(
 ABANDONED = Counter(
     "worker_jobs_abandoned_total", "Jobs left unacked at shutdown (redelivered elsewhere)"
 )
+HEARTBEATS = Counter(
+    "worker_heartbeats_total", "Heartbeats published to jobs.heartbeat", ["outcome"]
+)
+CANCELLATIONS = Counter(
+    "worker_cancellations_total",
+    "Cancel requests applied: a running attempt stopped, or a cancelled delivery not started",
+    ["where"],
+)
+CONTROL_MESSAGES = Counter(
+    "worker_control_messages_total", "Messages received on the control queue", ["type"]
+)
+LOG_LINES_PUBLISHED = Counter(
+    "worker_job_log_lines_published_total", "Job log lines published to jobs.logs"
+)
+LOG_LINES_DROPPED = Counter(
+    "worker_job_log_lines_dropped_total",
+    "Job log lines dropped (queue full, publish failed, worker stopping)",
+    ["reason"],
+)

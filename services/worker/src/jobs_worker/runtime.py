@@ -1,5 +1,6 @@
 """The worker runtime: one connection, one channel and consumer per ready queue with its own
-prefetch, one task per delivery, graceful drain on shutdown and a burst (run-until-idle) mode.
+prefetch, one task per delivery, a control consumer (cancellations), a heartbeat loop, a job
+log shipper, graceful drain on shutdown and a burst (run-until-idle) mode.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from aio_pika.exceptions import AMQPConnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
-from jobs_common.rabbit import RabbitBus, open_channel
-from jobs_common.topology import READY_QUEUES
+from jobs_common.rabbit import Publisher, RabbitBus, open_channel
+from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
+from jobs_worker.control import ControlConsumer
+from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import Registry
 from jobs_worker.execution import JobExecutor
 from jobs_worker.handlers import default_registry
+from jobs_worker.heartbeat import HeartbeatLoop, WorkerIdentity
+from jobs_worker.joblogs import JobLogShipper
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -46,6 +51,14 @@ class WorkerRuntime:
         self.settings = settings
         self.worker_id = settings.worker_id or make_worker_id()
         self.active = ActiveJobs()
+        self.cancelled = CancelledSet(
+            capacity=settings.cancelled_capacity, ttl=settings.cancelled_ttl
+        )
+        self.control = ControlConsumer(
+            worker_id=self.worker_id, cancelled=self.cancelled, active=self.active
+        )
+        self.heartbeat: HeartbeatLoop | None = None
+        self.logs: JobLogShipper | None = None
         self._registry = registry
         self._bus: RabbitBus | None = None
         self._engine: AsyncEngine | None = None
@@ -74,13 +87,39 @@ class WorkerRuntime:
             self._registry if self._registry is not None else default_registry(engine=self._engine)
         )
         self._bus = await self._connect()
+        # Control first: a cancel that arrives before a delivery must be known when it does.
+        await self.control.start(self._bus.connection)
+        # Log lines get their own channel: a chatty handler never delays running/result
+        # publishes on the bus channel.
+        log_channel = await open_channel(self._bus.connection)
+        self.logs = JobLogShipper(
+            publisher=Publisher(await log_channel.get_exchange(JOBS_EXCHANGE)),
+            worker_id=self.worker_id,
+            capacity=self.settings.job_log_queue_size,
+            batch_size=self.settings.job_log_batch_size,
+        )
+        await self.logs.start()
         self._executor = JobExecutor(
             settings=self.settings,
             registry=registry,
             publisher=self._bus.publisher,
             worker_id=self.worker_id,
             active=self.active,
+            cancelled=self.cancelled,
+            log_forwarder=self.logs.forwarder,
         )
+        self.heartbeat = HeartbeatLoop(
+            publisher=self._bus.publisher,
+            identity=WorkerIdentity.of_this_process(
+                worker_id=self.worker_id,
+                queues=list(READY_QUEUES),
+                concurrency=self.settings.concurrency,
+            ),
+            active=self.active,
+            interval=self.settings.heartbeat_interval,
+            stopping=lambda: self._stopping,
+        )
+        await self.heartbeat.start()
         for name in READY_QUEUES:
             prefetch = self.settings.prefetch_for(name)
             channel = await open_channel(self._bus.connection, prefetch=prefetch)
@@ -156,6 +195,8 @@ class WorkerRuntime:
         if self._closed:
             return
         self._stopping = True
+        if self.heartbeat is not None:
+            self.heartbeat.poke()  # tell the scheduler at once that this worker drains
         await self._stop_consuming()
         if self._tasks:
             log.info(
@@ -168,6 +209,11 @@ class WorkerRuntime:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
         self._closed = True
+        if self.logs is not None:
+            await self.logs.stop(flush_timeout=self.settings.job_log_flush_timeout)
+        if self.heartbeat is not None:
+            await self.heartbeat.stop()  # the last one: stopping, nothing active
+        await self.control.stop()
         if self._bus is not None:
             await self._bus.close()
         if self._engine is not None:
@@ -214,4 +260,5 @@ class WorkerRuntime:
                 except Exception:
                     ok = False
             checks[f"consumers:{name}"] = ok
+        checks["consumers:control"] = checks["amqp"] and await self.control.ready()
         return checks

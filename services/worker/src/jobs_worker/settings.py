@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
@@ -27,6 +28,17 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Pause before handing a delivery back after a failed publish (no hot redelivery loop).
     requeue_pause: float = Field(default=1.0, ge=0)
 
+    # Heartbeats (jobs.heartbeat): the scheduler's lease lasts a few intervals.
+    heartbeat_interval: float = Field(default=2.0, gt=0)
+    # CancelAttempt messages remembered so a cancelled attempt is never started here.
+    cancelled_capacity: int = Field(default=10_000, ge=1)
+    cancelled_ttl: float = Field(default=3600.0, gt=0)
+    # Handler log lines shipped to jobs.logs (at this level and above).
+    job_log_level: Literal["debug", "info", "warning", "error"] = "info"
+    job_log_queue_size: int = Field(default=10_000, ge=1)
+    job_log_batch_size: int = Field(default=200, ge=1, le=10_000)
+    job_log_flush_timeout: float = Field(default=5.0, ge=0)
+
     db_pool_size: int = Field(default=2, ge=1)
     artifacts_dir: Path = Path("var/artifacts")
     report_inline_limit: int = Field(default=64 * 1024, ge=0)
@@ -45,6 +57,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
         if (self.smtp_username is None) != (self.smtp_password is None):
             raise ValueError("smtp_username and smtp_password must be set together")
         return self
+
+    @property
+    def concurrency(self) -> int:
+        """How many deliveries this worker runs at once at most (sum of the prefetches)."""
+        return self.prefetch_high + self.prefetch_medium + self.prefetch_low
 
     def prefetch_for(self, queue: str) -> int:
         return {

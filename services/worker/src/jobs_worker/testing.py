@@ -12,9 +12,15 @@ from typing import Any
 import orjson
 from aio_pika.abc import AbstractIncomingMessage
 
-from jobs_common.contracts import JobDispatch, JobResult, JobRunning, parse_message
-from jobs_common.rabbit import RabbitBus
-from jobs_common.topology import ready_queue_for
+from jobs_common.contracts import (
+    CancelAttempt,
+    JobDispatch,
+    JobResult,
+    JobRunning,
+    parse_message,
+)
+from jobs_common.rabbit import Publisher, RabbitBus
+from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, ready_queue_for
 
 
 class Collector:
@@ -73,6 +79,13 @@ class Observer:
     async def publish(self, dispatch: JobDispatch) -> None:
         await self.bus.publisher.publish(ready_queue_for(dispatch.priority), dispatch)
 
+    async def cancel(self, job_id: uuid.UUID, attempt: int | None, reason: str) -> CancelAttempt:
+        """Broadcast ``CancelAttempt`` to every worker, as the scheduler does."""
+        message = CancelAttempt(job_id=job_id, attempt=attempt, reason=reason)
+        events = await self.bus.exchange(EVENTS_EXCHANGE)
+        await Publisher(events).publish(CONTROL_CANCEL, message)
+        return message
+
     async def wait_result(self, results: Collector, job_id: uuid.UUID) -> JobResult:
         async with asyncio.timeout(20):
             (found,) = await results.wait_for(lambda m: job_of(m) == str(job_id))
@@ -82,6 +95,14 @@ class Observer:
         async with asyncio.timeout(20):
             found = await running.wait_for(lambda m: job_of(m) == str(job_id))
         return parse_message(JobRunning, found[0].body)
+
+
+async def until(condition: Callable[[], bool], *, interval: float = 0.01) -> None:
+    """Poll an in-process condition that has no event (bound it with ``asyncio.timeout``)."""
+    while True:
+        if condition():
+            return
+        await asyncio.sleep(interval)
 
 
 def job_of(message: AbstractIncomingMessage) -> str | None:

@@ -52,6 +52,7 @@ async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
                 f"consumers:{READY_HIGH}": True,
                 f"consumers:{READY_MEDIUM}": True,
                 f"consumers:{READY_LOW}": True,
+                "consumers:control": True,
             }
             metrics = (await client.get("/metrics")).text
             for name in (
@@ -60,6 +61,10 @@ async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
                 "worker_jobs_finished_total",
                 "worker_job_duration_seconds",
                 "worker_poison_messages_total",
+                "worker_heartbeats_total",
+                "worker_cancellations_total",
+                "worker_job_log_lines_published_total",
+                "worker_job_log_lines_dropped_total",
             ):
                 assert name in metrics
         after = await client.get("/ready")

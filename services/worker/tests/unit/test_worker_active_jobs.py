@@ -1,4 +1,4 @@
-"""The registry of running jobs: keyed by (job_id, attempt), cancel by key."""
+"""The registry of running jobs: keyed by (job_id, attempt); cancelling by phase; leases."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs_common.contracts import JobDispatch
-from jobs_worker.active import ActiveJob, ActiveJobs
+from jobs_worker.active import ActiveJob, ActiveJobs, Phase
 
 pytestmark = pytest.mark.unit
 
 
-def dispatch(attempt: int = 1) -> JobDispatch:
+def dispatch(attempt: int = 1, job_id: uuid.UUID | None = None) -> JobDispatch:
     return JobDispatch(
-        job_id=uuid.uuid4(),
+        job_id=job_id or uuid.uuid4(),
         attempt=attempt,
         job_type="simulate",
         priority=2,
@@ -26,18 +26,98 @@ def dispatch(attempt: int = 1) -> JobDispatch:
     )
 
 
-async def test_cancel_a_running_job_by_key() -> None:
+async def test_cancel_cancels_the_handler_task_not_the_delivery_task() -> None:
     registry = ActiveJobs()
-    task = asyncio.create_task(asyncio.Event().wait())
-    job = ActiveJob(dispatch=dispatch(), queue="jobs.ready.medium", task=task)
+    delivery = asyncio.create_task(asyncio.Event().wait())
+    handler = asyncio.create_task(asyncio.Event().wait())
+    job = ActiveJob(
+        dispatch=dispatch(), queue="jobs.ready.medium", task=delivery, phase=Phase.RUNNING
+    )
+    job.handler = handler
     registry.add(job)
     assert registry.keys() == [job.key] and len(registry) == 1
     assert registry.cancel((job.dispatch.job_id, 2), reason="x") is False
     assert registry.cancel(job.key, reason="user asked") is True
     with pytest.raises(asyncio.CancelledError):
-        await task
+        await handler
     assert job.cancel_reason == "user asked"
-    assert registry.cancel(job.key, reason="again") is False  # already done
+    assert not delivery.done()
+    assert registry.cancel(job.key, reason="again") is True  # still running: reason kept
+    assert job.cancel_reason == "user asked"
+    delivery.cancel()
+    await asyncio.gather(delivery, return_exceptions=True)
+    assert registry.cancel(job.key, reason="late") is False  # delivery task done
+
+
+async def test_cancel_while_starting_records_the_reason_only() -> None:
+    registry = ActiveJobs()
+    delivery = asyncio.create_task(asyncio.Event().wait())
+    job = ActiveJob(dispatch=dispatch(), queue="q", task=delivery)
+    registry.add(job)
+    assert registry.cancel(job.key, reason="cancelled") is True
+    assert job.cancel_reason == "cancelled" and job.handler is None
+    assert not delivery.done()
+    delivery.cancel()
+    await asyncio.gather(delivery, return_exceptions=True)
+
+
+async def test_no_cancel_once_the_outcome_is_decided() -> None:
+    registry = ActiveJobs()
+    delivery = asyncio.create_task(asyncio.Event().wait())
+    job = ActiveJob(dispatch=dispatch(), queue="q", task=delivery, phase=Phase.REPORTING)
+    registry.add(job)
+    assert registry.cancel(job.key, reason="lease lost") is False
+    assert job.cancel_reason is None
+    delivery.cancel()
+    await asyncio.gather(delivery, return_exceptions=True)
+
+
+async def test_cancel_matching_one_attempt_or_every_attempt_of_a_job() -> None:
+    registry = ActiveJobs()
+    job_id = uuid.uuid4()
+    tasks = [asyncio.create_task(asyncio.Event().wait()) for _ in range(3)]
+    first = ActiveJob(dispatch=dispatch(1, job_id), queue="q", task=tasks[0])
+    second = ActiveJob(dispatch=dispatch(2, job_id), queue="q", task=tasks[1])
+    other = ActiveJob(dispatch=dispatch(1), queue="q", task=tasks[2])
+    for job in (first, second, other):
+        registry.add(job)
+    assert registry.cancel_matching(job_id, 2, reason="lease lost") == [second.key]
+    assert first.cancel_reason is None
+    assert sorted(registry.cancel_matching(job_id, None, reason="cancelled")) == sorted(
+        [first.key, second.key]
+    )
+    assert (first.cancel_reason, second.cancel_reason) == ("cancelled", "lease lost")
+    assert other.cancel_reason is None
+    assert registry.cancel_matching(uuid.uuid4(), None, reason="x") == []
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_leased_lists_confirmed_running_attempts_only() -> None:
+    registry = ActiveJobs()
+    task = asyncio.create_task(asyncio.Event().wait())
+    starting = ActiveJob(dispatch=dispatch(), queue="q", task=task)
+    running = ActiveJob(
+        dispatch=dispatch(), queue="q", task=task, phase=Phase.RUNNING, running_confirmed=True
+    )
+    reporting = ActiveJob(
+        dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING, running_confirmed=True
+    )
+    finished = ActiveJob(
+        dispatch=dispatch(),
+        queue="q",
+        task=task,
+        phase=Phase.REPORTING,
+        running_confirmed=True,
+        result_confirmed=True,
+    )
+    refused = ActiveJob(dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING)
+    for job in (starting, running, reporting, finished, refused):
+        registry.add(job)
+    assert sorted(registry.leased()) == sorted([running.key, reporting.key])
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_remove_only_the_registered_instance() -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sys
+import traceback
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -16,15 +18,82 @@ if TYPE_CHECKING:
 P = TypeVar("P", bound=Payload)
 
 
+LogForward = Callable[[int, str], None]
+"""Receives ``(levelno, rendered line)`` for every forwarded job log line; must be safe to
+call from any thread (handlers log from ``asyncio.to_thread`` too)."""
+
+
+def render_line(msg: object, args: tuple[object, ...], exc_info: object) -> str:
+    """The line as a logging formatter would render message, args and exception."""
+    text = str(msg)
+    if args:
+        try:
+            text = text % args
+        except (TypeError, ValueError, KeyError):
+            text = f"{text} {args!r}"
+    exc: BaseException | None = None
+    if isinstance(exc_info, BaseException):
+        exc = exc_info
+    elif isinstance(exc_info, tuple) and len(exc_info) == 3:
+        exc = exc_info[1] if isinstance(exc_info[1], BaseException) else None
+    elif exc_info:
+        exc = sys.exc_info()[1]
+    if exc is not None:
+        text = f"{text}\n{''.join(traceback.format_exception(exc)).rstrip()}"
+    return text
+
+
 class JobLogger(logging.LoggerAdapter[logging.Logger]):
     """A logger that stamps ``job_id``, ``attempt``, ``job_type``, ``trace_id`` and
-    ``worker_id`` on every line and merges the call site's own ``extra`` fields."""
+    ``worker_id`` on every line and merges the call site's own ``extra`` fields.
+
+    With ``forward``, every line at ``forward_level`` or above is also handed to it (whatever
+    the local log level): the worker ships them to ``jobs.logs``."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        extra: Mapping[str, object] | None = None,
+        *,
+        forward: LogForward | None = None,
+        forward_level: int = logging.INFO,
+    ) -> None:
+        super().__init__(logger, extra)
+        self.forward = forward
+        self.forward_level = forward_level
 
     def process(
         self, msg: Any, kwargs: MutableMapping[str, Any]
     ) -> tuple[Any, MutableMapping[str, Any]]:
-        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
+        kwargs["extra"] = {**(self.extra or {}), **(kwargs.get("extra") or {})}
         return msg, kwargs
+
+    def log(
+        self,
+        level: int,
+        msg: object,
+        *args: object,
+        exc_info: Any = None,
+        stack_info: bool = False,
+        stacklevel: int = 1,
+        extra: Mapping[str, object] | None = None,
+        **kwargs: object,
+    ) -> None:
+        if self.forward is not None and level >= self.forward_level:
+            try:
+                self.forward(level, render_line(msg, args, exc_info))
+            except Exception:  # shipping a line must never break the handler
+                self.logger.debug("job log line not forwarded", exc_info=True)
+        super().log(
+            level,
+            msg,
+            *args,
+            exc_info=exc_info,
+            stack_info=stack_info,
+            stacklevel=stacklevel + 1,
+            extra=extra,
+            **kwargs,
+        )
 
 
 @dataclass(frozen=True)
@@ -38,7 +107,7 @@ class JobContext:
     logger: JobLogger
 
 
-HandlerFn = Callable[[JobContext, P], Awaitable[dict[str, Any]]]
+HandlerFn = Callable[[JobContext, P], Coroutine[Any, Any, dict[str, Any]]]
 
 
 @dataclass(frozen=True)

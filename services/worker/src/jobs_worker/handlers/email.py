@@ -51,9 +51,21 @@ async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
     message = build_message(
         payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=ctx.settings.smtp_from
     )
-    await asyncio.to_thread(send_message, smtp_config(ctx.settings), message)
+    config = smtp_config(ctx.settings)
+    ctx.logger.info(
+        "connecting to smtp %s:%s%s",
+        config.host,
+        config.port,
+        " (STARTTLS)" if config.starttls else "",
+    )
+    await asyncio.to_thread(send_message, config, message)
     accepted_at = utcnow()
-    ctx.logger.info("email accepted", extra={"action": "email_sent"})
+    ctx.logger.info(
+        "sent %s to %s",
+        message["Message-ID"],
+        payload.to,
+        extra={"action": "email_sent"},
+    )
     return {
         "messageId": message["Message-ID"],
         "to": str(payload.to),

@@ -24,6 +24,9 @@ class ResizedImage:
     format: str
     width: int
     height: int
+    source_width: int
+    source_height: int
+    source_format: str
 
     @property
     def extension(self) -> str:
@@ -59,6 +62,7 @@ def resize_image(
             f"target {width}x{height} exceeds {max_pixels} pixels", error_class="ImageTooLarge"
         )
     image = _decode(data, max_pixels)
+    source_width, source_height, source_format = image.width, image.height, image.format or "?"
     target = output_format or (image.format or "").lower()
     if target not in _PIL_FORMATS:
         raise PermanentJobError(
@@ -71,10 +75,19 @@ def resize_image(
     resized = image.resize((width, height), Image.Resampling.LANCZOS)
     out = io.BytesIO()
     resized.save(out, format=_PIL_FORMATS[target])
-    return ResizedImage(data=out.getvalue(), format=target, width=width, height=height)
+    return ResizedImage(
+        data=out.getvalue(),
+        format=target,
+        width=width,
+        height=height,
+        source_width=source_width,
+        source_height=source_height,
+        source_format=source_format,
+    )
 
 
 def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
+    """Runs in a worker thread: its log lines reach the loop through the thread-safe logger."""
     resized = resize_image(
         payload.image_bytes(),
         width=payload.width,
@@ -83,7 +96,22 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
         max_pixels=ctx.settings.max_image_pixels,
     )
     path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, resized.extension)
+    ctx.logger.info(
+        "decoded %dx%d %s, resized to %dx%d %s",
+        resized.source_width,
+        resized.source_height,
+        resized.source_format,
+        resized.width,
+        resized.height,
+        resized.format,
+    )
     artifact = write_atomically(path, resized.data)
+    ctx.logger.info(
+        "wrote %s (%d bytes)",
+        artifact.path,
+        artifact.bytes,
+        extra={"action": "image_resized", "path": str(artifact.path)},
+    )
     return {
         "path": str(artifact.path),
         "width": resized.width,
@@ -95,9 +123,7 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
 
 
 async def run(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
-    result = await asyncio.to_thread(_resize_and_store, ctx, payload)
-    ctx.logger.info("image resized", extra={"action": "image_resized", "path": result["path"]})
-    return result
+    return await asyncio.to_thread(_resize_and_store, ctx, payload)
 
 
 SPEC = HandlerSpec(payload_model=ImageResizePayload, run=run)

@@ -24,12 +24,19 @@ class ReportGeneration:
 
     async def run(self, ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
         lower, upper = created_bounds(payload.from_, payload.to)
+        ctx.logger.info("reading jobs created in [%s, %s)", lower or "-", upper or "-")
         rows, runtime = await jobs_summary(self.engine, lower=lower, upper=upper)
+        ctx.logger.info(
+            "rows: %d (status, type, priority) groups covering %d jobs",
+            len(rows),
+            sum(row.count for row in rows),
+        )
         summary = build_summary(
             rows, runtime, date_from=payload.from_, date_to=payload.to, generated_at=utcnow()
         )
         rendered = render(summary, payload.format)
         digest = hashlib.sha256(rendered).hexdigest()
+        ctx.logger.info("rendered %s: %d bytes", payload.format, len(rendered))
         if len(rendered) <= ctx.settings.report_inline_limit:
             content: dict[str, Any] = (
                 {"rows": summary_rows(summary)} if payload.format == "csv" else {"summary": summary}
@@ -37,7 +44,12 @@ class ReportGeneration:
             return {"format": payload.format, **content, "bytes": len(rendered), "sha256": digest}
         path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
         artifact = await asyncio.to_thread(write_atomically, path, rendered)
-        ctx.logger.info("report written", extra={"action": "report_written", "path": str(path)})
+        ctx.logger.info(
+            "wrote %s (above the inline limit of %d bytes)",
+            artifact.path,
+            ctx.settings.report_inline_limit,
+            extra={"action": "report_written", "path": str(artifact.path)},
+        )
         return {
             "format": payload.format,
             "path": str(artifact.path),

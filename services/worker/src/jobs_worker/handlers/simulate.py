@@ -14,10 +14,18 @@ from jobs_worker.domain.simulate import plan_simulation
 async def run(ctx: JobContext, payload: SimulatePayload) -> dict[str, Any]:
     plan = plan_simulation(payload)
     if plan.immediate_failure:
+        ctx.logger.info("failing at once (immediateFailureRate %s)", payload.immediate_failure_rate)
         raise RetryableJobError("simulated immediate failure", error_class="SimulatedFailure")
+    ctx.logger.info("sleeping %.3f s", plan.duration_seconds)
     await asyncio.sleep(plan.duration_seconds)
     if plan.fails:
+        ctx.logger.info(
+            "worked %.3f s, then failed (failureRate %s)",
+            plan.duration_seconds,
+            payload.failure_rate,
+        )
         raise RetryableJobError("simulated failure", error_class="SimulatedFailure")
+    ctx.logger.info("worked %.3f s, succeeded", plan.duration_seconds)
     return {"durationSeconds": round(plan.duration_seconds, 6)}
 
 

@@ -1,0 +1,156 @@
+"""The control queue: scheduler -> every worker, on the ``jobs.events`` topic exchange.
+
+Each worker declares its own exclusive, auto-delete queue ``jobs.control.{worker_id}`` bound
+with ``control.#``, so every worker sees every control message. ``CancelAttempt``: remember it
+(a delivery of that attempt is never started here) and cancel the attempt if it runs here.
+Other types and unparseable bodies are logged and dropped. Every message is acked: a control
+message has no durable effect to wait for, and redelivering one cannot make it more right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import orjson
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractIncomingMessage,
+    AbstractQueue,
+    AbstractRobustConnection,
+)
+from pydantic import ValidationError
+
+from jobs_common.contracts import CancelAttempt
+from jobs_common.rabbit import open_channel
+from jobs_common.topology import CONTROL_PATTERN, EVENTS_EXCHANGE
+from jobs_worker import metrics
+from jobs_worker.active import ActiveJobs
+from jobs_worker.domain.cancellations import CancelledSet
+
+log = logging.getLogger(__name__)
+
+CONTROL_PREFETCH = 100
+
+
+def control_queue_name(worker_id: str) -> str:
+    return f"jobs.control.{worker_id}"
+
+
+class ControlConsumer:
+    def __init__(
+        self,
+        *,
+        worker_id: str,
+        cancelled: CancelledSet,
+        active: ActiveJobs,
+    ) -> None:
+        self.worker_id = worker_id
+        self.cancelled = cancelled
+        self.active = active
+        self.channel: AbstractChannel | None = None
+        self.queue: AbstractQueue | None = None
+        self.consumer_tag: str | None = None
+
+    async def start(self, connection: AbstractRobustConnection) -> None:
+        self.channel = await open_channel(connection, prefetch=CONTROL_PREFETCH)
+        events = await self.channel.get_exchange(EVENTS_EXCHANGE)
+        # A client-chosen unique name rather than a server-named queue: the robust connection
+        # re-declares the queue, its binding and its consumer by name after a reconnect.
+        self.queue = await self.channel.declare_queue(
+            control_queue_name(self.worker_id), exclusive=True, auto_delete=True
+        )
+        await self.queue.bind(events, routing_key=CONTROL_PATTERN)
+        self.consumer_tag = await self.queue.consume(self._on_message)
+
+    async def stop(self) -> None:
+        if self.queue is not None and self.consumer_tag is not None:
+            try:
+                await self.queue.cancel(self.consumer_tag)
+            except Exception:
+                log.debug("control consumer cancel failed", exc_info=True)
+            self.consumer_tag = None
+        if self.channel is not None and not self.channel.is_closed:
+            try:
+                await self.channel.close()
+            except Exception:
+                log.debug("control channel close failed", exc_info=True)
+
+    async def ready(self) -> bool:
+        if self.queue is None or self.consumer_tag is None or self.channel is None:
+            return False
+        if self.channel.is_closed:
+            return False
+        try:
+            declared = await asyncio.wait_for(self.queue.declare(), timeout=2)
+        except Exception:
+            return False
+        return (declared.consumer_count or 0) > 0
+
+    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+        try:
+            self.handle(message.body)
+        except Exception:
+            log.exception("control message failed", extra={"action": "control_failed"})
+        finally:
+            try:
+                await message.ack()
+            except Exception:
+                log.debug("control ack failed", exc_info=True)
+
+    def handle(self, body: bytes) -> None:
+        """Apply one control message body."""
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            self._invalid(f"not JSON: {exc}")
+            return
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind != "control.cancel":
+            metrics.CONTROL_MESSAGES.labels("other").inc()
+            log.info(
+                "control message ignored",
+                extra={"action": "control_ignored", "message_type": str(kind)[:100]},
+            )
+            return
+        try:
+            cancel = CancelAttempt.model_validate(data)
+        except ValidationError as exc:
+            self._invalid(str(exc))
+            return
+        metrics.CONTROL_MESSAGES.labels(cancel.type).inc()
+        self.apply(cancel)
+
+    def apply(self, cancel: CancelAttempt) -> None:
+        self.cancelled.add(cancel.job_id, cancel.attempt, cancel.reason)
+        stopped = self.active.cancel_matching(cancel.job_id, cancel.attempt, reason=cancel.reason)
+        for job_id, attempt in stopped:
+            metrics.CANCELLATIONS.labels("running").inc()
+            log.info(
+                "cancelling running attempt",
+                extra={
+                    "action": "cancel_running",
+                    "job_id": str(job_id),
+                    "attempt": attempt,
+                    "reason": cancel.reason,
+                    "worker_id": self.worker_id,
+                    "trace_id": cancel.trace_id,
+                },
+            )
+        if not stopped:
+            log.debug(
+                "cancel remembered",
+                extra={
+                    "action": "cancel_remembered",
+                    "job_id": str(cancel.job_id),
+                    "attempt": cancel.attempt,
+                    "reason": cancel.reason,
+                },
+            )
+
+    def _invalid(self, reason: str) -> None:
+        metrics.CONTROL_MESSAGES.labels("invalid").inc()
+        log.warning(
+            "unparseable control message dropped",
+            extra={"action": "control_invalid", "reason": reason[:1000]},
+        )

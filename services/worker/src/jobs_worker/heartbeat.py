@@ -1,0 +1,146 @@
+"""The heartbeat: one ``WorkerHeartbeat`` every ``heartbeat_interval`` seconds on
+``jobs.heartbeat``, listing the attempts this worker runs (the scheduler renews their leases)
+and describing the worker for the registry. One at start, one at once when a drain begins
+(``stopping``), one last with ``stopping`` and nothing active when the worker stops.
+
+A heartbeat that is not confirmed is logged and counted, never fatal: the next one follows an
+interval later, and leases last several intervals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
+
+from jobs_common.contracts import ActiveAttempt, WorkerHeartbeat, utcnow
+from jobs_common.rabbit import Publisher
+from jobs_common.topology import HEARTBEAT
+from jobs_worker import metrics
+from jobs_worker.active import ActiveJobs
+
+log = logging.getLogger(__name__)
+
+
+def package_version() -> str:
+    try:
+        return version("jobs-worker")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    worker_id: str
+    queues: list[str]
+    concurrency: int
+    started_at: datetime
+    hostname: str
+    pid: int
+    version: str
+
+    @classmethod
+    def of_this_process(
+        cls, *, worker_id: str, queues: list[str], concurrency: int
+    ) -> WorkerIdentity:
+        return cls(
+            worker_id=worker_id,
+            queues=queues,
+            concurrency=concurrency,
+            started_at=utcnow(),
+            hostname=socket.gethostname(),
+            pid=os.getpid(),
+            version=package_version(),
+        )
+
+
+def build_heartbeat(
+    identity: WorkerIdentity, active: ActiveJobs, *, stopping: bool, final: bool = False
+) -> WorkerHeartbeat:
+    attempts = [] if final else sorted(active.leased(), key=lambda key: (str(key[0]), key[1]))
+    return WorkerHeartbeat(
+        worker_id=identity.worker_id,
+        hostname=identity.hostname,
+        pid=identity.pid,
+        version=identity.version,
+        queues=identity.queues,
+        concurrency=identity.concurrency,
+        active=[ActiveAttempt(job_id=job_id, attempt=attempt) for job_id, attempt in attempts],
+        started_at=identity.started_at,
+        sent_at=utcnow(),
+        stopping=stopping or final,
+    )
+
+
+class HeartbeatLoop:
+    def __init__(
+        self,
+        *,
+        publisher: Publisher,
+        identity: WorkerIdentity,
+        active: ActiveJobs,
+        interval: float,
+        stopping: Callable[[], bool],
+    ) -> None:
+        self.publisher = publisher
+        self.identity = identity
+        self.active = active
+        self.interval = interval
+        self.publish_timeout = max(5.0, interval)
+        self._stopping = stopping
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def send(self, *, final: bool = False) -> bool:
+        """Publish one heartbeat now; False (logged, counted) when it was not confirmed."""
+        heartbeat = build_heartbeat(
+            self.identity, self.active, stopping=self._stopping(), final=final
+        )
+        try:
+            async with asyncio.timeout(self.publish_timeout):
+                await self.publisher.publish(HEARTBEAT, heartbeat)
+        except Exception:  # TimeoutError included; CancelledError is not an Exception
+            metrics.HEARTBEATS.labels("failed").inc()
+            log.warning(
+                "heartbeat not confirmed",
+                extra={
+                    "action": "heartbeat_failed",
+                    "worker_id": self.identity.worker_id,
+                    "active": len(heartbeat.active),
+                },
+                exc_info=True,
+            )
+            return False
+        metrics.HEARTBEATS.labels("sent").inc()
+        return True
+
+    async def start(self) -> None:
+        await self.send()
+        self._task = asyncio.create_task(self._run(), name="heartbeat")
+
+    def poke(self) -> None:
+        """Send the next heartbeat now (the worker began to drain)."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Stop the loop and send the last heartbeat: stopping, nothing active."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self.send(final=True)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                async with asyncio.timeout(self.interval):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            await self.send()

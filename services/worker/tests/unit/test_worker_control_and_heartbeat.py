@@ -1,0 +1,108 @@
+"""Control message handling (CancelAttempt remembered and applied; anything else ignored) and
+the heartbeat's content."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import orjson
+import pytest
+
+from jobs_common.contracts import ActiveAttempt, CancelAttempt, JobDispatch, JobLogLine
+from jobs_worker.active import ActiveJob, ActiveJobs, Phase
+from jobs_worker.control import ControlConsumer
+from jobs_worker.domain.cancellations import CancelledSet
+from jobs_worker.heartbeat import WorkerIdentity, build_heartbeat, package_version
+
+pytestmark = pytest.mark.unit
+
+
+def dispatch(attempt: int = 1) -> JobDispatch:
+    return JobDispatch(
+        job_id=uuid.uuid4(),
+        attempt=attempt,
+        job_type="simulate",
+        priority=2,
+        payload={},
+        timeout_seconds=10,
+        dispatched_at=datetime.now(UTC),
+    )
+
+
+async def test_cancel_attempt_is_remembered_and_cancels_the_running_handler() -> None:
+    active, cancelled = ActiveJobs(), CancelledSet()
+    consumer = ControlConsumer(worker_id="w", cancelled=cancelled, active=active)
+    delivery = asyncio.create_task(asyncio.Event().wait())
+    handler = asyncio.create_task(asyncio.Event().wait())
+    job = ActiveJob(dispatch=dispatch(), queue="q", task=delivery, phase=Phase.RUNNING)
+    job.handler = handler
+    active.add(job)
+
+    consumer.handle(CancelAttempt(job_id=job.dispatch.job_id, reason="cancelled").to_json())
+    assert cancelled.reason_for(job.dispatch.job_id, 5) == "cancelled"
+    assert job.cancel_reason == "cancelled"
+    with pytest.raises(asyncio.CancelledError):
+        await handler
+    delivery.cancel()
+    await asyncio.gather(delivery, return_exceptions=True)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"type": "control.cancel", "job_id": "not-a-uuid", "reason": "x"}',
+        b'{"type": "control.pause"}',
+    ],
+)
+def test_other_or_broken_control_messages_change_nothing(body: bytes) -> None:
+    cancelled = CancelledSet()
+    consumer = ControlConsumer(worker_id="w", cancelled=cancelled, active=ActiveJobs())
+    consumer.handle(body)  # no exception
+    assert len(cancelled) == 0
+
+
+def test_a_message_of_another_type_is_not_a_cancel() -> None:
+    cancelled = CancelledSet()
+    consumer = ControlConsumer(worker_id="w", cancelled=cancelled, active=ActiveJobs())
+    line = JobLogLine(
+        job_id=uuid.uuid4(),
+        attempt=1,
+        worker_id="w",
+        level="info",
+        message="m",
+        at=datetime.now(UTC),
+    )
+    consumer.handle(line.to_json())
+    assert orjson.loads(line.to_json())["type"] == "job.log"
+    assert len(cancelled) == 0
+
+
+async def test_heartbeat_lists_leased_attempts_and_the_last_lists_none() -> None:
+    active = ActiveJobs()
+    task = asyncio.create_task(asyncio.Event().wait())
+    leased = ActiveJob(
+        dispatch=dispatch(2), queue="q", task=task, phase=Phase.RUNNING, running_confirmed=True
+    )
+    starting = ActiveJob(dispatch=dispatch(), queue="q", task=task)
+    active.add(leased)
+    active.add(starting)
+    identity = WorkerIdentity.of_this_process(worker_id="w-1", queues=["a", "b"], concurrency=7)
+    assert identity.version == package_version() != ""
+
+    beat = build_heartbeat(identity, active, stopping=False)
+    assert beat.active == [ActiveAttempt(job_id=leased.dispatch.job_id, attempt=2)]
+    assert (beat.worker_id, beat.queues, beat.concurrency, beat.stopping) == (
+        "w-1",
+        ["a", "b"],
+        7,
+        False,
+    )
+    assert build_heartbeat(identity, active, stopping=True).stopping is True
+    last = build_heartbeat(identity, active, stopping=False, final=True)
+    assert (last.active, last.stopping) == ([], True)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

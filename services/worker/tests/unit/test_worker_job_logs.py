@@ -1,0 +1,157 @@
+"""Job log lines: the job logger forwards rendered lines, the buffer takes them from any thread
+without blocking, drops (and counts) what it cannot hold."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from jobs_common.contracts import JobDispatch, JobLogLine
+from jobs_worker.domain.context import JobLogger, render_line
+from jobs_worker.joblogs import MAX_MESSAGE_CHARS, LogBuffer, level_name, line_forwarder, truncate
+
+pytestmark = pytest.mark.unit
+
+
+def dispatch() -> JobDispatch:
+    return JobDispatch(
+        job_id=uuid.uuid4(),
+        attempt=3,
+        job_type="simulate",
+        priority=2,
+        payload={},
+        timeout_seconds=10,
+        dispatched_at=datetime.now(UTC),
+    )
+
+
+def job_logger(
+    lines: list[tuple[int, str]], *, level: int = logging.INFO, forward_raises: bool = False
+) -> JobLogger:
+    def forward(levelno: int, text: str) -> None:
+        if forward_raises:
+            raise RuntimeError("sink broken")
+        lines.append((levelno, text))
+
+    return JobLogger(
+        logging.getLogger("test.worker.joblogs"),
+        {"job_id": "j"},
+        forward=forward,
+        forward_level=level,
+    )
+
+
+def test_logger_forwards_rendered_lines_at_or_above_its_level() -> None:
+    lines: list[tuple[int, str]] = []
+    logger = job_logger(lines)
+    logger.debug("not shipped")
+    logger.info("sleeping %.1f s", 1.25)
+    logger.warning("rows: %d", 7, extra={"action": "x"})
+    logger.error("failed")
+    assert lines == [
+        (logging.INFO, "sleeping 1.2 s"),
+        (logging.WARNING, "rows: 7"),
+        (logging.ERROR, "failed"),
+    ]
+
+
+def test_a_broken_format_still_renders_a_line() -> None:
+    assert render_line("bad %d", ("text",), None) == "bad %d ('text',)"
+    assert render_line({"not": "a string"}, (), None) == "{'not': 'a string'}"
+
+
+def test_logger_appends_the_traceback_of_exc_info() -> None:
+    lines: list[tuple[int, str]] = []
+    logger = job_logger(lines, level=logging.DEBUG)
+    try:
+        raise ValueError("broken pixel")
+    except ValueError:
+        logger.exception("decode failed")
+    ((level, text),) = lines
+    assert level == logging.ERROR
+    assert text.startswith("decode failed\nTraceback")
+    assert "ValueError: broken pixel" in text
+
+
+def test_a_failing_forward_never_reaches_the_handler() -> None:
+    logger = job_logger([], forward_raises=True)
+    logger.info("still fine")  # no exception
+
+
+def test_levels_and_truncation() -> None:
+    assert [level_name(n) for n in (5, 10, 20, 25, 30, 40, 50)] == [
+        "debug",
+        "debug",
+        "info",
+        "info",
+        "warning",
+        "error",
+        "error",
+    ]
+    assert truncate("short") == "short"
+    long = truncate("x" * 20_000)
+    assert len(long) == MAX_MESSAGE_CHARS and long.endswith("[truncated]")
+
+
+async def test_lines_from_the_loop_and_from_threads_reach_the_buffer() -> None:
+    buffer = LogBuffer(capacity=100)
+    buffer.open()
+    source = dispatch()
+    forward = line_forwarder(buffer, worker_id="w-1", dispatch=source)
+    logger = JobLogger(logging.getLogger("test.worker.joblogs"), {}, forward=forward)
+
+    logger.info("on the loop")
+    threads: list[int] = []
+
+    def in_thread() -> None:
+        threads.append(threading.get_ident())
+        logger.warning("from thread %d", 1)
+        logger.info("x" * 9_000)
+
+    await asyncio.to_thread(in_thread)
+    assert threads and threads[0] != threading.get_ident()
+    received: list[JobLogLine] = []
+    async with asyncio.timeout(5):
+        while len(received) < 3:
+            received += await buffer.get_batch(10)
+    buffer.done(len(received))
+    assert [(line.level, line.message[:16]) for line in received] == [
+        ("info", "on the loop"),
+        ("warning", "from thread 1"),
+        ("info", "x" * 16),
+    ]
+    assert len(received[2].message) == MAX_MESSAGE_CHARS
+    for line in received:
+        assert (line.job_id, line.attempt, line.worker_id) == (source.job_id, 3, "w-1")
+        assert line.trace_id == source.trace_id
+    assert buffer.dropped == 0
+    async with asyncio.timeout(5):
+        await buffer.join()
+
+
+async def test_full_closed_or_unopened_buffer_drops_and_counts() -> None:
+    source = dispatch()
+    unopened = LogBuffer(capacity=10)
+    line_forwarder(unopened, worker_id="w", dispatch=source)(logging.INFO, "lost")
+    assert unopened.dropped == 1 and len(unopened) == 0
+
+    buffer = LogBuffer(capacity=2)
+    buffer.open()
+    forward = line_forwarder(buffer, worker_id="w", dispatch=source)
+    for n in range(5):
+        forward(logging.INFO, f"line {n}")  # never blocks
+    assert len(buffer) == 2 and buffer.dropped == 3
+
+    buffer.close()
+    forward(logging.INFO, "after close")
+    # The thread's hand-off runs on the loop before the thread's completion does.
+    await asyncio.to_thread(forward, logging.INFO, "after close, from a thread")
+    assert buffer.dropped == 5
+    assert [line.message for line in await buffer.get_batch(10)] == ["line 0", "line 1"]
+    buffer.done(2)
+    assert buffer.discard() == 0
