@@ -157,6 +157,8 @@ class JobExecutor:
             worker_id=self.worker_id,
             started_at=started_at,
             trace_id=dispatch.trace_id,
+            # A redelivery means the previous holder's connection died: take the attempt over.
+            redelivered=bool(message.redelivered),
         )
         if not await self._publish(RUNNING, running, fields):
             await self._hand_back(message, fields)
