@@ -13,8 +13,11 @@ from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.rabbit import RabbitBus
 from jobs_dashboard.adapters.commands import CommandPublisher
+from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.jobstore import JobReader
-from jobs_dashboard.api import analytics, jobs
+from jobs_dashboard.adapters.registry import RegistryStore
+from jobs_dashboard.adapters.schedules import ScheduleStore
+from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
 from jobs_dashboard.api.observability import RequestMetricsMiddleware
 from jobs_dashboard.settings import Settings
 
@@ -31,8 +34,13 @@ def create_app(settings: Settings) -> FastAPI:
             await engine.dispose()
             raise
         app.state.reader = JobReader(engine)
+        app.state.dead_letters = DeadLetterStore(engine)
+        app.state.schedules = ScheduleStore(engine)
+        app.state.registry = RegistryStore(engine)
         app.state.commands = CommandPublisher(
-            bus.publisher, timeout=settings.publish_timeout_seconds
+            bus.publisher,
+            timeout=settings.publish_timeout_seconds,
+            chunk=settings.bulk_publish_chunk,
         )
         app.state.bus = bus
         log.info("dashboard started", extra={"action": "startup"})
@@ -47,10 +55,11 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(
         title="Jobs dashboard",
         version="0.1.0",
-        description="Read API over the job store and operator commands.",
+        description="Read API over the job store, operator commands, dead letters, schedules.",
         lifespan=lifespan,
     )
     app.state.internal_token = settings.internal_token
+    app.state.settings = settings
     app.state.reader = None
     app.state.commands = None
     app.state.bus = None
@@ -75,4 +84,9 @@ def create_app(settings: Settings) -> FastAPI:
     # analytics first: /api/jobs/analytics must not be captured by /api/jobs/{jobId}.
     app.include_router(analytics.router)
     app.include_router(jobs.router)
+    app.include_router(dead_letters.router)
+    app.include_router(schedules.router)
+    app.include_router(registry.policies)
+    app.include_router(registry.workers)
+    app.include_router(registry.batches)
     return app

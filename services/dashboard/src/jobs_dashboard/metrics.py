@@ -20,3 +20,8 @@ COMMANDS_PUBLISHED = Counter(
     "Commands published to RabbitMQ, by command and outcome (confirmed or failed).",
     ["command", "outcome"],
 )
+DEAD_LETTER_ACTIONS = Counter(
+    "dashboard_dead_letter_actions_total",
+    "Dead-letter actions taken (requeue, discard, bulk_requeue, bulk_discard).",
+    ["action"],
+)

@@ -21,3 +21,12 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     port: int = 8081
     ready_timeout_seconds: float = Field(default=2.0, gt=0)
     publish_timeout_seconds: float = Field(default=5.0, gt=0)
+    # How long POST /api/jobs/{id}/cancel waits for the scheduler to apply the cancel.
+    cancel_wait_seconds: float = Field(default=5.0, ge=0)
+    cancel_poll_interval_seconds: float = Field(default=0.1, gt=0)
+    # A worker without a heartbeat for this long is reported dead.
+    worker_dead_after_seconds: float = Field(default=10.0, gt=0)
+    # Most dead letters one bulk action touches, and the pace of bulk requeues.
+    bulk_limit: int = Field(default=10_000, ge=1, le=100_000)
+    requeue_rate_per_second: float = Field(default=20.0, gt=0)
+    bulk_publish_chunk: int = Field(default=500, ge=1, le=5_000)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aio_pika
 import httpx
 import pytest
+from aio_pika.abc import AbstractQueue
 from fastapi import FastAPI
+from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from jobs_common.auth import Identity
@@ -99,6 +103,37 @@ class JobFactory:
             await connection.execute(dead_letters.insert().values(**row))
         dead_id: uuid.UUID = row["id"]
         return dead_id
+
+    async def insert(self, table: Table, **values: Any) -> None:
+        """Any other job store row (schedules, workers, batches, logs...)."""
+        async with self.engine.begin() as connection:
+            await connection.execute(table.insert().values(**values))
+
+
+async def next_message(queue: AbstractQueue, timeout: float = 10.0) -> aio_pika.IncomingMessage:
+    """The next delivery on ``queue`` (acked), or fail after ``timeout`` seconds."""
+    async with asyncio.timeout(timeout), queue.iterator() as messages:
+        async for message in messages:
+            await message.ack()
+            assert isinstance(message, aio_pika.IncomingMessage)
+            return message
+    raise AssertionError("no message")
+
+
+QueueOpener = Callable[[str], Awaitable[AbstractQueue]]
+
+
+@pytest.fixture
+async def command_queue(app: FastAPI, rabbit_url: str) -> AsyncIterator[QueueOpener]:
+    """Opens a queue of this test's vhost (declared by the app's lifespan) by name."""
+    connection = await aio_pika.connect(rabbit_url)
+    channel = await connection.channel()
+
+    async def open_queue(name: str) -> AbstractQueue:
+        return await channel.declare_queue(name, passive=True)
+
+    yield open_queue
+    await connection.close()
 
 
 @pytest.fixture

@@ -70,6 +70,12 @@ async def test_summary_shape(client: httpx.AsyncClient, auth: Any, job_factory: 
         "startedAt": None,
         "finishedAt": None,
         "lastError": "boom",
+        "scheduleId": None,
+        "batchId": None,
+        "runAt": None,
+        "dependsOn": [],
+        "cancelRequestedAt": None,
+        "retryPolicy": None,
     }
     assert item["createdAt"].startswith("2024-05-01T12:01:00")
 

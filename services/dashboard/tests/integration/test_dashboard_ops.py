@@ -35,4 +35,22 @@ async def test_openapi_lists_the_routes(client: httpx.AsyncClient) -> None:
     assert {"/api/jobs", "/api/jobs/{jobId}", "/api/jobs/analytics", "/api/jobs/{jobId}/retry"} <= (
         set(paths)
     )
+    assert {
+        "/api/jobs/{jobId}/cancel",
+        "/api/jobs/{jobId}/logs",
+        "/api/dead-letters",
+        "/api/dead-letters/groups",
+        "/api/dead-letters/actions",
+        "/api/dead-letters/bulk",
+        "/api/dead-letters/{deadLetterId}/requeue",
+        "/api/dead-letters/{deadLetterId}/discard",
+        "/api/schedules",
+        "/api/schedules/{scheduleId}",
+        "/api/schedules/{scheduleId}/pause",
+        "/api/schedules/{scheduleId}/resume",
+        "/api/retry-policies",
+        "/api/retry-policies/defaults",
+        "/api/workers",
+        "/api/batches/{batchId}",
+    } <= set(paths)
     assert (await client.get("/docs")).status_code == 200

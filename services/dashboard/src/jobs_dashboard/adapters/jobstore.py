@@ -1,33 +1,45 @@
-"""Read-only queries over the PostgreSQL job store (SQLAlchemy Core, asyncpg).
+"""Reads of jobs: list, detail, command references, log lines (SQLAlchemy Core, asyncpg).
 
-Every request reads inside one REPEATABLE READ, READ ONLY transaction so a page and its
-count, or a job and its history, come from the same snapshot. Queries are constant in
-number per request (no N+1) and filter/sort on the columns that ``jobstore.py`` indexes.
+Queries are constant in number per request (no N+1) and filter/sort on the columns that
+``jobstore.py`` indexes.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, Row, cast, func, select, tuple_
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from pydantic import ValidationError
+from sqlalchemy import func, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
-from jobs_dashboard.domain import analytics as stats
+from jobs_common.jobstore import (
+    dead_letters,
+    job_attempts,
+    job_dependencies,
+    job_events,
+    job_logs,
+    jobs,
+)
+from jobs_dashboard.adapters.analytics import (
+    created_conditions,
+    job_analytics,
+    visibility_conditions,
+)
+from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.models import (
     DeadLetterInfo,
+    EffectivePolicy,
     JobAnalytics,
     JobAttempt,
     JobDetail,
     JobSummary,
-    RuntimeStats,
+    LogLine,
+    ParentJob,
     TimelineEntry,
 )
 from jobs_dashboard.domain.query import (
@@ -52,6 +64,11 @@ SUMMARY_COLUMNS = (
     jobs.c.started_at,
     jobs.c.finished_at,
     jobs.c.last_error,
+    jobs.c.schedule_id,
+    jobs.c.batch_id,
+    jobs.c.run_at,
+    jobs.c.cancel_requested_at,
+    jobs.c.retry_policy,
 )
 DETAIL_COLUMNS = (
     *SUMMARY_COLUMNS,
@@ -59,14 +76,14 @@ DETAIL_COLUMNS = (
     jobs.c.result,
     jobs.c.last_error_class,
     jobs.c.timeout_seconds,
-    jobs.c.run_at,
     jobs.c.lease_expires_at,
+    jobs.c.queued_at,
+    jobs.c.deadline_at,
+    jobs.c.lost_count,
+    jobs.c.cancel_requested_by,
     jobs.c.worker_id,
     jobs.c.trace_id,
 )
-
-
-AnyRow = Row[*tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
@@ -76,9 +93,20 @@ class JobRef:
     job_id: uuid.UUID
     status: str
     trace_id: str | None
+    type: str = ""
+    cancel_requested_at: datetime | None = None
 
 
-def _summary_fields(row: AnyRow) -> dict[str, Any]:
+def _policy(value: Any) -> EffectivePolicy | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return EffectivePolicy.model_validate(value)
+    except ValidationError:  # written by the scheduler; show nothing rather than fail the page
+        return None
+
+
+def _summary_fields(row: AnyRow, depends_on: Sequence[uuid.UUID]) -> dict[str, Any]:
     return {
         "job_id": row.id,
         "type": row.type,
@@ -92,20 +120,13 @@ def _summary_fields(row: AnyRow) -> dict[str, Any]:
         "started_at": row.started_at,
         "finished_at": row.finished_at,
         "last_error": row.last_error,
+        "schedule_id": row.schedule_id,
+        "batch_id": row.batch_id,
+        "run_at": row.run_at,
+        "depends_on": list(depends_on),
+        "cancel_requested_at": row.cancel_requested_at,
+        "retry_policy": _policy(row.retry_policy),
     }
-
-
-def visibility_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
-    return [] if visibility.owner is None else [jobs.c.submitted_by == visibility.owner]
-
-
-def created_conditions(created: CreatedRange) -> list[ColumnElement[bool]]:
-    conditions: list[ColumnElement[bool]] = []
-    if created.created_from is not None:
-        conditions.append(jobs.c.created_at >= created.created_from)
-    if created.created_to is not None:
-        conditions.append(jobs.c.created_at < created.created_to)
-    return conditions
 
 
 def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
@@ -116,6 +137,10 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
         conditions.append(jobs.c.type == filters.type)
     if filters.priority is not None:
         conditions.append(jobs.c.priority == filters.priority)
+    if filters.schedule_id is not None:
+        conditions.append(jobs.c.schedule_id == filters.schedule_id)
+    if filters.batch_id is not None:
+        conditions.append(jobs.c.batch_id == filters.batch_id)
     return conditions
 
 
@@ -126,56 +151,64 @@ def order_by(query: JobListQuery) -> list[ColumnElement[Any]]:
     return [column.desc(), jobs.c.id.desc()]
 
 
-class JobReader:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-
-    @asynccontextmanager
-    async def _snapshot(self) -> AsyncIterator[AsyncConnection]:
-        async with self.engine.connect() as connection:
-            snapshot = await connection.execution_options(
-                isolation_level="REPEATABLE READ", postgresql_readonly=True
-            )
-            async with snapshot.begin():
-                yield snapshot
-
-    async def ping(self) -> None:
-        async with self.engine.connect() as connection:
-            await connection.execute(select(1))
-
+class JobReader(Store):
     async def list_jobs(self, query: JobListQuery) -> tuple[list[JobSummary], int]:
         """One page of jobs and the number of all jobs matching the filters."""
         conditions = filter_conditions(query.filters)
-        async with self._snapshot() as connection:
+        async with self.snapshot() as connection:
             total = int(
                 await connection.scalar(select(func.count()).select_from(jobs).where(*conditions))
                 or 0
             )
             if total <= query.page.offset:
                 return [], total
-            rows = await connection.execute(
-                select(*SUMMARY_COLUMNS)
-                .where(*conditions)
-                .order_by(*order_by(query))
-                .limit(query.page.limit)
-                .offset(query.page.offset)
-            )
-            return [JobSummary(**_summary_fields(row)) for row in rows], total
+            rows = (
+                await connection.execute(
+                    select(*SUMMARY_COLUMNS)
+                    .where(*conditions)
+                    .order_by(*order_by(query))
+                    .limit(query.page.limit)
+                    .offset(query.page.offset)
+                )
+            ).all()
+            parents: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
+            if rows:
+                found = await connection.execute(
+                    select(job_dependencies)
+                    .where(job_dependencies.c.job_id.in_([row.id for row in rows]))
+                    .order_by(job_dependencies.c.job_id, job_dependencies.c.depends_on)
+                )
+                for dependency in found:
+                    parents[dependency.job_id].append(dependency.depends_on)
+        return [JobSummary(**_summary_fields(row, parents[row.id])) for row in rows], total
 
     async def job_ref(self, job_id: uuid.UUID, visibility: Visibility) -> JobRef | None:
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(jobs.c.id, jobs.c.status, jobs.c.trace_id).where(
-                        jobs.c.id == job_id, *visibility_conditions(visibility)
-                    )
+                    select(
+                        jobs.c.id,
+                        jobs.c.status,
+                        jobs.c.trace_id,
+                        jobs.c.type,
+                        jobs.c.cancel_requested_at,
+                    ).where(jobs.c.id == job_id, *visibility_conditions(visibility))
                 )
             ).first()
-        return None if row is None else JobRef(row.id, row.status, row.trace_id)
+        if row is None:
+            return None
+        return JobRef(row.id, row.status, row.trace_id, row.type, row.cancel_requested_at)
+
+    async def job_status(self, job_id: uuid.UUID) -> str | None:
+        async with self.engine.connect() as connection:
+            status: str | None = await connection.scalar(
+                select(jobs.c.status).where(jobs.c.id == job_id)
+            )
+        return status
 
     async def get_job(self, job_id: uuid.UUID, visibility: Visibility) -> JobDetail | None:
-        """The job with its attempts, timeline and open dead letter; None if not visible."""
-        async with self._snapshot() as connection:
+        """The job with its attempts, timeline, parents and open dead letter; None if hidden."""
+        async with self.snapshot() as connection:
             job = (
                 await connection.execute(
                     select(*DETAIL_COLUMNS).where(
@@ -201,94 +234,72 @@ class JobReader:
                     .limit(1)
                 )
             ).first()
+            parents = (
+                await connection.execute(
+                    select(job_dependencies.c.depends_on, jobs.c.status)
+                    .select_from(
+                        job_dependencies.outerjoin(jobs, jobs.c.id == job_dependencies.c.depends_on)
+                    )
+                    .where(job_dependencies.c.job_id == job_id)
+                    .order_by(job_dependencies.c.depends_on)
+                )
+            ).all()
         return JobDetail(
-            **_summary_fields(job),
+            **_summary_fields(job, [parent.depends_on for parent in parents]),
             payload=job.payload,
             result=job.result,
             last_error_class=job.last_error_class,
             timeout_seconds=job.timeout_seconds,
-            run_at=job.run_at,
             lease_expires_at=job.lease_expires_at,
+            queued_at=job.queued_at,
+            deadline_at=job.deadline_at,
+            lost_count=job.lost_count,
+            cancel_requested_by=job.cancel_requested_by,
             worker_id=job.worker_id,
             trace_id=job.trace_id,
+            parents=[ParentJob(job_id=p.depends_on, status=p.status) for p in parents],
             attempts=[_attempt(row) for row in attempts],
             timeline=[_timeline_entry(row) for row in events],
-            dead_letter=None
-            if dead is None
-            else DeadLetterInfo(
-                id=dead.id,
-                reason=dead.reason,
-                last_error=dead.last_error,
-                created_at=dead.created_at,
-            ),
+            dead_letter=None if dead is None else _dead_letter(dead),
         )
+
+    async def job_logs(
+        self, job_id: uuid.UUID, visibility: Visibility, *, after_id: int, limit: int
+    ) -> list[LogLine] | None:
+        """Log lines with id > ``after_id`` in id order; None when the job is not visible."""
+        async with self.snapshot() as connection:
+            visible = await connection.scalar(
+                select(jobs.c.id).where(jobs.c.id == job_id, *visibility_conditions(visibility))
+            )
+            if visible is None:
+                return None
+            rows = await connection.execute(
+                select(job_logs)
+                .where(job_logs.c.job_id == job_id, job_logs.c.id > after_id)
+                .order_by(job_logs.c.id)
+                .limit(limit)
+            )
+            return [
+                LogLine(
+                    id=row.id,
+                    attempt=row.attempt,
+                    worker_id=row.worker_id,
+                    level=row.level,
+                    message=row.message,
+                    at=row.at,
+                )
+                for row in rows
+            ]
 
     async def analytics(self, visibility: Visibility, created: CreatedRange) -> JobAnalytics:
-        """Counts by status/type/priority in one scan (GROUPING SETS) plus one aggregate row."""
-        conditions = visibility_conditions(visibility) + created_conditions(created)
-        succeeded = jobs.c.status == JobStatus.SUCCEEDED.value
-        timed = succeeded & jobs.c.started_at.is_not(None) & jobs.c.finished_at.is_not(None)
-        duration_ms = cast(func.extract("epoch", jobs.c.finished_at - jobs.c.started_at), Float) * (
-            1000.0
-        )
-        grouped = (
-            select(jobs.c.status, jobs.c.type, jobs.c.priority, func.count().label("n"))
-            .where(*conditions)
-            .group_by(
-                func.grouping_sets(
-                    tuple_(jobs.c.status), tuple_(jobs.c.type), tuple_(jobs.c.priority)
-                )
-            )
-        )
-        aggregates = select(
-            func.avg(duration_ms).filter(timed).label("mean_ms"),
-            func.percentile_cont(0.95).within_group(duration_ms).filter(timed).label("p95_ms"),
-            func.count()
-            .filter(jobs.c.finished_at >= func.now() - timedelta(hours=1))
-            .label("last_hour"),
-        ).where(*conditions)
-        async with self._snapshot() as connection:
-            groups = (await connection.execute(grouped)).all()
-            aggregate = (await connection.execute(aggregates)).one()
-        by_status, by_type, by_priority = _split_groups(groups)
-        return JobAnalytics(
-            total=sum(by_status.values()),
-            counts_by_status=stats.status_counts(by_status),
-            counts_by_type=dict(sorted(by_type.items())),
-            counts_by_priority=stats.priority_counts(by_priority),
-            success_rate=stats.success_rate(by_status),
-            runtime=RuntimeStats(
-                mean_ms=_float(aggregate.mean_ms), p95_ms=_float(aggregate.p95_ms)
-            ),
-            throughput_last_hour=int(aggregate.last_hour),
-        )
-
-
-def _split_groups(
-    groups: Sequence[AnyRow],
-) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """GROUPING SETS rows carry exactly one non-null key (the job columns are NOT NULL)."""
-    by_status: dict[str, int] = {}
-    by_type: dict[str, int] = {}
-    by_priority: dict[str, int] = {}
-    for row in groups:
-        if row.status is not None:
-            by_status[row.status] = int(row.n)
-        elif row.type is not None:
-            by_type[row.type] = int(row.n)
-        elif row.priority is not None:
-            by_priority[str(row.priority)] = int(row.n)
-    return by_status, by_type, by_priority
+        async with self.snapshot() as connection:
+            return await job_analytics(connection, visibility, created)
 
 
 def _dead_letter(row: AnyRow) -> DeadLetterInfo:
     return DeadLetterInfo(
         id=row.id, reason=row.reason, last_error=row.last_error, created_at=row.created_at
     )
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _attempt(row: AnyRow) -> JobAttempt:

@@ -7,16 +7,34 @@ from typing import Annotated, cast
 
 from fastapi import Depends, Query, Request
 
+from jobs_common.errors import Forbidden
 from jobs_common.http import CurrentIdentity
 from jobs_dashboard.adapters.commands import CommandPublisher
+from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.jobstore import JobReader
-from jobs_dashboard.domain.query import CreatedRange, Visibility
+from jobs_dashboard.adapters.registry import RegistryStore
+from jobs_dashboard.adapters.schedules import ScheduleStore
+from jobs_dashboard.domain.query import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    CreatedRange,
+    PageRequest,
+    Visibility,
+)
+from jobs_dashboard.settings import Settings
 
 __all__ = [
+    "AdminDep",
     "CommandsDep",
     "CreatedRangeDep",
     "CurrentIdentity",
+    "DeadLettersDep",
+    "OwnVisibilityDep",
+    "PageDep",
     "ReaderDep",
+    "RegistryDep",
+    "SchedulesDep",
+    "SettingsDep",
     "VisibilityDep",
 ]
 
@@ -27,6 +45,22 @@ def get_reader(request: Request) -> JobReader:
 
 def get_commands(request: Request) -> CommandPublisher:
     return cast(CommandPublisher, request.app.state.commands)
+
+
+def get_dead_letters(request: Request) -> DeadLetterStore:
+    return cast(DeadLetterStore, request.app.state.dead_letters)
+
+
+def get_schedules(request: Request) -> ScheduleStore:
+    return cast(ScheduleStore, request.app.state.schedules)
+
+
+def get_registry(request: Request) -> RegistryStore:
+    return cast(RegistryStore, request.app.state.registry)
+
+
+def get_settings(request: Request) -> Settings:
+    return cast(Settings, request.app.state.settings)
 
 
 def created_range(
@@ -52,7 +86,32 @@ def visibility(
     return Visibility.for_identity(identity, submitted_by=submitted_by)
 
 
+def own_visibility(identity: CurrentIdentity) -> Visibility:
+    """A user's own rows; an admin's everyone's."""
+    return Visibility.for_identity(identity)
+
+
+def page_request(
+    page_number: Annotated[int, Query(alias="pageNumber", ge=1)] = 1,
+    page_size: Annotated[int, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+) -> PageRequest:
+    return PageRequest(page_number, page_size)
+
+
+def require_admin(identity: CurrentIdentity) -> str:
+    if not identity.is_admin:
+        raise Forbidden("only admins may do this")
+    return identity.email
+
+
 ReaderDep = Annotated[JobReader, Depends(get_reader)]
 CommandsDep = Annotated[CommandPublisher, Depends(get_commands)]
+DeadLettersDep = Annotated[DeadLetterStore, Depends(get_dead_letters)]
+SchedulesDep = Annotated[ScheduleStore, Depends(get_schedules)]
+RegistryDep = Annotated[RegistryStore, Depends(get_registry)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 CreatedRangeDep = Annotated[CreatedRange, Depends(created_range)]
 VisibilityDep = Annotated[Visibility, Depends(visibility)]
+OwnVisibilityDep = Annotated[Visibility, Depends(own_visibility)]
+PageDep = Annotated[PageRequest, Depends(page_request)]
+AdminDep = Annotated[str, Depends(require_admin)]

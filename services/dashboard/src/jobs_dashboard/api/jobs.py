@@ -1,23 +1,34 @@
-"""Jobs: listing, detail and the retry command."""
+"""Jobs: listing, detail, log lines and the retry and cancel commands."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi.responses import Response
+from pydantic import ConfigDict, Field
 
+from jobs_common.api_models import CamelModel
+from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_common.errors import NotFound
-from jobs_common.http import CurrentIdentity
-from jobs_dashboard.api.deps import CommandsDep, CreatedRangeDep, ReaderDep, VisibilityDep
-from jobs_dashboard.domain.commands import ensure_retryable
-from jobs_dashboard.domain.models import JobDetail, JobsPage, RetryAccepted
+from jobs_common.http import CurrentIdentity, JsonResponse
+from jobs_dashboard.adapters.jobstore import JobReader
+from jobs_dashboard.api.deps import (
+    CommandsDep,
+    CreatedRangeDep,
+    OwnVisibilityDep,
+    PageDep,
+    ReaderDep,
+    SettingsDep,
+    VisibilityDep,
+)
+from jobs_dashboard.domain.commands import ensure_cancellable, ensure_retryable
+from jobs_dashboard.domain.models import CancelOutcome, JobDetail, JobsPage, LogPage, RetryAccepted
 from jobs_dashboard.domain.query import (
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
     JobFilters,
     JobListQuery,
-    PageRequest,
     SortDirection,
     SortField,
     Visibility,
@@ -28,13 +39,19 @@ from jobs_dashboard.domain.query import (
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 
 JobId = Annotated[uuid.UUID, Path(alias="jobId", description="The job's id (uuid).")]
+MAX_LOG_LINES = 500
+
+
+class CancelBody(CamelModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(default=None, max_length=1_000)
 
 
 def list_query(
     visibility: VisibilityDep,
     created: CreatedRangeDep,
-    page_number: Annotated[int, Query(alias="pageNumber", ge=1)] = 1,
-    page_size: Annotated[int, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+    page: PageDep,
     sort_by: Annotated[SortField, Query(alias="sortBy")] = SortField.CREATED_AT,
     sort_direction: Annotated[SortDirection, Query(alias="sortDirection")] = SortDirection.DESC,
     status: Annotated[
@@ -43,6 +60,8 @@ def list_query(
     ] = None,
     job_type: Annotated[str | None, Query(alias="type", min_length=1, max_length=200)] = None,
     priority: Annotated[int | None, Query(ge=1, le=3)] = None,
+    schedule_id: Annotated[uuid.UUID | None, Query(alias="scheduleId")] = None,
+    batch_id: Annotated[uuid.UUID | None, Query(alias="batchId")] = None,
 ) -> JobListQuery:
     return JobListQuery(
         filters=JobFilters(
@@ -51,8 +70,10 @@ def list_query(
             type=job_type,
             priority=priority,
             created=created,
+            schedule_id=schedule_id,
+            batch_id=batch_id,
         ),
-        page=PageRequest(page_number, page_size),
+        page=page,
         sort_by=sort_by,
         direction=sort_direction,
     )
@@ -72,12 +93,26 @@ async def list_jobs(
     )
 
 
-@router.get("/{jobId}", summary="A job with its attempts, timeline and open dead letter")
+@router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")
 async def get_job(job_id: JobId, identity: CurrentIdentity, reader: ReaderDep) -> JobDetail:
     detail = await reader.get_job(job_id, Visibility.for_identity(identity))
     if detail is None:
         raise NotFound(f"job {job_id} not found")
     return detail
+
+
+@router.get("/{jobId}/logs", summary="Log lines the job's handler wrote, oldest first")
+async def job_logs(
+    job_id: JobId,
+    visibility: OwnVisibilityDep,
+    reader: ReaderDep,
+    after_id: Annotated[int, Query(alias="afterId", ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_LOG_LINES)] = 100,
+) -> LogPage:
+    lines = await reader.job_logs(job_id, visibility, after_id=after_id, limit=limit)
+    if lines is None:
+        raise NotFound(f"job {job_id} not found")
+    return LogPage(items=lines, next_after_id=lines[-1].id if lines else after_id)
 
 
 @router.post(
@@ -95,3 +130,60 @@ async def retry_job(
     ensure_retryable(ref.status)
     await commands.request_retry(job_id=job_id, requested_by=identity.email, trace_id=ref.trace_id)
     return RetryAccepted(job_id=job_id)
+
+
+async def wait_until_cancelled(
+    reader: JobReader, job_id: uuid.UUID, *, wait: float, interval: float
+) -> bool:
+    """Poll the job's status until it is cancelled (True), ends otherwise or time runs out."""
+    terminal = {s.value for s in TERMINAL_STATUSES}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while True:
+        status = await reader.job_status(job_id)
+        if status == JobStatus.CANCELLED.value:
+            return True
+        if status is None or status in terminal or loop.time() >= deadline:
+            return False
+        await asyncio.sleep(min(interval, max(0.0, deadline - loop.time())))
+
+
+@router.post(
+    "/{jobId}/cancel",
+    summary="Cancel a job: at once unless it runs; a running one is stopped by its worker",
+    response_model=CancelOutcome,
+    responses={
+        200: {"description": "The scheduler cancelled the job", "model": CancelOutcome},
+        202: {"description": "Cancel requested; the job still runs", "model": CancelOutcome},
+        404: {"description": "Unknown job"},
+        409: {"description": "Job is already finished"},
+    },
+)
+async def cancel_job(
+    job_id: JobId,
+    identity: CurrentIdentity,
+    reader: ReaderDep,
+    commands: CommandsDep,
+    settings: SettingsDep,
+    body: Annotated[CancelBody | None, Body()] = None,
+) -> Response:
+    ref = await reader.job_ref(job_id, Visibility.for_identity(identity))
+    if ref is None:
+        raise NotFound(f"job {job_id} not found")
+    ensure_cancellable(ref.status)
+    await commands.request_cancel(
+        job_id=job_id,
+        requested_by=identity.email,
+        reason=None if body is None else body.reason,
+        trace_id=ref.trace_id,
+    )
+    cancelled = await wait_until_cancelled(
+        reader,
+        job_id,
+        wait=settings.cancel_wait_seconds,
+        interval=settings.cancel_poll_interval_seconds,
+    )
+    outcome = CancelOutcome(job_id=job_id, status="cancelled" if cancelled else "cancel_requested")
+    return JsonResponse(
+        outcome.model_dump(mode="json", by_alias=True), status_code=200 if cancelled else 202
+    )

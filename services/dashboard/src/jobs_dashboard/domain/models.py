@@ -6,10 +6,22 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from jobs_common.api_models import CamelModel
-from jobs_common.contracts import JobStatus
+from jobs_common.contracts import JobStatus, RetryStrategy
+
+
+class EffectivePolicy(CamelModel):
+    """A job's effective retry policy as the scheduler stored it (snake or camel keys)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    strategy: RetryStrategy | None = None
+    base_delay_ms: int | None = None
+    multiplier: float | None = None
+    max_delay_ms: int | None = None
+    jitter: bool | None = None
 
 
 class JobSummary(CamelModel):
@@ -27,6 +39,12 @@ class JobSummary(CamelModel):
     started_at: datetime | None
     finished_at: datetime | None
     last_error: str | None
+    schedule_id: uuid.UUID | None
+    batch_id: uuid.UUID | None
+    run_at: datetime | None = Field(description="When a delayed job (or a backoff) is due.")
+    depends_on: list[uuid.UUID] = Field(description="Parent job ids (the job waits for them).")
+    cancel_requested_at: datetime | None
+    retry_policy: EffectivePolicy | None
 
 
 class JobAttempt(CamelModel):
@@ -56,13 +74,22 @@ class DeadLetterInfo(CamelModel):
     created_at: datetime
 
 
+class ParentJob(CamelModel):
+    job_id: uuid.UUID
+    status: JobStatus | None = Field(description="None while the parent is not recorded yet.")
+
+
 class JobDetail(JobSummary):
     payload: dict[str, Any]
     result: dict[str, Any] | None
     last_error_class: str | None
     timeout_seconds: int
-    run_at: datetime | None
     lease_expires_at: datetime | None
+    queued_at: datetime | None
+    deadline_at: datetime | None
+    lost_count: int
+    cancel_requested_by: str | None
+    parents: list[ParentJob] = Field(description="dependsOn with each parent's status.")
     worker_id: str | None
     trace_id: str | None
     attempts: list[JobAttempt]
@@ -96,3 +123,22 @@ class JobAnalytics(CamelModel):
 class RetryAccepted(CamelModel):
     job_id: uuid.UUID
     status: Literal["retry_requested"] = "retry_requested"
+
+
+class CancelOutcome(CamelModel):
+    job_id: uuid.UUID
+    status: Literal["cancelled", "cancel_requested"]
+
+
+class LogLine(CamelModel):
+    id: int
+    attempt: int
+    worker_id: str
+    level: str
+    message: str
+    at: datetime
+
+
+class LogPage(CamelModel):
+    items: list[LogLine]
+    next_after_id: int = Field(description="Pass as afterId to read the lines after these.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -119,6 +120,8 @@ class JobFilters:
     type: str | None = None
     priority: int | None = None
     created: CreatedRange = CreatedRange()
+    schedule_id: uuid.UUID | None = None
+    batch_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)

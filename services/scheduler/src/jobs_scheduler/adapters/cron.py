@@ -44,8 +44,8 @@ def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
         max_attempts=template.get("maxAttempts"),
         timeout_seconds=template.get("timeoutSeconds"),
         submitted_at=fire_time,
-        retry_policy=RetryPolicySpec.model_validate(policy) if isinstance(policy, dict) else None,
-        retry_policy_name=policy if isinstance(policy, str) else None,
+        retry_policy=RetryPolicySpec.model_validate(policy) if policy else None,
+        retry_policy_name=template.get("retryPolicyName"),
     )
 
 

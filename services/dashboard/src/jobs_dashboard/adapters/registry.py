@@ -1,0 +1,125 @@
+"""Retry policies, the worker registry and batches: small reads (and policy inserts)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+
+from jobs_common.jobstore import batches, jobs, retry_policies, workers
+from jobs_dashboard.adapters.store import AnyRow, Store
+from jobs_dashboard.domain.batches import BatchView, batch_view
+from jobs_dashboard.domain.query import Visibility
+from jobs_dashboard.domain.retry_policies import RetryPolicyCreate, RetryPolicyView
+from jobs_dashboard.domain.workers import (
+    STATUS_ORDER,
+    WorkerList,
+    WorkerView,
+    shown_since,
+    worker_status,
+)
+
+
+def to_policy(row: AnyRow) -> RetryPolicyView:
+    return RetryPolicyView(
+        name=row.name,
+        strategy=row.strategy,
+        base_delay_ms=row.base_delay_ms,
+        multiplier=row.multiplier,
+        max_delay_ms=row.max_delay_ms,
+        jitter=row.jitter,
+        max_attempts=row.max_attempts,
+        created_by=row.created_by,
+        created_at=row.created_at,
+    )
+
+
+class RegistryStore(Store):
+    async def create_policy(
+        self, policy: RetryPolicyCreate, *, created_by: str
+    ) -> RetryPolicyView | None:
+        """Insert a named policy; None when the name is taken."""
+        async with self.transaction() as connection:
+            row = (
+                await connection.execute(
+                    insert(retry_policies)
+                    .values(
+                        name=policy.name,
+                        strategy=policy.strategy,
+                        base_delay_ms=policy.base_delay_ms,
+                        multiplier=policy.multiplier,
+                        max_delay_ms=policy.max_delay_ms,
+                        jitter=policy.jitter,
+                        max_attempts=policy.max_attempts,
+                        created_by=created_by,
+                    )
+                    .on_conflict_do_nothing(index_elements=[retry_policies.c.name])
+                    .returning(*retry_policies.c)
+                )
+            ).first()
+        return None if row is None else to_policy(row)
+
+    async def policies(self) -> list[RetryPolicyView]:
+        async with self.snapshot() as connection:
+            rows = await connection.execute(select(retry_policies).order_by(retry_policies.c.name))
+            return [to_policy(row) for row in rows]
+
+    async def workers(self, *, dead_after: timedelta, include_dead_minutes: int) -> WorkerList:
+        """Workers by the database clock (the one heartbeats are stamped with)."""
+        async with self.snapshot() as connection:
+            now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+            rows = await connection.execute(
+                select(workers).where(
+                    workers.c.last_heartbeat_at
+                    >= shown_since(now, dead_after, include_dead_minutes)
+                )
+            )
+            views = [
+                WorkerView(
+                    id=row.id,
+                    hostname=row.hostname,
+                    pid=row.pid,
+                    version=row.version,
+                    queues=list(row.queues),
+                    concurrency=row.concurrency,
+                    active_jobs=row.active_jobs,
+                    started_at=row.started_at,
+                    last_heartbeat_at=row.last_heartbeat_at,
+                    status=worker_status(
+                        last_heartbeat_at=row.last_heartbeat_at,
+                        stopping=row.stopping,
+                        now=now,
+                        dead_after=dead_after,
+                    ),
+                )
+                for row in rows
+            ]
+        views.sort(key=lambda w: (STATUS_ORDER[w.status], w.hostname, w.id))
+        counts = {status: 0 for status in STATUS_ORDER}
+        for view in views:
+            counts[view.status] += 1
+        return WorkerList(items=views, counts=counts)
+
+    async def batch(self, batch_id: uuid.UUID, visibility: Visibility) -> BatchView | None:
+        conditions = [batches.c.id == batch_id]
+        if visibility.owner is not None:
+            conditions.append(batches.c.submitted_by == visibility.owner)
+        async with self.snapshot() as connection:
+            row = (await connection.execute(select(batches).where(*conditions))).first()
+            if row is None:
+                return None
+            found = await connection.execute(
+                select(jobs.c.status, func.count().label("n"))
+                .where(jobs.c.batch_id == batch_id)
+                .group_by(jobs.c.status)
+            )
+            by_status = {status: int(n) for status, n in found}
+        return batch_view(
+            batch_id=row.id,
+            submitted_by=row.submitted_by,
+            total=row.total,
+            created_at=row.created_at,
+            found=by_status,
+        )

@@ -1,0 +1,81 @@
+"""Named retry policies, the worker registry and batch progress."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from jobs_common.errors import Conflict, ErrorDetail, NotFound
+from jobs_common.http import CurrentIdentity
+from jobs_dashboard.api.deps import AdminDep, OwnVisibilityDep, RegistryDep, SettingsDep
+from jobs_dashboard.domain.batches import BatchView
+from jobs_dashboard.domain.retry_policies import (
+    DEFAULT_POLICY,
+    RetryPolicyCreate,
+    RetryPolicyFields,
+    RetryPolicyList,
+    RetryPolicyView,
+)
+from jobs_dashboard.domain.workers import WorkerList
+
+policies = APIRouter(prefix="/api/retry-policies", tags=["retry policies"])
+workers = APIRouter(prefix="/api/workers", tags=["workers"])
+batches = APIRouter(prefix="/api/batches", tags=["batches"])
+
+
+@policies.get("", summary="Named retry policies, by name")
+async def list_policies(_: CurrentIdentity, store: RegistryDep) -> RetryPolicyList:
+    return RetryPolicyList(items=await store.policies())
+
+
+@policies.get("/defaults", summary="The built-in default policy (job types may override it)")
+async def default_policy(_: CurrentIdentity) -> RetryPolicyFields:
+    return DEFAULT_POLICY
+
+
+@policies.post(
+    "",
+    status_code=201,
+    summary="Store a named retry policy (admins only)",
+    responses={403: {"description": "Not an admin"}, 409: {"description": "Name taken"}},
+)
+async def create_policy(
+    body: RetryPolicyCreate, admin: AdminDep, store: RegistryDep
+) -> RetryPolicyView:
+    created = await store.create_policy(body, created_by=admin)
+    if created is None:
+        raise Conflict(
+            f"a retry policy named {body.name!r} already exists",
+            details=[ErrorDetail(field="name", message="already exists")],
+        )
+    return created
+
+
+@workers.get("", summary="Live workers and those dead within includeDeadForMinutes")
+async def list_workers(
+    _: CurrentIdentity,
+    store: RegistryDep,
+    settings: SettingsDep,
+    include_dead_for_minutes: Annotated[
+        int, Query(alias="includeDeadForMinutes", ge=0, le=10_080)
+    ] = 60,
+) -> WorkerList:
+    return await store.workers(
+        dead_after=timedelta(seconds=settings.worker_dead_after_seconds),
+        include_dead_minutes=include_dead_for_minutes,
+    )
+
+
+@batches.get("/{batchId}", summary="Progress of a batch: members by status, finished or not")
+async def get_batch(
+    batch_id: Annotated[uuid.UUID, Path(alias="batchId")],
+    visibility: OwnVisibilityDep,
+    store: RegistryDep,
+) -> BatchView:
+    view = await store.batch(batch_id, visibility)
+    if view is None:
+        raise NotFound(f"batch {batch_id} not found")
+    return view

@@ -1,0 +1,104 @@
+"""Cron schedules: create, list, detail with recent fires, pause, resume, delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response
+
+from jobs_common.errors import Conflict, ErrorDetail, NotFound
+from jobs_common.http import CurrentIdentity
+from jobs_dashboard.api.deps import OwnVisibilityDep, PageDep, SchedulesDep
+from jobs_dashboard.domain.query import total_pages
+from jobs_dashboard.domain.schedules import (
+    ScheduleCreate,
+    ScheduleDetail,
+    SchedulePage,
+    ScheduleView,
+)
+
+router = APIRouter(prefix="/api/schedules", tags=["schedules"])
+
+ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The schedule's id.")]
+
+
+@router.post(
+    "",
+    status_code=201,
+    summary="Create a cron schedule owned by the caller",
+    responses={409: {"description": "The caller already has a schedule of that name"}},
+)
+async def create_schedule(
+    body: ScheduleCreate, identity: CurrentIdentity, store: SchedulesDep
+) -> ScheduleView:
+    template = body.job_template.stored()
+    view = await store.create(
+        name=body.name,
+        cron=body.cron,
+        timezone=body.timezone,
+        job_template=template,
+        owner=identity.email,
+    )
+    if view is None:
+        raise Conflict(
+            f"a schedule named {body.name!r} already exists",
+            details=[ErrorDetail(field="name", message="already used by one of your schedules")],
+        )
+    return view
+
+
+@router.get("", summary="Schedules (a user's own, an admin's all), by name")
+async def list_schedules(
+    visibility: OwnVisibilityDep, page: PageDep, store: SchedulesDep
+) -> SchedulePage:
+    items, total = await store.page(visibility, page)
+    return SchedulePage(
+        items=items,
+        page_number=page.page_number,
+        page_size=page.page_size,
+        total_items=total,
+        total_pages=total_pages(total, page.page_size),
+    )
+
+
+@router.get("/{scheduleId}", summary="A schedule with its last 20 fires and their job statuses")
+async def get_schedule(
+    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+) -> ScheduleDetail:
+    detail = await store.get(schedule_id, visibility)
+    if detail is None:
+        raise NotFound(f"schedule {schedule_id} not found")
+    return detail
+
+
+@router.post("/{scheduleId}/pause", summary="Stop firing (idempotent)")
+async def pause_schedule(
+    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+) -> ScheduleView:
+    view = await store.set_paused(schedule_id, visibility, paused=True)
+    if view is None:
+        raise NotFound(f"schedule {schedule_id} not found")
+    return view
+
+
+@router.post(
+    "/{scheduleId}/resume",
+    summary="Fire again from the next fire time after now (missed times are not replayed)",
+)
+async def resume_schedule(
+    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+) -> ScheduleView:
+    view = await store.set_paused(schedule_id, visibility, paused=False)
+    if view is None:
+        raise NotFound(f"schedule {schedule_id} not found")
+    return view
+
+
+@router.delete("/{scheduleId}", status_code=204, summary="Delete a schedule and its fire log")
+async def delete_schedule(
+    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+) -> Response:
+    if not await store.delete(schedule_id, visibility):
+        raise NotFound(f"schedule {schedule_id} not found")
+    return Response(status_code=204)

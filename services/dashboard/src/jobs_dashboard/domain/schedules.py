@@ -1,0 +1,123 @@
+"""Cron schedules (pure): the create request, its validation and the answers."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
+
+from jobs_common.api_models import CamelModel
+from jobs_common.contracts import JobStatus, RetryPolicySpec
+from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_dashboard.domain.cron import check_cron, check_timezone
+from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
+
+MAX_TIMEOUT_SECONDS = 1700  # the submission's cap: below RabbitMQ's 30 min consumer timeout
+LAST_FIRES = 20
+
+ScheduleName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)
+]
+
+
+class JobTemplate(CamelModel):
+    """The job each fire creates, validated like a submission."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = Field(min_length=1, max_length=100, description="A registered job type.")
+    priority: int = Field(strict=True, ge=1, le=3)
+    payload: dict[str, Any] = Field(description="Validated against the type's payload schema.")
+    max_attempts: int | None = Field(default=None, strict=True, ge=1, le=20)
+    timeout_seconds: int | None = Field(default=None, strict=True, ge=1, le=MAX_TIMEOUT_SECONDS)
+    retry_policy: RetryPolicySpec | None = Field(
+        default=None, description="Inline policy; omitted fields take the type's defaults."
+    )
+    retry_policy_name: str | None = Field(
+        default=None, pattern=POLICY_NAME_PATTERN, description="A stored named retry policy."
+    )
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in PAYLOAD_MODELS:
+            raise ValueError(
+                f"unknown job type; expected one of: {', '.join(sorted(PAYLOAD_MODELS))}"
+            )
+        return value
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON kept in schedules.job_template (camelCase), payload validated and dumped.
+
+        Raises ValidationFailed with ``jobTemplate.payload.<field>`` paths.
+        """
+        return {
+            "type": self.type,
+            "priority": self.priority,
+            "payload": validate_payload(self.type, self.payload, prefix="jobTemplate.payload"),
+            "maxAttempts": self.max_attempts,
+            "timeoutSeconds": self.timeout_seconds,
+            "retryPolicy": None
+            if self.retry_policy is None
+            else self.retry_policy.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "retryPolicyName": self.retry_policy_name,
+        }
+
+
+class ScheduleCreate(CamelModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: ScheduleName
+    cron: str = Field(
+        max_length=200, description="5 fields: minute hour day-of-month month day-of-week."
+    )
+    timezone: str = Field(max_length=64, description="IANA time zone, e.g. Europe/Berlin.")
+    job_template: JobTemplate
+
+    @field_validator("cron")
+    @classmethod
+    def _valid_cron(cls, value: str) -> str:
+        return check_cron(value)
+
+    @field_validator("timezone")
+    @classmethod
+    def _valid_timezone(cls, value: str) -> str:
+        check_timezone(value)
+        return value
+
+
+class ScheduleView(CamelModel):
+    id: uuid.UUID
+    name: str
+    cron: str
+    timezone: str
+    job_template: dict[str, Any]
+    owner: str
+    paused: bool
+    next_fire_at: datetime | None = Field(description="UTC; null while paused.")
+    last_fire_at: datetime | None
+    last_job_id: uuid.UUID | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ScheduleFire(CamelModel):
+    fire_time: datetime
+    job_id: uuid.UUID
+    fired_at: datetime
+    job_status: JobStatus | None = Field(description="null until the scheduler records the job.")
+
+
+class ScheduleDetail(ScheduleView):
+    fires: list[ScheduleFire] = Field(description="The last 20 fires, newest first.")
+
+
+class SchedulePage(CamelModel):
+    items: list[ScheduleView]
+    page_number: int
+    page_size: int
+    total_items: int
+    total_pages: int

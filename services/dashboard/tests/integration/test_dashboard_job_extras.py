@@ -1,0 +1,149 @@
+"""Issue 3 fields on jobs: dependencies, retry policy, cancel marks, and the log lines."""
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from jobs_common.jobstore import job_dependencies, job_logs
+
+pytestmark = pytest.mark.integration
+
+
+async def test_dependencies_policy_and_cancel_fields(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    base = job_factory.base_time
+    parent_ok = await job_factory.job(status="succeeded")
+    parent_missing = uuid.uuid4()  # not recorded yet (messages can overtake)
+    child = await job_factory.job(
+        status="running",
+        run_at=base,
+        retry_policy={
+            "strategy": "linear",
+            "base_delay_ms": 500,
+            "multiplier": 1.0,
+            "max_delay_ms": 9000,
+            "jitter": False,
+        },
+        cancel_requested_at=base + timedelta(minutes=3),
+        cancel_requested_by=auth.user_email,
+        lost_count=1,
+    )
+    for parent in (parent_ok, parent_missing):
+        await job_factory.insert(job_dependencies, job_id=child, depends_on=parent)
+
+    detail = (await client.get(f"/api/jobs/{child}", headers=auth.user)).json()
+    assert sorted(detail["dependsOn"]) == sorted([str(parent_ok), str(parent_missing)])
+    assert {(p["jobId"], p["status"]) for p in detail["parents"]} == {
+        (str(parent_ok), "succeeded"),
+        (str(parent_missing), None),
+    }
+    assert detail["retryPolicy"] == {
+        "strategy": "linear",
+        "baseDelayMs": 500,
+        "multiplier": 1.0,
+        "maxDelayMs": 9000,
+        "jitter": False,
+    }
+    assert detail["cancelRequestedAt"].startswith("2024-05-01T12:03:00")
+    assert detail["cancelRequestedBy"] == auth.user_email
+    assert detail["runAt"].startswith("2024-05-01T12:00:00")
+    assert detail["lostCount"] == 1
+    assert {"queuedAt", "deadlineAt", "scheduleId", "batchId"} <= set(detail)
+
+    listed = (await client.get("/api/jobs", params={"status": "running"}, headers=auth.user)).json()
+    [item] = listed["items"]
+    assert sorted(item["dependsOn"]) == sorted([str(parent_ok), str(parent_missing)])
+    assert item["retryPolicy"]["baseDelayMs"] == 500
+    assert "parents" not in item
+    plain = (await client.get(f"/api/jobs/{parent_ok}", headers=auth.user)).json()
+    assert (plain["dependsOn"], plain["parents"], plain["retryPolicy"]) == ([], [], None)
+
+
+async def test_job_filters_by_schedule_and_batch_ids(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    schedule_id, batch_id = uuid.uuid4(), uuid.uuid4()
+    scheduled = await job_factory.job(schedule_id=schedule_id)
+    batched = await job_factory.job(batch_id=batch_id)
+    await job_factory.job()
+    by_schedule = await client.get(
+        "/api/jobs", params={"scheduleId": str(schedule_id)}, headers=auth.user
+    )
+    assert [i["jobId"] for i in by_schedule.json()["items"]] == [str(scheduled)]
+    by_batch = await client.get("/api/jobs", params={"batchId": str(batch_id)}, headers=auth.user)
+    assert [i["jobId"] for i in by_batch.json()["items"]] == [str(batched)]
+    bad = await client.get("/api/jobs", params={"batchId": "x"}, headers=auth.user)
+    assert bad.status_code == 422
+    assert bad.json()["details"][0]["field"] == "batchId"
+
+
+async def test_logs_are_paged_by_after_id(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    job_id = await job_factory.job(status="running")
+    other_job = await job_factory.job(status="running")
+    for i in range(5):
+        await job_factory.insert(
+            job_logs,
+            job_id=job_id,
+            attempt=1 + i // 3,
+            worker_id="w-1",
+            level="warning" if i == 4 else "info",
+            message=f"line {i}",
+            at=job_factory.base_time + timedelta(seconds=i),
+            message_id=uuid.uuid4(),
+        )
+    await job_factory.insert(
+        job_logs,
+        job_id=other_job,
+        attempt=1,
+        worker_id="w-2",
+        level="info",
+        message="elsewhere",
+        at=job_factory.base_time,
+        message_id=uuid.uuid4(),
+    )
+    first = (
+        await client.get(f"/api/jobs/{job_id}/logs", params={"limit": 2}, headers=auth.user)
+    ).json()
+    assert [line["message"] for line in first["items"]] == ["line 0", "line 1"]
+    line = first["items"][0]
+    assert line == {
+        "id": line["id"],
+        "attempt": 1,
+        "workerId": "w-1",
+        "level": "info",
+        "message": "line 0",
+        "at": line["at"],
+    }
+    assert first["nextAfterId"] == first["items"][1]["id"]
+    rest = (
+        await client.get(
+            f"/api/jobs/{job_id}/logs",
+            params={"afterId": first["nextAfterId"], "limit": 500},
+            headers=auth.user,
+        )
+    ).json()
+    assert [(x["message"], x["attempt"], x["level"]) for x in rest["items"]] == [
+        ("line 2", 1, "info"),
+        ("line 3", 2, "info"),
+        ("line 4", 2, "warning"),
+    ]
+    end = (
+        await client.get(
+            f"/api/jobs/{job_id}/logs", params={"afterId": rest["nextAfterId"]}, headers=auth.user
+        )
+    ).json()
+    assert end == {"items": [], "nextAfterId": rest["nextAfterId"]}
+    hidden = await client.get(f"/api/jobs/{job_id}/logs", headers=auth.other)
+    assert hidden.status_code == 404
+    assert (await client.get(f"/api/jobs/{job_id}/logs", headers=auth.admin)).status_code == 200
+    too_many = await client.get(
+        f"/api/jobs/{job_id}/logs", params={"limit": 501}, headers=auth.user
+    )
+    assert too_many.status_code == 422
+    assert too_many.json()["details"][0]["field"] == "limit"

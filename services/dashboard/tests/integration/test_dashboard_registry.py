@@ -1,0 +1,179 @@
+"""Retry policies, the worker registry and batch progress."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import update
+
+from jobs_common.jobstore import batches, jobs, workers
+
+pytestmark = pytest.mark.integration
+
+POLICY = {
+    "name": "gentle",
+    "strategy": "linear",
+    "baseDelayMs": 2000,
+    "multiplier": 1.0,
+    "maxDelayMs": 30000,
+    "jitter": False,
+    "maxAttempts": 6,
+}
+
+
+async def test_admin_creates_policies_everyone_lists_them(
+    client: httpx.AsyncClient, auth: Any
+) -> None:
+    created = await client.post("/api/retry-policies", json=POLICY, headers=auth.admin)
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body == {**POLICY, "createdBy": auth.admin_email, "createdAt": body["createdAt"]}
+    second = {**POLICY, "name": "a-first", "strategy": "exponential", "multiplier": 3}
+    second.pop("maxAttempts")
+    assert (
+        await client.post("/api/retry-policies", json=second, headers=auth.admin)
+    ).status_code == 201
+    listed = (await client.get("/api/retry-policies", headers=auth.user)).json()["items"]
+    assert [p["name"] for p in listed] == ["a-first", "gentle"]
+    assert listed[0]["maxAttempts"] is None
+    assert listed[0]["multiplier"] == 3.0
+
+
+async def test_policy_rules(client: httpx.AsyncClient, auth: Any) -> None:
+    forbidden = await client.post("/api/retry-policies", json=POLICY, headers=auth.user)
+    assert forbidden.status_code == 403
+    assert forbidden.json()["error"] == "forbidden"
+    assert (
+        await client.post("/api/retry-policies", json=POLICY, headers=auth.admin)
+    ).status_code == 201
+    duplicate = await client.post("/api/retry-policies", json=POLICY, headers=auth.admin)
+    assert duplicate.status_code == 409
+    assert duplicate.json()["error"] == "conflict"
+    for bad, field in [
+        ({"maxDelayMs": 10}, "maxDelayMs"),
+        ({"multiplier": 0.9}, "multiplier"),
+        ({"name": "Not A Slug"}, "name"),
+        ({"strategy": "random"}, "strategy"),
+        ({"maxAttempts": 21}, "maxAttempts"),
+    ]:
+        response = await client.post(
+            "/api/retry-policies", json={**POLICY, "name": "other", **bad}, headers=auth.admin
+        )
+        assert response.status_code == 422, (bad, response.text)
+        assert field in [d["field"] for d in response.json()["details"]]
+    defaults = (await client.get("/api/retry-policies/defaults", headers=auth.user)).json()
+    assert defaults == {
+        "strategy": "exponential",
+        "baseDelayMs": 1000,
+        "multiplier": 2.0,
+        "maxDelayMs": 60000,
+        "jitter": True,
+        "maxAttempts": None,
+    }
+    assert (await client.get("/api/retry-policies")).status_code == 401
+
+
+async def add_worker(job_factory: Any, worker_id: str, age: timedelta, **extra: Any) -> None:
+    now = datetime.now(UTC)
+    await job_factory.insert(
+        workers,
+        id=worker_id,
+        hostname=f"host-{worker_id}",
+        pid=100,
+        version="1.2.3",
+        queues=["jobs.ready.high", "jobs.ready.low"],
+        concurrency=4,
+        active_jobs=extra.pop("active_jobs", 1),
+        started_at=now - timedelta(hours=3),
+        last_heartbeat_at=now - age,
+        **extra,
+    )
+
+
+async def test_workers_alive_stopping_dead_and_hidden(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    await add_worker(job_factory, "w-dead", timedelta(minutes=5))
+    await add_worker(job_factory, "w-alive", timedelta(seconds=1), active_jobs=3)
+    await add_worker(job_factory, "w-stopping", timedelta(seconds=2), stopping=True)
+    await add_worker(job_factory, "w-gone", timedelta(hours=2))
+    response = await client.get("/api/workers", headers=auth.user)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert [(w["id"], w["status"]) for w in body["items"]] == [
+        ("w-alive", "alive"),
+        ("w-stopping", "stopping"),
+        ("w-dead", "dead"),
+    ]
+    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1}
+    alive = body["items"][0]
+    assert alive == {
+        "id": "w-alive",
+        "hostname": "host-w-alive",
+        "pid": 100,
+        "version": "1.2.3",
+        "queues": ["jobs.ready.high", "jobs.ready.low"],
+        "concurrency": 4,
+        "activeJobs": 3,
+        "startedAt": alive["startedAt"],
+        "lastHeartbeatAt": alive["lastHeartbeatAt"],
+        "status": "alive",
+    }
+    live_only = await client.get(
+        "/api/workers", params={"includeDeadForMinutes": 0}, headers=auth.user
+    )
+    assert [w["id"] for w in live_only.json()["items"]] == ["w-alive", "w-stopping"]
+    wide = await client.get(
+        "/api/workers", params={"includeDeadForMinutes": 180}, headers=auth.user
+    )
+    assert {w["id"] for w in wide.json()["items"]} == {"w-alive", "w-stopping", "w-dead", "w-gone"}
+    bad = await client.get("/api/workers", params={"includeDeadForMinutes": -1}, headers=auth.user)
+    assert bad.status_code == 422
+
+
+async def test_batch_progress(client: httpx.AsyncClient, auth: Any, job_factory: Any) -> None:
+    batch_id = uuid.uuid4()
+    await job_factory.insert(batches, id=batch_id, submitted_by=auth.user_email, total=5)
+    for status in ("succeeded", "succeeded", "dead", "running"):
+        await job_factory.job(status=status, batch_id=batch_id)
+    await job_factory.job(status="queued")  # not a member
+    response = await client.get(f"/api/batches/{batch_id}", headers=auth.user)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["counts"]["succeeded"] == 2
+    assert body["counts"]["queued"] == 0
+    assert body == {
+        "batchId": str(batch_id),
+        "submittedBy": auth.user_email,
+        "total": 5,
+        "counts": body["counts"],
+        "succeeded": 2,
+        "failed": 1,
+        "dead": 1,
+        "cancelled": 0,
+        "recorded": 4,
+        "finished": False,
+        "createdAt": body["createdAt"],
+    }
+    await job_factory.job(status="cancelled", batch_id=batch_id)
+    members = await client.get("/api/jobs", params={"batchId": str(batch_id)}, headers=auth.user)
+    running = [i["jobId"] for i in members.json()["items"] if i["status"] == "running"]
+    assert members.json()["totalItems"] == 5
+    assert {i["batchId"] for i in members.json()["items"]} == {str(batch_id)}
+    assert len(running) == 1
+    async with job_factory.engine.begin() as connection:
+        await connection.execute(
+            update(jobs).where(jobs.c.id == uuid.UUID(running[0])).values(status="succeeded")
+        )
+    done = (await client.get(f"/api/batches/{batch_id}", headers=auth.user)).json()
+    assert (done["recorded"], done["succeeded"], done["cancelled"], done["finished"]) == (
+        5,
+        3,
+        1,
+        True,
+    )
+    assert (await client.get(f"/api/batches/{batch_id}", headers=auth.other)).status_code == 404
+    assert (await client.get(f"/api/batches/{batch_id}", headers=auth.admin)).status_code == 200
+    assert (await client.get(f"/api/batches/{uuid.uuid4()}", headers=auth.user)).status_code == 404

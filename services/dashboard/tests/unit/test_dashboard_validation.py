@@ -1,0 +1,221 @@
+"""Request validation of retry policies, schedules, requeue payloads and bulk selectors."""
+
+import base64
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from jobs_common.errors import ValidationFailed
+from jobs_dashboard.domain.dead_letters import BulkAction, BulkRequest, BulkSelector
+from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.query import Visibility
+from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyCreate
+from jobs_dashboard.domain.schedules import JobTemplate, ScheduleCreate
+
+pytestmark = pytest.mark.unit
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+
+
+def policy(**overrides: Any) -> dict[str, Any]:
+    return {
+        "name": "slow-retries",
+        "strategy": "linear",
+        "baseDelayMs": 500,
+        "multiplier": 1.5,
+        "maxDelayMs": 10_000,
+        "jitter": False,
+        **overrides,
+    }
+
+
+def error_fields(exc: ValidationError) -> set[str]:
+    return {".".join(str(p) for p in error["loc"]) for error in exc.errors()}
+
+
+def test_a_valid_policy() -> None:
+    created = RetryPolicyCreate.model_validate(policy(maxAttempts=7))
+    assert (created.name, created.strategy, created.max_attempts) == ("slow-retries", "linear", 7)
+    assert RetryPolicyCreate.model_validate(policy(name="a")).name == "a"
+    assert RetryPolicyCreate.model_validate(policy(name="x" * 64)).max_attempts is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"name": "Has Caps"}, "name"),
+        ({"name": "-leading"}, "name"),
+        ({"name": "x" * 65}, "name"),
+        ({"name": "a/b"}, "name"),
+        ({"strategy": "random"}, "strategy"),
+        ({"multiplier": 0.5}, "multiplier"),
+        ({"baseDelayMs": -1}, "baseDelayMs"),
+        ({"maxDelayMs": 100}, "maxDelayMs"),  # below baseDelayMs
+        ({"maxAttempts": 0}, "maxAttempts"),
+        ({"maxAttempts": 21}, "maxAttempts"),
+        ({"unknown": 1}, "unknown"),
+    ],
+)
+def test_invalid_policies(overrides: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        RetryPolicyCreate.model_validate(policy(**overrides))
+    assert field in error_fields(caught.value)
+
+
+def test_default_policy_is_the_builtin_one() -> None:
+    assert DEFAULT_POLICY.model_dump(by_alias=True) == {
+        "strategy": "exponential",
+        "baseDelayMs": 1000,
+        "multiplier": 2.0,
+        "maxDelayMs": 60000,
+        "jitter": True,
+        "maxAttempts": None,
+    }
+
+
+def schedule(**overrides: Any) -> dict[str, Any]:
+    template = {
+        "type": "email",
+        "priority": 2,
+        "payload": {"to": "a@example.com", "subject": "hi", "body": "there"},
+    }
+    template.update(overrides.pop("jobTemplate", {}))
+    return {
+        "name": "nightly",
+        "cron": "0 2 * * *",
+        "timezone": "Europe/Berlin",
+        "jobTemplate": template,
+        **overrides,
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"cron": "0 2 * *"}, "cron"),
+        ({"cron": "0 2 * * * *"}, "cron"),
+        ({"cron": "@daily"}, "cron"),
+        ({"cron": "99 2 * * *"}, "cron"),
+        ({"timezone": "Mars/Base"}, "timezone"),
+        ({"name": "   "}, "name"),
+        ({"jobTemplate": {"type": "nope"}}, "jobTemplate.type"),
+        ({"jobTemplate": {"priority": 4}}, "jobTemplate.priority"),
+        ({"jobTemplate": {"priority": "2"}}, "jobTemplate.priority"),
+        ({"jobTemplate": {"maxAttempts": 21}}, "jobTemplate.maxAttempts"),
+        ({"jobTemplate": {"timeoutSeconds": 1701}}, "jobTemplate.timeoutSeconds"),
+        ({"jobTemplate": {"retryPolicy": {"strategy": "x"}}}, "jobTemplate.retryPolicy.strategy"),
+        ({"jobTemplate": {"retryPolicyName": "Bad Name"}}, "jobTemplate.retryPolicyName"),
+        ({"jobTemplate": {"extra": 1}}, "jobTemplate.extra"),
+    ],
+)
+def test_invalid_schedules(overrides: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ScheduleCreate.model_validate(schedule(**overrides))
+    assert field in error_fields(caught.value)
+
+
+def test_schedule_template_is_stored_camel_case_with_the_validated_payload() -> None:
+    body = ScheduleCreate.model_validate(
+        schedule(
+            cron=" 0  2 * * * ",
+            jobTemplate={
+                "type": "simulate",
+                "payload": {"failureRate": 0.1, "seed": 3},
+                "maxAttempts": 4,
+                "retryPolicy": {"strategy": "fixed", "baseDelayMs": 250},
+                "retryPolicyName": "slow-retries",
+            },
+        )
+    )
+    assert body.cron == "0 2 * * *"
+    stored = body.job_template.stored()
+    assert stored["payload"]["failureRate"] == 0.1
+    assert stored["payload"]["immediateFailureRate"] == 0.2  # the type's defaults filled in
+    assert "failure_rate" not in stored["payload"]
+    assert stored["retryPolicy"] == {"strategy": "fixed", "baseDelayMs": 250}
+    assert (stored["type"], stored["priority"], stored["maxAttempts"]) == ("simulate", 2, 4)
+    assert (stored["timeoutSeconds"], stored["retryPolicyName"]) == (None, "slow-retries")
+
+
+def test_template_payload_errors_have_jobtemplate_paths() -> None:
+    template = JobTemplate.model_validate(
+        {"type": "email", "priority": 1, "payload": {"to": "not-an-email", "subject": ""}}
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        template.stored()
+    fields = {detail.field for detail in caught.value.details}
+    assert fields == {
+        "jobTemplate.payload.to",
+        "jobTemplate.payload.subject",
+        "jobTemplate.payload.body",
+    }
+
+
+def test_requeue_payload_is_validated_and_dumped_by_alias() -> None:
+    dumped = validate_payload(
+        "image_resize", {"imageBase64": PNG, "width": 10, "height": 20}, prefix="payload"
+    )
+    assert dumped == {"imageBase64": PNG, "width": 10, "height": 20, "format": None}
+    report = validate_payload(
+        "report_generation",
+        {"reportType": "jobs_summary", "from": "2024-01-01", "format": "csv"},
+        prefix="payload",
+    )
+    assert report["reportType"] == "jobs_summary"
+    assert report["from"] == "2024-01-01"
+    with pytest.raises(ValidationFailed) as caught:
+        validate_payload("image_resize", {"imageBase64": "!!", "width": 0}, prefix="payload")
+    assert {d.field for d in caught.value.details} == {
+        "payload.imageBase64",
+        "payload.width",
+        "payload.height",
+    }
+    with pytest.raises(ValidationFailed) as unknown:
+        validate_payload("echo", {}, prefix="payload")
+    assert [d.field for d in unknown.value.details] == ["payload"]
+
+
+def test_a_bulk_selector_needs_at_least_one_field() -> None:
+    with pytest.raises(ValidationError):
+        BulkSelector.model_validate({})
+    with pytest.raises(ValidationError):
+        BulkSelector.model_validate({"ids": None, "fingerprint": None})
+    with pytest.raises(ValidationError) as caught:
+        BulkRequest.model_validate({"action": "explode", "selector": {"reason": "poison"}})
+    assert "action" in error_fields(caught.value)
+    request = BulkRequest.model_validate({"action": "discard", "selector": {"ids": []}})
+    assert request.dry_run is False
+    assert request.selector.as_json() == {"ids": []}
+
+
+def test_selector_filters_apply_visibility_and_only_open_letters() -> None:
+    selector = BulkSelector.model_validate(
+        {
+            "fingerprint": "ValueError: bad <n>",
+            "jobType": "email",
+            "createdFrom": "2024-01-01T00:00",
+        }
+    )
+    requeue = selector.filters(Visibility("u@test.com"), action=BulkAction.REQUEUE)
+    assert requeue.visibility.owner == "u@test.com"
+    assert requeue.state.value == "open"
+    assert requeue.job_status is not None and requeue.job_status.value == "dead"
+    assert requeue.created.created_from is not None and requeue.created.created_from.tzinfo
+    discard = selector.filters(Visibility(None), action=BulkAction.DISCARD)
+    assert discard.job_status is None
+    assert selector.as_json() == {
+        "fingerprint": "ValueError: bad <n>",
+        "jobType": "email",
+        "createdFrom": "2024-01-01T00:00:00",
+    }
+
+
+def test_a_reversed_selector_range_is_422_on_the_selector() -> None:
+    selector = BulkSelector.model_validate(
+        {"createdFrom": "2024-02-01T00:00:00Z", "createdTo": "2024-01-01T00:00:00Z"}
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        selector.filters(Visibility(None), action=BulkAction.DISCARD)
+    assert [d.field for d in caught.value.details] == ["selector.createdTo"]
