@@ -58,6 +58,8 @@ async def stack(
             "SCHEDULER_RETRY_BASE_DELAY_MS": "200",
             "SCHEDULER_RETRY_MAX_DELAY_MS": "1000",
             "SCHEDULER_TIMEOUT_GRACE_SECONDS": "2",
+            # Short leases so a silent worker's job moves on within the test's patience.
+            "SCHEDULER_LEASE_SECONDS": "3",
         },
     )
     running = Stack(config, base / "logs")
