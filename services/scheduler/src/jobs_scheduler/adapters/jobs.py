@@ -47,6 +47,17 @@ class JobDefaults:
         return RetryPolicy(**row_policy)
 
 
+# What a dispatch needs of a job row.
+DISPATCH_COLUMNS = (
+    jobs.c.id,
+    jobs.c.type,
+    jobs.c.priority,
+    jobs.c.payload,
+    jobs.c.timeout_seconds,
+    jobs.c.trace_id,
+    jobs.c.attempt,
+)
+
 JOB_COLUMNS = (
     jobs.c.id,
     jobs.c.type,

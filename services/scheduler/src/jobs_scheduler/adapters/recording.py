@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
 
 S = JobStatus
@@ -170,7 +170,6 @@ async def dispatch_first_attempt(
     reason: str = "dispatched",
 ) -> None:
     """``current -> queued`` with the next attempt number, dispatched through the outbox."""
-    changes.move(job_id, 0, current, S.QUEUED, reason)
     job = (
         await connection.execute(
             jobs.update()
@@ -181,16 +180,8 @@ async def dispatch_first_attempt(
                 run_at=None,
                 updated_at=func.now(),
             )
-            .returning(
-                jobs.c.id,
-                jobs.c.type,
-                jobs.c.priority,
-                jobs.c.payload,
-                jobs.c.timeout_seconds,
-                jobs.c.trace_id,
-                jobs.c.attempt,
-            )
+            .returning(*DISPATCH_COLUMNS)
         )
     ).one()
-    changes.events[-1]["attempt"] = job.attempt
+    changes.move(job_id, job.attempt, current, S.QUEUED, reason)
     changes.dispatch(job, attempt=job.attempt, new_attempt=True)

@@ -10,19 +10,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobDispatch, JobStatus
 from jobs_common.jobstore import job_dependencies, jobs
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import JobDefaults, finish_attempt, lock_job, mark_dead
+from jobs_scheduler.adapters.jobs import (
+    DISPATCH_COLUMNS,
+    JobDefaults,
+    finish_attempt,
+    lock_job,
+    mark_dead,
+)
 from jobs_scheduler.adapters.recording import dispatch_first_attempt
 
 S = JobStatus
-_DISPATCH_COLUMNS = (
-    jobs.c.id,
-    jobs.c.type,
-    jobs.c.priority,
-    jobs.c.payload,
-    jobs.c.timeout_seconds,
-    jobs.c.trace_id,
-    jobs.c.attempt,
-)
 _TERMINAL = (S.SUCCEEDED.value, S.DEAD.value, S.CANCELLED.value)
 
 
@@ -42,7 +39,7 @@ async def promote_due(connection: AsyncConnection, changes: Changes, limit: int)
         .values(
             status=S.QUEUED.value, attempt=jobs.c.attempt + 1, run_at=None, updated_at=func.now()
         )
-        .returning(*_DISPATCH_COLUMNS)
+        .returning(*DISPATCH_COLUMNS)
     )
     count = 0
     for job in sorted(promoted, key=lambda j: j.id):
@@ -139,7 +136,7 @@ async def reconcile_lost_dispatches(
             attempt_limit=jobs.c.attempt_limit + 1,
             updated_at=func.now(),
         )
-        .returning(*_DISPATCH_COLUMNS)
+        .returning(*DISPATCH_COLUMNS)
     )
     count = 0
     for job in sorted(redispatched, key=lambda j: j.id):
