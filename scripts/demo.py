@@ -1,6 +1,7 @@
-"""``make demo``: seed a running platform with demo jobs through the public API, so that a
-new user sees a living system: jobs succeeded, retrying, dead (with a dead letter), running
-and queued, of every type, for both demo users."""
+"""``make demo``: seed a running platform with demo data through the public API, so that a
+new user sees a living system: jobs of every type in every state (succeeded, retrying,
+scheduled, blocked, queued, running, cancelled, dead with a dead letter), a batch, a cron
+schedule and a named retry policy, for both demo users."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import base64
 import io
 import os
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -109,6 +111,134 @@ def demo_jobs() -> list[tuple[str, dict[str, Any]]]:
     return jobs
 
 
+def post(client: httpx.Client, path: str, body: Any, headers: dict[str, str]) -> Any:
+    response = client.post(path, json=body, headers=headers)
+    if response.status_code >= 400 and response.status_code != 409:
+        print(f"demo {path} refused: {response.status_code} {response.text}", file=sys.stderr)
+        return None
+    return response.json()
+
+
+def wait_recorded(client: httpx.Client, job_id: str, headers: dict[str, str]) -> None:
+    for _ in range(100):
+        if client.get(f"/api/jobs/{job_id}", headers=headers).status_code == 200:
+            return
+        time.sleep(0.1)
+
+
+def seed_scheduling(client: httpx.Client, tokens: dict[str, dict[str, str]]) -> None:
+    admin, user = tokens["admin"], tokens["user"]
+    post(
+        client,
+        "/api/retry-policies",
+        {
+            "name": "gentle",
+            "strategy": "linear",
+            "baseDelayMs": 2000,
+            "multiplier": 1,
+            "maxDelayMs": 30000,
+            "jitter": True,
+            "maxAttempts": 5,
+        },
+        admin,
+    )
+    post(
+        client,
+        "/api/schedules",
+        {
+            "name": "nightly-report",
+            "cron": "0 3 * * *",
+            "timezone": "Europe/Berlin",
+            "jobTemplate": {
+                "type": "report_generation",
+                "priority": 1,
+                "payload": {"reportType": "jobs_summary", "format": "csv"},
+            },
+        },
+        admin,
+    )
+    post(
+        client,
+        "/api/schedules",
+        {
+            "name": "heartbeat-every-5-min",
+            "cron": "*/5 * * * *",
+            "timezone": "UTC",
+            "jobTemplate": {
+                "type": "simulate",
+                "priority": 1,
+                "retryPolicy": "gentle",
+                "payload": {"immediateFailureRate": 0, "failureRate": 0.2},
+            },
+        },
+        admin,
+    )
+    post(
+        client,
+        "/api/batches",
+        {
+            "name": "demo import",
+            "jobs": [
+                {"type": "simulate", "priority": 2, "payload": {"minSeconds": 0.2, "maxSeconds": 2}}
+                for _ in range(20)
+            ],
+        },
+        user,
+    )
+    # Scheduled for later, blocked behind a long parent, and one cancelled.
+    post(
+        client,
+        "/api/jobs",
+        {
+            "type": "email",
+            "priority": 2,
+            "delaySeconds": 3600,
+            "payload": {
+                "to": "later@example.com",
+                "subject": "In an hour",
+                "body": "Delayed demo email",
+            },
+        },
+        user,
+    )
+    parent = post(
+        client,
+        "/api/jobs",
+        {
+            "type": "simulate",
+            "priority": 1,
+            "payload": {
+                "immediateFailureRate": 0,
+                "failureRate": 0,
+                "minSeconds": 90,
+                "maxSeconds": 90,
+            },
+        },
+        user,
+    )
+    if parent:
+        post(
+            client,
+            "/api/jobs",
+            {
+                "type": "report_generation",
+                "priority": 2,
+                "dependsOn": [parent["jobId"]],
+                "payload": {"reportType": "jobs_summary", "format": "json"},
+            },
+            user,
+        )
+    doomed = post(
+        client,
+        "/api/jobs",
+        {"type": "simulate", "priority": 1, "delaySeconds": 600, "payload": {}},
+        user,
+    )
+    if doomed:
+        wait_recorded(client, doomed["jobId"], user)
+        post(client, f"/api/jobs/{doomed['jobId']}/cancel", {"reason": "demo"}, user)
+
+
 def main() -> int:
     with httpx.Client(base_url=GATEWAY, timeout=30) as client:
         tokens = {
@@ -117,12 +247,10 @@ def main() -> int:
         }
         accepted = 0
         for who, body in demo_jobs():
-            response = client.post("/api/jobs", json=body, headers=tokens[who])
-            if response.status_code != 202:
-                print(f"demo job refused: {response.status_code} {response.text}", file=sys.stderr)
-                continue
-            accepted += 1
-    print(f"demo data: {accepted} jobs submitted through {GATEWAY}")
+            if post(client, "/api/jobs", body, tokens[who]) is not None:
+                accepted += 1
+        seed_scheduling(client, tokens)
+    print(f"demo data: {accepted} jobs, a batch, schedules and a retry policy via {GATEWAY}")
     return 0
 
 

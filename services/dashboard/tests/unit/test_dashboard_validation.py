@@ -219,3 +219,22 @@ def test_a_reversed_selector_range_is_422_on_the_selector() -> None:
     with pytest.raises(ValidationFailed) as caught:
         selector.filters(Visibility(None), action=BulkAction.DISCARD)
     assert [d.field for d in caught.value.details] == ["selector.createdTo"]
+
+
+def test_schedule_template_retry_policy_may_name_a_stored_policy() -> None:
+    from jobs_dashboard.domain.schedules import JobTemplate
+
+    template = JobTemplate.model_validate(
+        {"type": "simulate", "priority": 1, "payload": {}, "retryPolicy": "gentle"}
+    )
+    assert (template.retry_policy, template.retry_policy_name) == (None, "gentle")
+    with pytest.raises(ValueError):
+        JobTemplate.model_validate(
+            {
+                "type": "simulate",
+                "priority": 1,
+                "payload": {},
+                "retryPolicy": "a",
+                "retryPolicyName": "b",
+            }
+        )

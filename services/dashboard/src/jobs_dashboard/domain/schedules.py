@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryPolicySpec
@@ -39,6 +39,17 @@ class JobTemplate(CamelModel):
     retry_policy_name: str | None = Field(
         default=None, pattern=POLICY_NAME_PATTERN, description="A stored named retry policy."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_by_name(cls, data: Any) -> Any:
+        """``retryPolicy`` may name a stored policy, as on a submission."""
+        if isinstance(data, dict) and isinstance(data.get("retryPolicy"), str):
+            data = dict(data)
+            if data.get("retryPolicyName") is not None:
+                raise ValueError("give retryPolicy as a name or retryPolicyName, not both")
+            data["retryPolicyName"] = data.pop("retryPolicy")
+        return data
 
     @field_validator("type")
     @classmethod
