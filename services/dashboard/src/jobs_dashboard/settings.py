@@ -24,6 +24,9 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     # How long POST /api/jobs/{id}/cancel waits for the scheduler to apply the cancel.
     cancel_wait_seconds: float = Field(default=5.0, ge=0)
     cancel_poll_interval_seconds: float = Field(default=0.1, gt=0)
+    # A job accepted a moment ago may not be recorded in PostgreSQL yet (it is on its way
+    # through the submission outbox and the scheduler): a cancel waits this long for it.
+    cancel_record_wait_seconds: float = Field(default=2.0, ge=0)
     # A worker without a heartbeat for this long is reported dead.
     worker_dead_after_seconds: float = Field(default=10.0, gt=0)
     # Most dead letters one bulk action touches, and the pace of bulk requeues.

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     """Short waits: nothing plays the scheduler unless a test does."""
-    return settings.model_copy(update={"cancel_wait_seconds": 0.5})
+    return settings.model_copy(
+        update={"cancel_wait_seconds": 0.5, "cancel_record_wait_seconds": 0.3}
+    )
 
 
 async def test_cancel_answers_200_once_the_scheduler_cancelled_the_job(
@@ -119,3 +121,19 @@ async def test_cancel_of_a_hidden_or_unknown_job_is_404(
     assert too_long.json()["details"][0]["field"] == "reason"
     assert (await client.post(f"/api/jobs/{job_id}/cancel")).status_code == 401
     assert (await queue.declare()).message_count == 0
+
+
+async def test_cancel_waits_for_a_job_accepted_a_moment_ago_to_be_recorded(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, command_queue: Any, settings: Settings
+) -> None:
+    settings.cancel_record_wait_seconds = 10.0
+    queue = await command_queue(CANCEL)
+    job_id = uuid.uuid4()
+    request = asyncio.create_task(client.post(f"/api/jobs/{job_id}/cancel", headers=auth.user))
+    await asyncio.sleep(0.2)  # the request is waiting for the record, not answering 404
+    assert not request.done()
+    await job_factory.job(id=job_id, status="scheduled")
+    message = await next_message(queue)
+    assert parse_message(CancelRequested, message.body).job_id == job_id
+    response = await request
+    assert response.status_code == 202  # nothing plays the scheduler here

@@ -14,7 +14,7 @@ from jobs_common.api_models import CamelModel
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_common.errors import NotFound
 from jobs_common.http import CurrentIdentity, JsonResponse
-from jobs_dashboard.adapters.jobstore import JobReader
+from jobs_dashboard.adapters.jobstore import JobReader, JobRef
 from jobs_dashboard.api.deps import (
     CommandsDep,
     CreatedRangeDep,
@@ -132,6 +132,19 @@ async def retry_job(
     return RetryAccepted(job_id=job_id)
 
 
+async def wait_until_recorded(
+    reader: JobReader, job_id: uuid.UUID, visibility: Visibility, *, wait: float, interval: float
+) -> JobRef | None:
+    """The job's reference once the scheduler has recorded it, or None after ``wait``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while (ref := await reader.job_ref(job_id, visibility)) is None:
+        if loop.time() >= deadline:
+            return None
+        await asyncio.sleep(min(interval, max(0.0, deadline - loop.time())))
+    return ref
+
+
 async def wait_until_cancelled(
     reader: JobReader, job_id: uuid.UUID, *, wait: float, interval: float
 ) -> bool:
@@ -167,7 +180,13 @@ async def cancel_job(
     settings: SettingsDep,
     body: Annotated[CancelBody | None, Body()] = None,
 ) -> Response:
-    ref = await reader.job_ref(job_id, Visibility.for_identity(identity))
+    ref = await wait_until_recorded(
+        reader,
+        job_id,
+        Visibility.for_identity(identity),
+        wait=settings.cancel_record_wait_seconds,
+        interval=settings.cancel_poll_interval_seconds,
+    )
     if ref is None:
         raise NotFound(f"job {job_id} not found")
     ensure_cancellable(ref.status)
