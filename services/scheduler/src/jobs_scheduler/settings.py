@@ -32,8 +32,10 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     retry_max_delay_ms: int = 60_000
     retry_jitter: bool = True
 
-    # A ready message that expires unconsumed is re-dispatched this many times, then dead.
-    ttl_redispatch_limit: int = 10
+    # A ready message that expires unconsumed (60 s TTL: the workers are busy, or none consume
+    # its queue) goes to the back of its queue again, this many times (a day of backlog);
+    # then the job is dead with reason ttl_expired, and can be requeued.
+    ttl_redispatch_limit: int = 1_440
 
     # Leases: renewed by worker heartbeats (every ~2 s); a lease this long survives a few
     # missed heartbeats. A job whose attempts keep losing their lease is poison.
