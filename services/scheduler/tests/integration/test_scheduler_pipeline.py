@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import aio_pika
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
@@ -21,6 +21,7 @@ from jobs_common.contracts import (
 )
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
+from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_row, next_dispatch, submitted, wait_status
 
@@ -201,7 +202,7 @@ async def test_unparseable_message_is_stored_as_poison_and_acked(
 
 
 async def test_expired_ready_message_is_redispatched_then_dead_after_the_limit(
-    bus: RabbitBus, db: AsyncEngine, scheduler_settings: object
+    bus: RabbitBus, db: AsyncEngine, scheduler_settings: Settings
 ) -> None:
     message = submitted()
     await bus.publisher.publish(topology.SUBMITTED, message)
@@ -216,6 +217,28 @@ async def test_expired_ready_message_is_redispatched_then_dead_after_the_limit(
     assert (again.job_id, again.attempt) == (message.job_id, 1)
     row = await job_row(db, message.job_id)
     assert (row.status, row.expired_count) == ("queued", 1)
+
+    # At the limit, the next expiry dead-letters the job instead.
+    async with db.begin() as connection:
+        await connection.execute(
+            update(jobs)
+            .where(jobs.c.id == message.job_id)
+            .values(expired_count=scheduler_settings.ttl_redispatch_limit)
+        )
+    await bus.topology.jobs.publish(
+        aio_pika.Message(again.to_json(), headers=dead_lettered.headers),
+        topology.DEAD,
+        mandatory=True,
+    )
+    row = await wait_status(db, message.job_id, "dead")
+    assert row.last_error_class == "ReadyMessageExpired"
+    async with db.connect() as connection:
+        reason = (
+            await connection.execute(
+                select(dead_letters.c.reason).where(dead_letters.c.job_id == message.job_id)
+            )
+        ).scalar_one()
+    assert reason == "ttl_expired"
 
 
 async def test_reaper_retries_a_running_attempt_past_its_timeout(
