@@ -422,3 +422,31 @@ async def test_a_redelivered_running_attempt_is_taken_over_by_the_new_worker(
     await eventually(taken_over, what="takeover by w-new")
     row = await job_row(db, message.job_id)
     assert (row.status, row.attempt) == ("running", 1)
+    # The worker that lost the attempt reports it stopped: that must not end the job.
+    now = utcnow()
+    await bus.publisher.publish(
+        topology.RESULTS,
+        JobResult(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w-dead",
+            outcome="cancelled",
+            error={"kind": "permanent", "error_class": "Cancelled", "message": "lease lost"},
+            started_at=now,
+            finished_at=now,
+        ),
+    )
+    await bus.publisher.publish(
+        topology.RESULTS,
+        JobResult(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w-new",
+            outcome="succeeded",
+            result={"by": "w-new"},
+            started_at=now,
+            finished_at=utcnow(),
+        ),
+    )
+    done = await wait_status(db, message.job_id, "succeeded")
+    assert done.result == {"by": "w-new"}

@@ -112,6 +112,10 @@ async def apply_result(
     if job is None:
         return False
     current = S(job.status)
+    if current is S.RUNNING and job.worker_id not in (None, message.worker_id):
+        # The attempt was handed over to another worker (a redelivery): this report is from
+        # the worker that lost it.
+        return False
     if message.outcome == "succeeded":
         changes.move(job.id, job.attempt, current, S.SUCCEEDED, "succeeded")
         await connection.execute(
