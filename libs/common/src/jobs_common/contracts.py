@@ -211,6 +211,8 @@ class CancelAttempt(Message):
     job_id: uuid.UUID
     attempt: int | None = None
     reason: str
+    # Only this worker acts on it (an attempt it lost); None: every worker (a cancelled job).
+    worker_id: str | None = None
 
 
 class JobLogLine(Message):

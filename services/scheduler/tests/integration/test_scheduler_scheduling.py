@@ -148,6 +148,7 @@ async def test_a_worker_holding_a_lost_attempt_is_told_to_stop(
     await bus.publisher.publish(topology.HEARTBEAT, heartbeat("w-2", (message.job_id, 1)))
     cancel = await next_cancel(control)
     assert (cancel.job_id, cancel.attempt, cancel.reason) == (message.job_id, 1, "lease lost")
+    assert cancel.worker_id == "w-2"  # only the worker that lost it, not w-1
 
 
 async def test_expired_leases_are_retried_then_quarantined_as_poison(

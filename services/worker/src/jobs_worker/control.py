@@ -122,6 +122,8 @@ class ControlConsumer:
         self.apply(cancel)
 
     def apply(self, cancel: CancelAttempt) -> None:
+        if cancel.worker_id is not None and cancel.worker_id != self.worker_id:
+            return  # meant for the worker that lost the attempt, not for its new holder
         self.cancelled.add(cancel.job_id, cancel.attempt, cancel.reason)
         stopped = self.active.cancel_matching(cancel.job_id, cancel.attempt, reason=cancel.reason)
         for job_id, attempt in stopped:

@@ -49,6 +49,29 @@ async def test_cancel_attempt_is_remembered_and_cancels_the_running_handler() ->
     await asyncio.gather(delivery, return_exceptions=True)
 
 
+async def test_a_cancel_meant_for_another_worker_changes_nothing_here() -> None:
+    active, cancelled = ActiveJobs(), CancelledSet()
+    consumer = ControlConsumer(worker_id="w-new", cancelled=cancelled, active=active)
+    delivery = asyncio.create_task(asyncio.Event().wait())
+    handler = asyncio.create_task(asyncio.Event().wait())
+    job = ActiveJob(dispatch=dispatch(), queue="q", task=delivery, phase=Phase.RUNNING)
+    job.handler = handler
+    active.add(job)
+
+    lost_elsewhere = CancelAttempt(
+        job_id=job.dispatch.job_id, attempt=1, reason="lease lost", worker_id="w-old"
+    )
+    consumer.handle(lost_elsewhere.to_json())
+    assert len(cancelled) == 0
+    assert job.cancel_reason is None
+    assert not handler.done()
+    consumer.handle(lost_elsewhere.model_copy(update={"worker_id": "w-new"}).to_json())
+    assert job.cancel_reason == "lease lost"
+    for task in (handler, delivery):
+        task.cancel()
+    await asyncio.gather(handler, delivery, return_exceptions=True)
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -251,7 +251,7 @@ async def _cancel_lost(
         row = current.get(job_id)
         if row is not None and row.attempt == attempt and row.status == S.QUEUED.value:
             continue
-        changes.cancel_attempt(job_id, attempt, "lease lost")
+        changes.cancel_attempt(job_id, attempt, "lease lost", worker_id=worker_id)
 
 
 async def reap_expired(
@@ -276,7 +276,7 @@ async def reap_expired(
     for job in expired:
         if job.deadline_at is not None and job.deadline_at < now:
             timeouts += 1
-            changes.cancel_attempt(job.id, job.attempt, "timeout")
+            changes.cancel_attempt(job.id, job.attempt, "timeout", worker_id=job.worker_id)
             await fail_attempt(
                 connection,
                 changes,

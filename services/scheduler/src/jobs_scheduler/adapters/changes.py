@@ -83,12 +83,14 @@ class Changes:
         if new_attempt:
             self.attempts.append({"job_id": job.id, "attempt": attempt, "status": "queued"})
 
-    def cancel_attempt(self, job_id: uuid.UUID, attempt: int | None, reason: str) -> None:
-        """Tell every worker to stop (or never start) this attempt."""
+    def cancel_attempt(
+        self, job_id: uuid.UUID, attempt: int | None, reason: str, worker_id: str | None = None
+    ) -> None:
+        """Tell the workers (or only ``worker_id``) to stop, or never start, this attempt."""
         self._publish(
             EVENTS_EXCHANGE,
             CONTROL_CANCEL,
-            CancelAttempt(job_id=job_id, attempt=attempt, reason=reason),
+            CancelAttempt(job_id=job_id, attempt=attempt, reason=reason, worker_id=worker_id),
         )
 
     def dead_letter(
