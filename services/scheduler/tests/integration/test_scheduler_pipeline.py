@@ -21,6 +21,7 @@ from jobs_common.contracts import (
 )
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
+from jobs_scheduler import metrics
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_row, next_dispatch, submitted, wait_status
@@ -213,10 +214,20 @@ async def test_expired_ready_message_is_redispatched_then_dead_after_the_limit(
         headers={"x-death": [{"reason": "expired", "queue": topology.READY_MEDIUM, "count": 1}]},
     )
     await bus.topology.jobs.publish(dead_lettered, topology.DEAD, mandatory=True)
+    # The same dead-lettered message again (redelivered after a crash): no second dispatch.
+    duplicates = metrics.MESSAGES.labels(topology.DEAD, "duplicate")
+    seen_before = duplicates._value.get()
+    await bus.topology.jobs.publish(dead_lettered, topology.DEAD, mandatory=True)
     again = await next_dispatch(bus)
     assert (again.job_id, again.attempt) == (message.job_id, 1)
     row = await job_row(db, message.job_id)
     assert (row.status, row.expired_count) == ("queued", 1)
+
+    async def duplicate_seen() -> bool:
+        return duplicates._value.get() > seen_before
+
+    await eventually(duplicate_seen, what="the redelivered dead-letter recognised")
+    assert await bus.topology.queues[topology.READY_MEDIUM].get(no_ack=True, fail=False) is None
 
     # At the limit, the next expiry dead-letters the job instead.
     async with db.begin() as connection:

@@ -9,7 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobDispatch, JobStatus
 from jobs_common.jobstore import job_dependencies, jobs
+from jobs_common.topology import DEAD
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.commands import claim_inbox
 from jobs_scheduler.adapters.jobs import (
     DISPATCH_COLUMNS,
     JobDefaults,
@@ -168,7 +170,13 @@ async def apply_dead_lettered(
     death_reason: str,
     defaults: JobDefaults,
 ) -> str:
-    """A ready message came back through jobs.dlx (expired or rejected) before it ran."""
+    """A ready message came back through jobs.dlx (expired or rejected) before it ran.
+
+    Each dispatch has its own message id: recording it in ``inbox`` makes a redelivery of
+    the same dead-lettered message (a crash before its ack) re-dispatch nothing.
+    """
+    if not await claim_inbox(connection, message.message_id, DEAD):
+        return "duplicate"
     job = await lock_job(connection, message.job_id, message.attempt, (S.QUEUED.value,))
     if job is None:
         return "stale"
