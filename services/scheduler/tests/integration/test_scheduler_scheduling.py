@@ -109,6 +109,24 @@ async def test_retry_policy_inline_and_named_are_recorded(bus: RabbitBus, db: As
     assert second.retry_policy["strategy"] == "linear"
     assert second.max_attempts == 7
 
+    unknown = submitted(retry_policy_name="no-such-policy")
+    await bus.publisher.publish(topology.SUBMITTED, unknown)
+    third = await wait_status(db, unknown.job_id, "queued")
+    assert third.retry_policy["strategy"] == "exponential"
+    async with db.connect() as connection:
+        first_reason = (
+            (
+                await connection.execute(
+                    select(job_events.c.reason)
+                    .where(job_events.c.job_id == unknown.job_id)
+                    .order_by(job_events.c.id)
+                )
+            )
+            .scalars()
+            .first()
+        )
+    assert first_reason == "submitted; retry policy 'no-such-policy' unknown, defaults used"
+
 
 async def test_heartbeats_renew_leases_and_register_the_worker(
     bus: RabbitBus, db: AsyncEngine, scheduler: Runtime

@@ -135,7 +135,10 @@ async def record_submissions(
         job = inserted.get(m.job_id)
         if job is None:
             continue
-        changes.move(m.job_id, 0, None, S.PENDING, "submitted")
+        reason = "submitted"
+        if m.retry_policy_name and m.retry_policy_name not in named:
+            reason += f"; retry policy {m.retry_policy_name!r} unknown, defaults used"
+        changes.move(m.job_id, 0, None, S.PENDING, reason)
         status = S(job.status)
         if status is S.BLOCKED:
             changes.move(
