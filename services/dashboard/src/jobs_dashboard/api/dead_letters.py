@@ -42,7 +42,7 @@ from jobs_dashboard.domain.dead_letters import (
     requeue_not_before,
 )
 from jobs_dashboard.domain.payloads import validate_payload
-from jobs_dashboard.domain.query import Visibility, total_pages
+from jobs_dashboard.domain.query import Visibility
 from jobs_dashboard.metrics import DEAD_LETTER_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -79,13 +79,7 @@ async def list_dead_letters(
     filters: FiltersDep, page: PageDep, store: DeadLettersDep
 ) -> DeadLetterPage:
     items, total = await store.page(filters, page)
-    return DeadLetterPage(
-        items=items,
-        page_number=page.page_number,
-        page_size=page.page_size,
-        total_items=total,
-        total_pages=total_pages(total, page.page_size),
-    )
+    return DeadLetterPage.of(items, total, page)
 
 
 @router.get("/groups", summary="Dead letters grouped by error fingerprint, largest first")
@@ -107,13 +101,7 @@ async def dead_letter_action_log(
 ) -> DeadLetterActionPage:
     actor = None if identity.is_admin else identity.email
     items, total = await store.actions(actor, page, dead_letter_id=dead_letter_id, job_id=job_id)
-    return DeadLetterActionPage(
-        items=items,
-        page_number=page.page_number,
-        page_size=page.page_size,
-        total_items=total,
-        total_pages=total_pages(total, page.page_size),
-    )
+    return DeadLetterActionPage.of(items, total, page)
 
 
 @router.post(

@@ -33,7 +33,6 @@ from jobs_dashboard.domain.query import (
     SortField,
     Visibility,
     parse_statuses,
-    total_pages,
 )
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
@@ -84,13 +83,7 @@ async def list_jobs(
     query: Annotated[JobListQuery, Depends(list_query)], reader: ReaderDep
 ) -> JobsPage:
     items, total = await reader.list_jobs(query)
-    return JobsPage(
-        items=items,
-        page_number=query.page.page_number,
-        page_size=query.page.page_size,
-        total_items=total,
-        total_pages=total_pages(total, query.page.page_size),
-    )
+    return JobsPage.of(items, total, query.page)
 
 
 @router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Path, Response
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.http import CurrentIdentity
 from jobs_dashboard.api.deps import OwnVisibilityDep, PageDep, SchedulesDep
-from jobs_dashboard.domain.query import total_pages
 from jobs_dashboard.domain.schedules import (
     ScheduleCreate,
     ScheduleDetail,
@@ -53,13 +52,7 @@ async def list_schedules(
     visibility: OwnVisibilityDep, page: PageDep, store: SchedulesDep
 ) -> SchedulePage:
     items, total = await store.page(visibility, page)
-    return SchedulePage(
-        items=items,
-        page_number=page.page_number,
-        page_size=page.page_size,
-        total_items=total,
-        total_pages=total_pages(total, page.page_size),
-    )
+    return SchedulePage.of(items, total, page)
 
 
 @router.get("/{scheduleId}", summary="A schedule with its last 20 fires and their job statuses")

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, model_validator
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import Conflict, ErrorDetail, ValidationFailed
-from jobs_dashboard.domain.query import CreatedRange, Visibility
+from jobs_dashboard.domain.query import CreatedRange, Page, Visibility
 
 SAMPLE_SIZE = 10
 MAX_REASON = 1_000
@@ -68,12 +68,8 @@ class DeadLetterItem(CamelModel):
     resolution: str | None
 
 
-class DeadLetterPage(CamelModel):
-    items: list[DeadLetterItem]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
+class DeadLetterPage(Page[DeadLetterItem]):
+    pass
 
 
 class DeadLetterGroup(CamelModel):
@@ -195,12 +191,8 @@ class DeadLetterAction(CamelModel):
     at: datetime
 
 
-class DeadLetterActionPage(CamelModel):
-    items: list[DeadLetterAction]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
+class DeadLetterActionPage(Page[DeadLetterAction]):
+    pass
 
 
 def ensure_open(resolved_at: datetime | None, resolution: str | None) -> None:

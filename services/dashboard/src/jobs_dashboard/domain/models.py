@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryStrategy
+from jobs_dashboard.domain.query import Page
 
 
 class EffectivePolicy(CamelModel):
@@ -97,12 +98,8 @@ class JobDetail(JobSummary):
     dead_letter: DeadLetterInfo | None
 
 
-class JobsPage(CamelModel):
-    items: list[JobSummary]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
+class JobsPage(Page[JobSummary]):
+    pass
 
 
 class RuntimeStats(CamelModel):

@@ -13,6 +13,7 @@ from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_dashboard.domain.cron import check_cron, check_timezone
 from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.query import Page
 from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
 
 MAX_TIMEOUT_SECONDS = 1700  # the submission's cap: below RabbitMQ's 30 min consumer timeout
@@ -126,9 +127,5 @@ class ScheduleDetail(ScheduleView):
     fires: list[ScheduleFire] = Field(description="The last 20 fires, newest first.")
 
 
-class SchedulePage(CamelModel):
-    items: list[ScheduleView]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
+class SchedulePage(Page[ScheduleView]):
+    pass
