@@ -105,6 +105,19 @@ class RabbitBus:
         return await self.channel.get_exchange(name)
 
 
+async def has_consumers(queue: AbstractQueue, *, timeout: float = 2.0) -> bool:
+    """Whether the broker counts a consumer on ``queue``.
+
+    A robust connection may come back without a consumer that silently stayed gone; /ready
+    asks the broker (re-declaring the queue with its own arguments reports the count).
+    """
+    try:
+        declared = await asyncio.wait_for(queue.declare(), timeout=timeout)
+    except Exception:
+        return False
+    return (declared.consumer_count or 0) > 0
+
+
 BatchHandler = Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]
 
 
@@ -140,6 +153,10 @@ class BatchConsumer:
     @property
     def active(self) -> bool:
         return self._consumer_tag is not None and self._task is not None and not self._task.done()
+
+    async def ready(self) -> bool:
+        """Consuming here, and the broker agrees."""
+        return self.active and await has_consumers(self.queue)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")

@@ -64,7 +64,7 @@ class Runtime:
         return {
             "database": database,
             "broker": not self.bus.connection.is_closed,
-            "consumers": self.consumers.all_active,
+            "consumers": await self.consumers.ready(),
             "loops": all(loop.alive for loop in self.loops),
         }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -209,9 +210,11 @@ class SchedulerConsumers:
             await consumer.start()
             self.consumers.append(consumer)
 
-    @property
-    def all_active(self) -> bool:
-        return bool(self.consumers) and all(c.active for c in self.consumers)
+    async def ready(self) -> bool:
+        """Every queue consumed here, as the broker counts it."""
+        if not self.consumers:
+            return False
+        return all(await asyncio.gather(*(c.ready() for c in self.consumers)))
 
     async def stop(self) -> None:
         for consumer in self.consumers:

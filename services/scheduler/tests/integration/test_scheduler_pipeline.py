@@ -22,6 +22,7 @@ from jobs_common.contracts import (
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler import metrics
+from jobs_scheduler.app import Runtime
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_row, next_dispatch, submitted, wait_status
@@ -276,3 +277,19 @@ async def test_reaper_retries_a_running_attempt_past_its_timeout(
     await bus.publisher.publish(topology.RESULTS, result(message.job_id, 2))
     row = await wait_status(db, message.job_id, "succeeded")
     assert row.attempt == 2
+
+
+async def test_ready_fails_when_the_broker_no_longer_counts_a_consumer(
+    scheduler: Runtime,
+) -> None:
+    assert await scheduler.ready() == {
+        "database": True,
+        "broker": True,
+        "consumers": True,
+        "loops": True,
+    }
+    consumer = scheduler.consumers.consumers[0]
+    # The consumer disappears behind the runtime's back (as after a bad reconnect).
+    assert consumer._consumer_tag is not None
+    await consumer.queue.cancel(consumer._consumer_tag)
+    assert (await scheduler.ready())["consumers"] is False

@@ -9,7 +9,6 @@ message has no durable effect to wait for, and redelivering one cannot make it m
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import orjson
@@ -22,7 +21,7 @@ from aio_pika.abc import (
 from pydantic import ValidationError
 
 from jobs_common.contracts import CancelAttempt
-from jobs_common.rabbit import open_channel
+from jobs_common.rabbit import has_consumers, open_channel
 from jobs_common.topology import CONTROL_PATTERN, EVENTS_EXCHANGE
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
@@ -81,11 +80,7 @@ class ControlConsumer:
             return False
         if self.channel.is_closed:
             return False
-        try:
-            declared = await asyncio.wait_for(self.queue.declare(), timeout=2)
-        except Exception:
-            return False
-        return (declared.consumer_count or 0) > 0
+        return await has_consumers(self.queue)
 
     async def _on_message(self, message: AbstractIncomingMessage) -> None:
         try:

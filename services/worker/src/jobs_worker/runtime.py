@@ -18,7 +18,7 @@ from aio_pika.exceptions import AMQPConnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
-from jobs_common.rabbit import Publisher, RabbitBus, open_channel
+from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
 from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
@@ -254,11 +254,7 @@ class WorkerRuntime:
                 and not consumer.channel.is_closed
             )
             if ok and consumer is not None:
-                try:
-                    declared = await asyncio.wait_for(consumer.queue.declare(), timeout=2)
-                    ok = (declared.consumer_count or 0) > 0
-                except Exception:
-                    ok = False
+                ok = await has_consumers(consumer.queue)
             checks[f"consumers:{name}"] = ok
         checks["consumers:control"] = checks["amqp"] and await self.control.ready()
         return checks
