@@ -10,13 +10,14 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 2
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        dev demo migrate topology-definitions clean
+        dev demo bench migrate topology-definitions clean
 
 help:
 	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
 	@echo "make test     install, start dependencies, lint and run unit, integration, e2e"
 	@echo "make demo     seed demo jobs into a running stack"
 	@echo "make migrate  apply the PostgreSQL migrations"
+	@echo "make bench    pipeline throughput and latency figures (N=2000 WORKERS=2)"
 
 $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +62,10 @@ dev: install infra
 
 demo: install
 	$(PY) scripts/demo.py
+
+# Figures, not assertions: N jobs (default 2000) through a fresh stack with WORKERS workers.
+bench: install infra
+	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_pipeline.py
 
 clean:
 	rm -rf $(VENV) var

@@ -1,4 +1,5 @@
-"""Serving a service: settings from the environment, logging configured once, uvicorn on uvloop."""
+"""Serving a service: settings from the environment, logging configured once, uvicorn on uvloop
+with the httptools parser (the pure-Python h11 parser costs about twice the CPU per request)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def serve(app: FastAPI, settings: ServiceSettings) -> None:
         host=settings.host,
         port=settings.port,
         loop="uvloop",
+        http="httptools",
         log_config=None,
         access_log=False,
         proxy_headers=False,
