@@ -62,10 +62,9 @@ async def delete_vhost(management: str, name: str) -> None:
         await c.delete(f"/api/vhosts/{name}")
 
 
-async def wait_terminal(database_url: str, job_ids: list[str]) -> tuple[float, list[float]]:
-    """Seconds until every job is terminal, and each job's accepted -> finished latency."""
+async def wait_terminal(database_url: str, job_ids: list[str]) -> list[float]:
+    """Wait until every job is terminal; each job's accepted -> finished latency in seconds."""
     connection = await asyncpg.connect(plain(database_url))
-    started = time.perf_counter()
     try:
         while True:
             done = await connection.fetchval(
@@ -76,7 +75,6 @@ async def wait_terminal(database_url: str, job_ids: list[str]) -> tuple[float, l
             if done == len(job_ids):
                 break
             await asyncio.sleep(0.05)
-        elapsed = time.perf_counter() - started
         rows = await connection.fetch(
             "SELECT extract(epoch FROM finished_at - created_at) AS s FROM jobs "
             "WHERE id = ANY($1::uuid[])",
@@ -84,7 +82,7 @@ async def wait_terminal(database_url: str, job_ids: list[str]) -> tuple[float, l
         )
     finally:
         await connection.close()
-    return elapsed, [float(r["s"]) for r in rows]
+    return [float(r["s"]) for r in rows]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -148,7 +146,7 @@ async def run(n: int, concurrency: int, workers: int) -> None:
             t0 = time.perf_counter()
             ids = await asyncio.gather(*(one(i) for i in range(n)))
             submit_s = time.perf_counter() - t0
-            drain_s, latencies = await wait_terminal(database_url, ids)
+            latencies = await wait_terminal(database_url, ids)
             total_s = time.perf_counter() - t0
             print(f"\nsingle submissions: {n} jobs, {concurrency} in flight, {workers} workers")
             print(f"  accepted at        {n / submit_s:8.0f} jobs/s ({submit_s:.2f} s)")
@@ -169,7 +167,7 @@ async def run(n: int, concurrency: int, workers: int) -> None:
             r.raise_for_status()
             batch_ids = [str(j) for j in r.json()["jobIds"]]
             accepted_s = time.perf_counter() - t0
-            drain_s, latencies = await wait_terminal(database_url, batch_ids)
+            latencies = await wait_terminal(database_url, batch_ids)
             total_s = time.perf_counter() - t0
             print(f"\none batch: {n} jobs")
             print(f"  accepted in        {accepted_s:8.2f} s")
@@ -178,7 +176,6 @@ async def run(n: int, concurrency: int, workers: int) -> None:
                 f"  latency accepted->finished  p50 {percentile(latencies, 0.5):.3f} s  "
                 f"p95 {percentile(latencies, 0.95):.3f} s  max {max(latencies):.3f} s"
             )
-            del drain_s
     finally:
         await asyncio.to_thread(stack.stop)
         await delete_vhost(management, vhost)
