@@ -17,12 +17,12 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import asyncpg
 import httpx
 
 from jobs_common.testing.infra import free_port, resolve_mongo, resolve_postgres, resolve_rabbitmq
+from jobs_common.testing.plugin import PostgresServer, RabbitServer
 from jobs_common.testing.stack import Stack, StackConfig
 
 NOOP = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0}
@@ -30,36 +30,6 @@ NOOP = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSecond
 
 def plain(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)
-
-
-async def create_vhost(management: str, amqp: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(management)
-    base = f"{parts.scheme}://{parts.hostname}:{parts.port}"
-    auth = (parts.username or "guest", parts.password or "guest")
-    name = f"bench-{uuid.uuid4().hex[:8]}"
-    async with httpx.AsyncClient(base_url=base, auth=auth) as client:
-        (await client.put(f"/api/vhosts/{name}")).raise_for_status()
-        user = urlsplit(amqp).username or "guest"
-        (
-            await client.put(
-                f"/api/permissions/{name}/{user}",
-                json={"configure": ".*", "write": ".*", "read": ".*"},
-            )
-        ).raise_for_status()
-    return name
-
-
-async def delete_vhost(management: str, name: str) -> None:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(management)
-    async with httpx.AsyncClient(
-        base_url=f"{parts.scheme}://{parts.hostname}:{parts.port}",
-        auth=(parts.username or "guest", parts.password or "guest"),
-    ) as c:
-        await c.delete(f"/api/vhosts/{name}")
 
 
 async def wait_terminal(database_url: str, job_ids: list[str]) -> list[float]:
@@ -96,14 +66,14 @@ async def run(n: int, concurrency: int, workers: int) -> None:
     mongo = resolve_mongo()
     print(f"PostgreSQL: {postgres.source}; RabbitMQ: {rabbit.source}; MongoDB: {mongo.source}")
     database = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(plain(postgres.url))
-    await admin.execute(f'CREATE DATABASE "{database}"')
-    database_url = plain(postgres.url).rsplit("/", 1)[0] + "/" + database
-    vhost = await create_vhost(management, rabbit.url)
+    pg_server = PostgresServer(postgres.url)
+    database_url = await pg_server.create(database)
+    rabbit_server = RabbitServer(rabbit.url, management)
+    vhost = await rabbit_server.create_vhost()
     base = Path(tempfile.mkdtemp(prefix="bench-"))
     config = StackConfig(
         database_url=database_url,
-        amqp_url=rabbit.url.rstrip("/") + "/" + quote(vhost, safe=""),
+        amqp_url=rabbit_server.url_for(vhost),
         mongo_url=mongo.url,
         mongo_db=f"bench_{uuid.uuid4().hex[:8]}",
         artifacts_dir=str(base / "artifacts"),
@@ -178,10 +148,11 @@ async def run(n: int, concurrency: int, workers: int) -> None:
             )
     finally:
         await asyncio.to_thread(stack.stop)
-        await delete_vhost(management, vhost)
-        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        await admin.close()
+        await rabbit_server.delete_vhost(vhost)
+        await pg_server.drop(database)
         mongo.close()
+        postgres.close()
+        rabbit.close()
 
 
 def main() -> None:
