@@ -1,0 +1,36 @@
+import httpx
+import pytest
+
+from jobs_gateway.adapters.upstream import CONNECTIONS_PER_SHARD, ShardedClient, build_client
+
+pytestmark = pytest.mark.unit
+
+
+async def test_connections_are_split_into_small_pools() -> None:
+    client = build_client(timeout=5, connect_timeout=1, max_connections=100)
+    try:
+        pools = [shard._transport._pool for shard in client._clients]  # type: ignore[attr-defined]
+        assert len(pools) == 7
+        assert all(pool._max_connections <= CONNECTIONS_PER_SHARD for pool in pools)
+        assert sum(pool._max_connections for pool in pools) >= 100
+    finally:
+        await client.aclose()
+
+
+async def test_requests_go_round_robin_over_the_shards() -> None:
+    seen: list[int] = []
+
+    def shard(index: int) -> httpx.AsyncClient:
+        def answer(request: httpx.Request) -> httpx.Response:
+            seen.append(index)
+            return httpx.Response(200)
+
+        return httpx.AsyncClient(transport=httpx.MockTransport(answer))
+
+    client = ShardedClient([shard(0), shard(1), shard(2)])
+    try:
+        for _ in range(6):
+            await client.request("GET", "http://upstream/health")
+    finally:
+        await client.aclose()
+    assert seen == [0, 1, 2, 0, 1, 2]
