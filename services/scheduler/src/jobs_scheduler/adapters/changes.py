@@ -115,17 +115,17 @@ class Changes:
         )
 
     async def flush(self, connection: AsyncConnection) -> None:
+        """Multi-row inserts through executemany: SQLAlchemy batches the rows into multi-VALUES
+        statements ("insertmanyvalues") and compiles each statement once, whatever the count."""
         if self.attempts:
-            await connection.execute(
-                insert(job_attempts).values(self.attempts).on_conflict_do_nothing()
-            )
+            await connection.execute(insert(job_attempts).on_conflict_do_nothing(), self.attempts)
         if self.events:
-            await connection.execute(insert(job_events).values(self.events))
+            await connection.execute(insert(job_events), self.events)
         if self.messages:
-            await connection.execute(insert(outbox).values(self.messages))
+            await connection.execute(insert(outbox), self.messages)
         if self.dispatched:
             await connection.execute(
                 update(jobs).where(jobs.c.id.in_(self.dispatched)).values(queued_at=None)
             )
         if self.dead:
-            await connection.execute(insert(dead_letters).values(self.dead))
+            await connection.execute(insert(dead_letters), self.dead)

@@ -100,13 +100,12 @@ async def record_submissions(
     }
     if batch_rows:
         await connection.execute(
-            insert(batches).values(list(batch_rows.values())).on_conflict_do_nothing()
+            insert(batches).on_conflict_do_nothing(), list(batch_rows.values())
         )
     inserted = {
         row.id: row
         for row in await connection.execute(
             insert(jobs)
-            .values(rows)
             .on_conflict_do_nothing(index_elements=[jobs.c.id])
             .returning(
                 jobs.c.id,
@@ -116,7 +115,8 @@ async def record_submissions(
                 jobs.c.timeout_seconds,
                 jobs.c.trace_id,
                 jobs.c.status,
-            )
+            ),
+            rows,
         )
     }
     if not inserted:
@@ -128,9 +128,7 @@ async def record_submissions(
         for parent in dict.fromkeys(m.depends_on)
     ]
     if dependencies:
-        await connection.execute(
-            insert(job_dependencies).values(dependencies).on_conflict_do_nothing()
-        )
+        await connection.execute(insert(job_dependencies).on_conflict_do_nothing(), dependencies)
     for m in unique:
         job = inserted.get(m.job_id)
         if job is None:
