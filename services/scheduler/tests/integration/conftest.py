@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import JobDispatch, JobSubmitted, utcnow
 from jobs_common.db import create_engine
-from jobs_common.jobstore import jobs
+from jobs_common.jobstore import dead_letters, job_events, jobs
 from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
 from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
@@ -96,3 +96,22 @@ async def wait_status(db: AsyncEngine, job_id: uuid.UUID, status: str) -> Any:
         return row if row is not None and row.status == status else None
 
     return await eventually(probe, what=f"job {job_id} {status}")
+
+
+async def dead_letter_of(db: AsyncEngine, job_id: uuid.UUID) -> Any:
+    """The job's one dead-letter row."""
+    async with db.connect() as connection:
+        return (
+            await connection.execute(select(dead_letters).where(dead_letters.c.job_id == job_id))
+        ).one()
+
+
+async def timeline_reasons(db: AsyncEngine, job_id: uuid.UUID) -> list[str]:
+    """The reasons of the job's recorded moves, oldest first."""
+    async with db.connect() as connection:
+        rows = await connection.execute(
+            select(job_events.c.reason)
+            .where(job_events.c.job_id == job_id)
+            .order_by(job_events.c.id)
+        )
+        return list(rows.scalars())

@@ -25,7 +25,14 @@ from jobs_scheduler import metrics
 from jobs_scheduler.app import Runtime
 from jobs_scheduler.settings import Settings
 
-from .conftest import eventually, job_row, next_dispatch, submitted, wait_status
+from .conftest import (
+    dead_letter_of,
+    eventually,
+    job_row,
+    next_dispatch,
+    submitted,
+    wait_status,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -130,12 +137,7 @@ async def test_failures_retry_with_backoff_then_dead_letter_then_manual_retry(
     await bus.publisher.publish(topology.RESULTS, result(message.job_id, 2, ok=False))
     row = await wait_status(db, message.job_id, "dead")
     assert (row.attempt, row.last_error_class) == (2, "Boom")
-    async with db.connect() as connection:
-        letter = (
-            await connection.execute(
-                select(dead_letters).where(dead_letters.c.job_id == message.job_id)
-            )
-        ).one()
+    letter = await dead_letter_of(db, message.job_id)
     assert letter.reason == "max_attempts"
     assert letter.payload_snapshot["payload"] == message.payload
 
@@ -244,12 +246,7 @@ async def test_expired_ready_message_is_redispatched_then_dead_after_the_limit(
     )
     row = await wait_status(db, message.job_id, "dead")
     assert row.last_error_class == "ReadyMessageExpired"
-    async with db.connect() as connection:
-        reason = (
-            await connection.execute(
-                select(dead_letters.c.reason).where(dead_letters.c.job_id == message.job_id)
-            )
-        ).scalar_one()
+    reason = (await dead_letter_of(db, message.job_id)).reason
     assert reason == "ttl_expired"
 
 

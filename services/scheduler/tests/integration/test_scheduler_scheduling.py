@@ -26,8 +26,6 @@ from jobs_common.contracts import (
 )
 from jobs_common.jobstore import (
     batches,
-    dead_letters,
-    job_events,
     job_logs,
     jobs,
     retry_policies,
@@ -37,7 +35,14 @@ from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
 from jobs_scheduler.app import Runtime
 
-from .conftest import job_row, next_dispatch, submitted, wait_status
+from .conftest import (
+    dead_letter_of,
+    job_row,
+    next_dispatch,
+    submitted,
+    timeline_reasons,
+    wait_status,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -113,18 +118,7 @@ async def test_retry_policy_inline_and_named_are_recorded(bus: RabbitBus, db: As
     await bus.publisher.publish(topology.SUBMITTED, unknown)
     third = await wait_status(db, unknown.job_id, "queued")
     assert third.retry_policy["strategy"] == "exponential"
-    async with db.connect() as connection:
-        first_reason = (
-            (
-                await connection.execute(
-                    select(job_events.c.reason)
-                    .where(job_events.c.job_id == unknown.job_id)
-                    .order_by(job_events.c.id)
-                )
-            )
-            .scalars()
-            .first()
-        )
+    first_reason = (await timeline_reasons(db, unknown.job_id))[0]
     assert first_reason == "submitted; retry policy 'no-such-policy' unknown, defaults used"
 
 
@@ -191,12 +185,7 @@ async def test_expired_leases_are_retried_then_quarantined_as_poison(
             )
     row = await wait_status(db, message.job_id, "dead")
     assert row.lost_count == 3
-    async with db.connect() as connection:
-        letter = (
-            await connection.execute(
-                select(dead_letters).where(dead_letters.c.job_id == message.job_id)
-            )
-        ).one()
+    letter = await dead_letter_of(db, message.job_id)
     assert letter.reason == "poison"
 
 
@@ -286,12 +275,7 @@ async def test_dependencies_block_until_parents_succeed_and_fail_with_them(
     assert (dispatch.job_id, dispatch.attempt) == (child.job_id, 1)
     dead = await wait_status(db, orphan.job_id, "dead")
     assert dead.last_error_class == "DependencyFailed"
-    async with db.connect() as connection:
-        reason = (
-            await connection.execute(
-                select(dead_letters.c.reason).where(dead_letters.c.job_id == orphan.job_id)
-            )
-        ).scalar_one()
+    reason = (await dead_letter_of(db, orphan.job_id)).reason
     assert reason == "dependency_failed"
 
 
@@ -393,18 +377,7 @@ async def test_requeue_with_edited_payload_not_before_a_time(
     assert dispatch.attempt == 2
     assert dispatch.payload == {"seed": 2}
     assert dispatch.dispatched_at >= not_before
-    async with db.connect() as connection:
-        reasons = (
-            (
-                await connection.execute(
-                    select(job_events.c.reason)
-                    .where(job_events.c.job_id == message.job_id)
-                    .order_by(job_events.c.id)
-                )
-            )
-            .scalars()
-            .all()
-        )
+    reasons = await timeline_reasons(db, message.job_id)
     assert any("fixed input by admin@test.com" in r for r in reasons)
 
 
