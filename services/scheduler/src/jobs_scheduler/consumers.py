@@ -100,9 +100,6 @@ class SchedulerConsumers:
     def handlers(self) -> dict[str, tuple[type[Message], Apply]]:
         defaults = self.defaults
 
-        async def running(c: AsyncConnection, ch: Changes, m: JobRunning, _: Any) -> bool:
-            return await attempts.apply_running(c, ch, m, defaults)
-
         async def result(c: AsyncConnection, ch: Changes, m: JobResult, _: Any) -> bool:
             return await attempts.apply_result(c, ch, m, defaults)
 
@@ -120,7 +117,6 @@ class SchedulerConsumers:
             )
 
         return {
-            topology.RUNNING: (JobRunning, running),
             topology.RESULTS: (JobResult, result),
             topology.RETRY: (RetryRequested, retry),
             topology.CANCEL: (CancelRequested, cancel),
@@ -155,6 +151,23 @@ class SchedulerConsumers:
             await changes.flush(connection)
         metrics.HEARTBEATS.inc(len(parsed))
         metrics.LEASES_RENEWED.inc(renewed)
+        self._committed(queue, changes, len(deliveries))
+
+    async def handle_running(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
+        queue = topology.RUNNING
+        changes = Changes()
+        async with self.engine.begin() as connection:
+            parsed = await _parse_all(connection, queue, JobRunning, deliveries)
+            outcomes = (
+                await attempts.apply_running(
+                    connection, changes, [p.message for p in parsed], self.defaults
+                )
+                if parsed
+                else []
+            )
+            await changes.flush(connection)
+        for applied in outcomes:
+            metrics.MESSAGES.labels(queue, "applied" if applied else "stale").inc()
         self._committed(queue, changes, len(deliveries))
 
     async def handle_logs(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
@@ -198,6 +211,7 @@ class SchedulerConsumers:
         wiring: list[tuple[str, Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]]]
         wiring = [
             (topology.SUBMITTED, self.handle_submitted),
+            (topology.RUNNING, self.handle_running),
             (topology.HEARTBEAT, self.handle_heartbeats),
             (topology.LOGS, self.handle_logs),
         ]

@@ -26,6 +26,7 @@ from jobs_common.contracts import (
 )
 from jobs_common.jobstore import (
     batches,
+    job_attempts,
     job_logs,
     jobs,
     retry_policies,
@@ -33,7 +34,10 @@ from jobs_common.jobstore import (
 )
 from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
-from jobs_scheduler.app import Runtime
+from jobs_scheduler.adapters.attempts import apply_running
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.app import Runtime, job_defaults
+from jobs_scheduler.settings import Settings
 
 from .conftest import (
     dead_letter_of,
@@ -442,3 +446,35 @@ async def test_a_redelivered_running_attempt_is_taken_over_by_the_new_worker(
     )
     done = await wait_status(db, message.job_id, "succeeded")
     assert done.result == {"by": "w-new"}
+
+
+async def test_one_batch_with_a_start_a_duplicate_and_a_redelivery_of_one_attempt(
+    bus: RabbitBus, db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await wait_status(db, message.job_id, "queued")
+    now = utcnow()
+    batch = [
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-dead", started_at=now),
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w-other", started_at=now),
+        JobRunning(
+            job_id=message.job_id, attempt=1, worker_id="w-new", started_at=now, redelivered=True
+        ),
+    ]
+    changes = Changes()
+    async with db.begin() as connection:
+        outcomes = await apply_running(connection, changes, batch, job_defaults(scheduler_settings))
+        await changes.flush(connection)
+    assert outcomes == [True, False, True]
+    assert changes.moves == [("queued", "running"), ("running", "running")]
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.worker_id) == ("running", "w-new")
+    async with db.connect() as connection:
+        attempt = (
+            await connection.execute(
+                select(job_attempts).where(job_attempts.c.job_id == message.job_id)
+            )
+        ).one()
+    assert (attempt.status, attempt.worker_id) == ("running", "w-new")

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import DateTime, Integer, Text, column, func, or_, select, tuple_, update, values
+from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobRunning, JobStatus, WorkerHeartbeat
@@ -31,47 +31,103 @@ def _seconds(value: Any) -> Any:
     return func.make_interval(0, 0, 0, 0, 0, 0, value)
 
 
+def _running_rows(messages: Sequence[JobRunning]) -> Any:
+    """The messages as a VALUES list (id, attempt, worker_id, started_at) to join on."""
+    return values(
+        column("id", UUID(as_uuid=True)),
+        column("attempt", Integer),
+        column("worker_id", Text),
+        column("started_at", DateTime(timezone=True)),
+        name="started",
+    ).data([(m.job_id, m.attempt, m.worker_id, m.started_at) for m in messages])
+
+
 async def apply_running(
-    connection: AsyncConnection, changes: Changes, message: JobRunning, defaults: JobDefaults
-) -> bool:
-    row = (
-        await connection.execute(
+    connection: AsyncConnection,
+    changes: Changes,
+    messages: Sequence[JobRunning],
+    defaults: JobDefaults,
+) -> list[bool]:
+    """Attempts that started on a worker, set-based: one UPDATE of the jobs, one of their
+    attempt rows. A redelivered attempt that already runs elsewhere is taken over; anything
+    else matching no queued attempt is stale. Returns, per message, whether it applied."""
+    firsts: dict[tuple[Any, int], JobRunning] = {}
+    later: list[JobRunning] = []  # more messages for an attempt seen earlier in the batch
+    for message in messages:
+        key = (message.job_id, message.attempt)
+        if key in firsts:
+            later.append(message)
+        else:
+            firsts[key] = message
+    unique = list(firsts.values())
+    started_rows = _running_rows(unique)
+    started = {
+        (row.id, row.attempt)
+        for row in await connection.execute(
             update(jobs)
             .where(
-                jobs.c.id == message.job_id,
-                jobs.c.attempt == message.attempt,
+                jobs.c.id == started_rows.c.id,
+                jobs.c.attempt == started_rows.c.attempt,
                 jobs.c.status == S.QUEUED.value,
             )
             .values(
                 status=S.RUNNING.value,
-                worker_id=message.worker_id,
-                started_at=message.started_at,
+                worker_id=started_rows.c.worker_id,
+                started_at=started_rows.c.started_at,
                 lease_expires_at=func.now() + _seconds(defaults.lease_seconds),
                 deadline_at=func.now()
                 + _seconds(jobs.c.timeout_seconds + defaults.timeout_grace_seconds),
                 updated_at=func.now(),
             )
-            .returning(jobs.c.id)
+            .returning(jobs.c.id, jobs.c.attempt)
         )
-    ).first()
-    if row is not None:
-        changes.move(
-            message.job_id, message.attempt, S.QUEUED, S.RUNNING, f"started on {message.worker_id}"
+    }
+    applied: list[JobRunning] = []
+    for message in sorted(unique, key=lambda m: m.job_id):
+        if (message.job_id, message.attempt) in started:
+            changes.move(
+                message.job_id,
+                message.attempt,
+                S.QUEUED,
+                S.RUNNING,
+                f"started on {message.worker_id}",
+            )
+            applied.append(message)
+        elif await _taken_over(connection, changes, message, defaults):
+            applied.append(message)
+    for message in later:
+        if await _taken_over(connection, changes, message, defaults):
+            applied.append(message)
+    if applied:
+        # The last applied message of an attempt names its current worker.
+        attempt_rows = _running_rows(list({(m.job_id, m.attempt): m for m in applied}.values()))
+        await connection.execute(
+            update(job_attempts)
+            .where(
+                job_attempts.c.job_id == attempt_rows.c.id,
+                job_attempts.c.attempt == attempt_rows.c.attempt,
+            )
+            .values(
+                status="running",
+                worker_id=attempt_rows.c.worker_id,
+                started_at=attempt_rows.c.started_at,
+            )
         )
-    elif message.redelivered and await _take_over(connection, message, defaults):
-        changes.move(
-            message.job_id,
-            message.attempt,
-            S.RUNNING,
-            S.RUNNING,
-            f"redelivered; taken over by {message.worker_id}",
-        )
-    else:
+    applied_ids = {id(m) for m in applied}
+    return [id(m) in applied_ids for m in messages]
+
+
+async def _taken_over(
+    connection: AsyncConnection, changes: Changes, message: JobRunning, defaults: JobDefaults
+) -> bool:
+    if not message.redelivered or not await _take_over(connection, message, defaults):
         return False
-    await connection.execute(
-        update(job_attempts)
-        .where(job_attempts.c.job_id == message.job_id, job_attempts.c.attempt == message.attempt)
-        .values(status="running", worker_id=message.worker_id, started_at=message.started_at)
+    changes.move(
+        message.job_id,
+        message.attempt,
+        S.RUNNING,
+        S.RUNNING,
+        f"redelivered; taken over by {message.worker_id}",
     )
     return True
 
