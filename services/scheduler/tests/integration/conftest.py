@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import JobDispatch, JobSubmitted, utcnow
+from jobs_common.contracts import (
+    ErrorKind,
+    JobDispatch,
+    JobError,
+    JobResult,
+    JobSubmitted,
+    utcnow,
+)
 from jobs_common.db import create_engine
 from jobs_common.jobstore import dead_letters, job_events, jobs
 from jobs_common.rabbit import RabbitBus
@@ -70,6 +78,33 @@ def submitted(**overrides: Any) -> JobSubmitted:
     }
     fields.update(overrides)
     return JobSubmitted(**fields)
+
+
+FAILURE = JobError(kind=ErrorKind.RETRYABLE, error_class="Boom", message="it broke")
+
+
+def job_result(
+    job_id: uuid.UUID,
+    attempt: int,
+    outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded",
+    *,
+    worker_id: str = "w1",
+    result: dict[str, Any] | None = None,
+    error: JobError | None = None,
+    started_at: datetime | None = None,
+) -> JobResult:
+    """What a worker reports at the end of an attempt; a failure defaults to ``FAILURE``."""
+    now = utcnow()
+    return JobResult(
+        job_id=job_id,
+        attempt=attempt,
+        worker_id=worker_id,
+        outcome=outcome,
+        result=(result if result is not None else {}) if outcome == "succeeded" else None,
+        error=error if error is not None or outcome != "failed" else FAILURE,
+        started_at=started_at or now - timedelta(milliseconds=30),
+        finished_at=now,
+    )
 
 
 async def next_dispatch(

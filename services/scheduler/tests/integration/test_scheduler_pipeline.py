@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 
 import aio_pika
 import pytest
@@ -13,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import (
     ErrorKind,
-    JobError,
     JobResult,
     JobRunning,
     RetryRequested,
@@ -26,8 +24,10 @@ from jobs_scheduler.app import Runtime
 from jobs_scheduler.settings import Settings
 
 from .conftest import (
+    FAILURE,
     dead_letter_of,
     eventually,
+    job_result,
     job_row,
     next_dispatch,
     submitted,
@@ -44,17 +44,9 @@ def running(job_id: uuid.UUID, attempt: int) -> JobRunning:
 def result(
     job_id: uuid.UUID, attempt: int, *, ok: bool = True, kind: ErrorKind = ErrorKind.RETRYABLE
 ) -> JobResult:
-    now = utcnow()
-    return JobResult(
-        job_id=job_id,
-        attempt=attempt,
-        worker_id="w1",
-        outcome="succeeded" if ok else "failed",
-        result={"answer": 42} if ok else None,
-        error=None if ok else JobError(kind=kind, error_class="Boom", message="it broke"),
-        started_at=now - timedelta(milliseconds=30),
-        finished_at=now,
-    )
+    if ok:
+        return job_result(job_id, attempt, result={"answer": 42})
+    return job_result(job_id, attempt, "failed", error=FAILURE.model_copy(update={"kind": kind}))
 
 
 async def test_submitted_job_is_recorded_dispatched_and_succeeds(

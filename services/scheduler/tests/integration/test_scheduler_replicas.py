@@ -12,13 +12,13 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import ErrorKind, JobDispatch, JobError, JobResult, utcnow
+from jobs_common.contracts import JobDispatch, utcnow
 from jobs_common.jobstore import jobs, schedule_fires, schedules
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 
-from .conftest import eventually, submitted
+from .conftest import eventually, job_result, submitted
 
 pytestmark = pytest.mark.integration
 
@@ -42,20 +42,11 @@ async def test_two_replicas_dispatch_each_job_and_each_retry_exactly_once(
 
         await eventually(lambda: drain(1), timeout=30, what="300 first dispatches")
         # Fail every first attempt: the promotion loops of both replicas race for the retries.
-        now = utcnow()
         await asyncio.gather(
             *(
                 bus.publisher.publish(
                     topology.RESULTS,
-                    JobResult(
-                        job_id=job_id,
-                        attempt=1,
-                        worker_id="w",
-                        outcome="failed",
-                        error=JobError(kind=ErrorKind.RETRYABLE, error_class="E", message="x"),
-                        started_at=now,
-                        finished_at=now,
-                    ),
+                    job_result(job_id, 1, "failed", worker_id="w"),
                 )
                 for job_id in wanted
             )

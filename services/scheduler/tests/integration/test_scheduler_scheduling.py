@@ -16,8 +16,9 @@ from jobs_common.contracts import (
     ActiveAttempt,
     CancelAttempt,
     CancelRequested,
+    ErrorKind,
+    JobError,
     JobLogLine,
-    JobResult,
     JobRunning,
     RetryPolicySpec,
     RetryRequested,
@@ -41,6 +42,7 @@ from jobs_scheduler.settings import Settings
 
 from .conftest import (
     dead_letter_of,
+    job_result,
     job_row,
     next_dispatch,
     submitted,
@@ -232,14 +234,7 @@ async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: Async
     assert (await job_row(db, message.job_id)).status == "running"
     await bus.publisher.publish(
         topology.RESULTS,
-        JobResult(
-            job_id=message.job_id,
-            attempt=1,
-            worker_id="w",
-            outcome="cancelled",
-            started_at=started,
-            finished_at=utcnow(),
-        ),
+        job_result(message.job_id, 1, "cancelled", worker_id="w", started_at=started),
     )
     await wait_status(db, message.job_id, "cancelled")
 
@@ -258,22 +253,9 @@ async def test_dependencies_block_until_parents_succeed_and_fail_with_them(
         await bus.publisher.publish(topology.SUBMITTED, message)
     await next_dispatch(bus)
     await next_dispatch(bus)
-    now = utcnow()
     for parent, outcome in ((parent_ok, "succeeded"), (parent_bad, "failed")):
         await bus.publisher.publish(
-            topology.RESULTS,
-            JobResult(
-                job_id=parent.job_id,
-                attempt=1,
-                worker_id="w",
-                outcome=outcome,
-                result={} if outcome == "succeeded" else None,
-                error=None
-                if outcome == "succeeded"
-                else {"kind": "retryable", "error_class": "E", "message": "x"},
-                started_at=now,
-                finished_at=now,
-            ),
+            topology.RESULTS, job_result(parent.job_id, 1, outcome, worker_id="w")
         )
     dispatch = await next_dispatch(bus)
     assert (dispatch.job_id, dispatch.attempt) == (child.job_id, 1)
@@ -349,18 +331,9 @@ async def test_requeue_with_edited_payload_not_before_a_time(
     message = submitted(max_attempts=1)
     await bus.publisher.publish(topology.SUBMITTED, message)
     await next_dispatch(bus)
-    now = utcnow()
+    bad_input = JobError(kind=ErrorKind.PERMANENT, error_class="Bad", message="bad input")
     await bus.publisher.publish(
-        topology.RESULTS,
-        JobResult(
-            job_id=message.job_id,
-            attempt=1,
-            worker_id="w",
-            outcome="failed",
-            error={"kind": "permanent", "error_class": "Bad", "message": "bad input"},
-            started_at=now,
-            finished_at=now,
-        ),
+        topology.RESULTS, job_result(message.job_id, 1, "failed", worker_id="w", error=bad_input)
     )
     await wait_status(db, message.job_id, "dead")
     not_before = utcnow() + timedelta(seconds=1)
@@ -419,30 +392,14 @@ async def test_a_redelivered_running_attempt_is_taken_over_by_the_new_worker(
     row = await job_row(db, message.job_id)
     assert (row.status, row.attempt) == ("running", 1)
     # The worker that lost the attempt reports it stopped: that must not end the job.
-    now = utcnow()
+    lost = JobError(kind=ErrorKind.PERMANENT, error_class="Cancelled", message="lease lost")
     await bus.publisher.publish(
         topology.RESULTS,
-        JobResult(
-            job_id=message.job_id,
-            attempt=1,
-            worker_id="w-dead",
-            outcome="cancelled",
-            error={"kind": "permanent", "error_class": "Cancelled", "message": "lease lost"},
-            started_at=now,
-            finished_at=now,
-        ),
+        job_result(message.job_id, 1, "cancelled", worker_id="w-dead", error=lost),
     )
     await bus.publisher.publish(
         topology.RESULTS,
-        JobResult(
-            job_id=message.job_id,
-            attempt=1,
-            worker_id="w-new",
-            outcome="succeeded",
-            result={"by": "w-new"},
-            started_at=now,
-            finished_at=utcnow(),
-        ),
+        job_result(message.job_id, 1, worker_id="w-new", result={"by": "w-new"}),
     )
     done = await wait_status(db, message.job_id, "succeeded")
     assert done.result == {"by": "w-new"}
