@@ -227,6 +227,18 @@ class JobLogLine(Message):
     at: AwareDatetime
 
 
+class ReadTick(Message):
+    """scheduler -> the queues it consumes (jobs.heartbeat, jobs.results, jobs.running): a
+    watermark. Queues are FIFO, so a replica that has applied the tick sent at ``sent_at`` has
+    applied every message published to that queue before it: its read horizon. Leases are
+    judged against the horizon, never against the wall clock, so a scheduler that lags behind
+    its queues never takes its own lag for a silent worker."""
+
+    type: Literal["scheduler.tick"] = "scheduler.tick"
+    replica_id: str
+    sent_at: AwareDatetime
+
+
 AnyMessage = (
     JobSubmitted
     | JobDispatch
@@ -237,6 +249,7 @@ AnyMessage = (
     | WorkerHeartbeat
     | CancelAttempt
     | JobLogLine
+    | ReadTick
 )
 M = TypeVar("M", bound=Message)
 

@@ -257,6 +257,18 @@ workers = Table(
 )
 Index("ix_workers_heartbeat", workers.c.last_heartbeat_at)
 
+# How far each scheduler replica has read each queue it consumes: the send time of the latest
+# ReadTick it applied there (every message published before it is applied). The reaper judges
+# leases against the smallest horizon of the live replicas, never against the wall clock.
+read_horizons = Table(
+    "read_horizons",
+    metadata,
+    Column("replica_id", Text, primary_key=True),
+    Column("queue", Text, primary_key=True),
+    Column("horizon", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+
 job_logs = Table(
     "job_logs",
     metadata,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,12 +19,14 @@ from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE, declare_topology
+from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.retry import RetryPolicy
 from jobs_scheduler.loops import Loop, relay_outbox_once, run_sweep, sweeps_for
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
+from jobs_scheduler.ticks import publish_ticks
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,7 @@ class Runtime:
     bus: RabbitBus
     consumers: SchedulerConsumers
     loops: list[Loop]
+    replica_id: str
 
     async def ready(self) -> dict[str, bool]:
         try:
@@ -85,7 +91,14 @@ async def start_runtime(settings: Settings) -> Runtime:
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
     )
-    loops = [relay]
+    replica_id = settings.replica_id or make_replica_id()
+    ticks = Loop(
+        "read_ticks",
+        partial(publish_ticks, bus.publisher, replica_id),
+        interval=settings.tick_interval_seconds,
+        full_batch=1,
+    )
+    loops = [relay, ticks]
     for name, (sweep, interval, batch) in sweeps_for(settings, defaults).items():
         loops.append(
             Loop(
@@ -97,22 +110,31 @@ async def start_runtime(settings: Settings) -> Runtime:
         )
     for loop in loops:
         loop.start()
-    consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake)
-    consuming = await open_channel(bus.connection, prefetch=settings.consumer_prefetch)
+    consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake, replica_id=replica_id)
+    consuming = await open_channel(bus.connection, prefetch=settings.effective_prefetch)
     topology = await declare_topology(consuming)
     await consumers.start(
         topology.queues,
         max_batch=settings.consumer_batch_size,
         max_wait=settings.consumer_batch_wait_seconds,
     )
-    log.info("scheduler started", extra={"action": "started"})
-    return Runtime(engine, bus, consumers, loops)
+    log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
+    return Runtime(engine, bus, consumers, loops, replica_id)
+
+
+def make_replica_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 async def stop_runtime(runtime: Runtime) -> None:
     await runtime.consumers.stop()
     for loop in runtime.loops:
         await loop.stop()
+    try:
+        async with runtime.engine.begin() as connection:
+            await horizons.forget(connection, replica_id=runtime.replica_id)
+    except Exception:  # the database may be gone; the rows go stale by themselves
+        log.warning("read horizons not forgotten", extra={"action": "forget_failed"})
     await runtime.bus.close()
     await runtime.engine.dispose()
 

@@ -1,11 +1,20 @@
-"""Consumers of the scheduler: one batch handler per queue, one transaction per batch."""
+"""Consumers of the scheduler: one batch handler per queue, one transaction per batch.
+
+Every batch runs the same way: read-horizon ticks are taken out, the rest is parsed
+(unparseable messages are stored as poison), applied by the queue's apply function, the side
+rows are written, the tick's horizon is recorded, and the transaction commits; only then does
+the broker get its acks (:class:`~jobs_common.rabbit.BatchConsumer`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from aio_pika.abc import AbstractIncomingMessage, AbstractQueue
@@ -21,13 +30,15 @@ from jobs_common.contracts import (
     JobRunning,
     JobSubmitted,
     Message,
+    ReadTick,
     RetryRequested,
     WorkerHeartbeat,
     parse_message,
+    utcnow,
 )
 from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import attempts, commands, logs, sweeps
+from jobs_scheduler.adapters import attempts, commands, horizons, logs, sweeps
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.recording import record_submissions
@@ -35,6 +46,7 @@ from jobs_scheduler.adapters.recording import record_submissions
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=Message)
+TICK_TYPE = ReadTick.model_fields["type"].default
 
 
 def _headers(message: AbstractIncomingMessage) -> dict[str, Any]:
@@ -83,22 +95,119 @@ async def _parse_all(
     return parsed
 
 
-Apply = Callable[[AsyncConnection, Changes, Any, AbstractIncomingMessage], Awaitable[bool | str]]
+def split_ticks(
+    deliveries: Sequence[AbstractIncomingMessage],
+) -> tuple[datetime | None, list[AbstractIncomingMessage]]:
+    """The latest read tick of the batch (None if it has none) and the other deliveries.
+
+    A delivery typed as a tick whose body does not parse stays with the others (and is
+    stored as poison there).
+    """
+    latest: datetime | None = None
+    rest: list[AbstractIncomingMessage] = []
+    for delivery in deliveries:
+        if delivery.type == TICK_TYPE:
+            try:
+                sent_at = parse_message(ReadTick, delivery.body).sent_at
+            except (ValidationError, ValueError):
+                rest.append(delivery)
+                continue
+            latest = sent_at if latest is None else max(latest, sent_at)
+        else:
+            rest.append(delivery)
+    return latest, rest
+
+
+# Applies the parsed messages of one batch; returns how many had each outcome.
+BatchApply = Callable[[AsyncConnection, Changes, list[Parsed[Any]]], Awaitable[Counter[str]]]
+# Applies one message; returns its outcome (True: applied, False: stale, or a name).
+OneApply = Callable[[AsyncConnection, Changes, Any, AbstractIncomingMessage], Awaitable[bool | str]]
+
+
+def one_by_one(apply: OneApply) -> BatchApply:
+    """A batch apply from a per-message one, in job id order (a stable lock order)."""
+
+    async def batch(
+        connection: AsyncConnection, changes: Changes, parsed: list[Parsed[Any]]
+    ) -> Counter[str]:
+        outcomes: Counter[str] = Counter()
+        for item in sorted(parsed, key=lambda p: str(getattr(p.message, "job_id", ""))):
+            outcome = await apply(connection, changes, item.message, item.delivery)
+            name = outcome if isinstance(outcome, str) else "applied" if outcome else "stale"
+            outcomes[name] += 1
+        return outcomes
+
+    return batch
+
+
+class ReadProgress:
+    """This replica's read horizon per ticked queue, as committed (for the lag gauge)."""
+
+    def __init__(self) -> None:
+        self.horizons: dict[str, datetime] = {}
+
+    def advance(self, queue: str, horizon: datetime) -> None:
+        previous = self.horizons.get(queue)
+        if previous is None or horizon > previous:
+            self.horizons[queue] = horizon
+
+    def lag_seconds(self, queue: str) -> float:
+        horizon = self.horizons.get(queue)
+        return 0.0 if horizon is None else max(0.0, (utcnow() - horizon).total_seconds())
 
 
 class SchedulerConsumers:
     """Wires each scheduler queue to its apply function and commits batches."""
 
     def __init__(
-        self, engine: AsyncEngine, defaults: JobDefaults, on_dispatch: Callable[[], None]
+        self,
+        engine: AsyncEngine,
+        defaults: JobDefaults,
+        on_dispatch: Callable[[], None],
+        *,
+        replica_id: str,
     ) -> None:
         self.engine = engine
         self.defaults = defaults
         self.on_dispatch = on_dispatch
+        self.replica_id = replica_id
+        self.progress = ReadProgress()
         self.consumers: list[BatchConsumer] = []
+        for queue in horizons.TICKED_QUEUES:
+            metrics.CONSUMER_LAG.labels(queue).set_function(
+                partial(self.progress.lag_seconds, queue)
+            )
 
-    def handlers(self) -> dict[str, tuple[type[Message], Apply]]:
+    def appliers(self) -> dict[str, tuple[type[Message], BatchApply]]:
+        """Each consumed queue: its message model and how a batch of them is applied."""
         defaults = self.defaults
+
+        async def submitted(
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobSubmitted]]
+        ) -> Counter[str]:
+            inserted = await record_submissions(c, ch, [p.message for p in parsed], defaults)
+            return Counter(applied=inserted, duplicate=len(parsed) - inserted)
+
+        async def running(
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobRunning]]
+        ) -> Counter[str]:
+            applied = await attempts.apply_running(c, ch, [p.message for p in parsed], defaults)
+            return Counter("applied" if a else "stale" for a in applied)
+
+        async def heartbeats(
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[WorkerHeartbeat]]
+        ) -> Counter[str]:
+            renewed = await attempts.apply_heartbeats(c, ch, [p.message for p in parsed], defaults)
+            metrics.HEARTBEATS.inc(len(parsed))
+            metrics.LEASES_RENEWED.inc(renewed)
+            return Counter(applied=len(parsed))
+
+        async def log_lines(
+            c: AsyncConnection, _: Changes, parsed: list[Parsed[JobLogLine]]
+        ) -> Counter[str]:
+            stored = await logs.store_log_lines(c, [p.message for p in parsed])
+            metrics.LOG_LINES.inc(stored)
+            return Counter(applied=stored, duplicate=len(parsed) - stored)
 
         async def result(c: AsyncConnection, ch: Changes, m: JobResult, _: Any) -> bool:
             return await attempts.apply_result(c, ch, m, defaults)
@@ -117,83 +226,36 @@ class SchedulerConsumers:
             )
 
         return {
-            topology.RESULTS: (JobResult, result),
-            topology.RETRY: (RetryRequested, retry),
-            topology.CANCEL: (CancelRequested, cancel),
-            topology.DEAD: (JobDispatch, dead),
+            topology.SUBMITTED: (JobSubmitted, submitted),
+            topology.RUNNING: (JobRunning, running),
+            topology.HEARTBEAT: (WorkerHeartbeat, heartbeats),
+            topology.LOGS: (JobLogLine, log_lines),
+            topology.RESULTS: (JobResult, one_by_one(result)),
+            topology.RETRY: (RetryRequested, one_by_one(retry)),
+            topology.CANCEL: (CancelRequested, one_by_one(cancel)),
+            topology.DEAD: (JobDispatch, one_by_one(dead)),
         }
 
-    async def handle_submitted(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
-        queue = topology.SUBMITTED
-        changes = Changes()
-        async with self.engine.begin() as connection:
-            parsed = await _parse_all(connection, queue, JobSubmitted, deliveries)
-            inserted = await record_submissions(
-                connection, changes, [p.message for p in parsed], self.defaults
-            )
-            await changes.flush(connection)
-        metrics.MESSAGES.labels(queue, "applied").inc(inserted)
-        metrics.MESSAGES.labels(queue, "duplicate").inc(len(parsed) - inserted)
-        self._committed(queue, changes, len(deliveries))
-
-    async def handle_heartbeats(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
-        queue = topology.HEARTBEAT
-        changes = Changes()
-        async with self.engine.begin() as connection:
-            parsed = await _parse_all(connection, queue, WorkerHeartbeat, deliveries)
-            renewed = (
-                await attempts.apply_heartbeats(
-                    connection, changes, [p.message for p in parsed], self.defaults
-                )
-                if parsed
-                else 0
-            )
-            await changes.flush(connection)
-        metrics.HEARTBEATS.inc(len(parsed))
-        metrics.LEASES_RENEWED.inc(renewed)
-        self._committed(queue, changes, len(deliveries))
-
-    async def handle_running(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
-        queue = topology.RUNNING
-        changes = Changes()
-        async with self.engine.begin() as connection:
-            parsed = await _parse_all(connection, queue, JobRunning, deliveries)
-            outcomes = (
-                await attempts.apply_running(
-                    connection, changes, [p.message for p in parsed], self.defaults
-                )
-                if parsed
-                else []
-            )
-            await changes.flush(connection)
-        for applied in outcomes:
-            metrics.MESSAGES.labels(queue, "applied" if applied else "stale").inc()
-        self._committed(queue, changes, len(deliveries))
-
-    async def handle_logs(self, deliveries: Sequence[AbstractIncomingMessage]) -> None:
-        queue = topology.LOGS
-        async with self.engine.begin() as connection:
-            parsed = await _parse_all(connection, queue, JobLogLine, deliveries)
-            stored = await logs.store_log_lines(connection, [p.message for p in parsed])
-        metrics.LOG_LINES.inc(stored)
-        metrics.BATCH_SIZE.labels(queue).observe(len(deliveries))
-
     def batch_handler(
-        self, queue: str, model: type[Message], apply: Apply
+        self, queue: str, model: type[Message], apply: BatchApply
     ) -> Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]:
         async def handle(deliveries: Sequence[AbstractIncomingMessage]) -> None:
+            tick, rest = split_ticks(deliveries)
             changes = Changes()
-            outcomes: list[str] = []
+            outcomes: Counter[str] = Counter()
             async with self.engine.begin() as connection:
-                parsed = await _parse_all(connection, queue, model, deliveries)
-                for item in sorted(parsed, key=lambda p: str(getattr(p.message, "job_id", ""))):
-                    outcome = await apply(connection, changes, item.message, item.delivery)
-                    outcomes.append(
-                        outcome if isinstance(outcome, str) else "applied" if outcome else "stale"
-                    )
+                parsed = await _parse_all(connection, queue, model, rest)
+                if parsed:
+                    outcomes = await apply(connection, changes, parsed)
                 await changes.flush(connection)
-            for outcome in outcomes:
-                metrics.MESSAGES.labels(queue, outcome).inc()
+                if tick is not None:
+                    await horizons.record(
+                        connection, replica_id=self.replica_id, queue=queue, horizon=tick
+                    )
+            if tick is not None:
+                self.progress.advance(queue, tick)
+            for outcome, count in outcomes.items():
+                metrics.MESSAGES.labels(queue, outcome).inc(count)
             self._committed(queue, changes, len(deliveries))
 
         return handle
@@ -208,19 +270,13 @@ class SchedulerConsumers:
     async def start(
         self, queues: dict[str, AbstractQueue], *, max_batch: int, max_wait: float
     ) -> None:
-        wiring: list[tuple[str, Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]]]
-        wiring = [
-            (topology.SUBMITTED, self.handle_submitted),
-            (topology.RUNNING, self.handle_running),
-            (topology.HEARTBEAT, self.handle_heartbeats),
-            (topology.LOGS, self.handle_logs),
-        ]
-        wiring += [
-            (queue, self.batch_handler(queue, model, apply))
-            for queue, (model, apply) in self.handlers().items()
-        ]
-        for queue, handler in wiring:
-            consumer = BatchConsumer(queues[queue], handler, max_batch=max_batch, max_wait=max_wait)
+        for queue, (model, apply) in self.appliers().items():
+            consumer = BatchConsumer(
+                queues[queue],
+                self.batch_handler(queue, model, apply),
+                max_batch=max_batch,
+                max_wait=max_wait,
+            )
             await consumer.start()
             self.consumers.append(consumer)
 

@@ -15,10 +15,11 @@ import aio_pika
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from jobs_common.contracts import utcnow
 from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import sweeps
+from jobs_scheduler.adapters import horizons, sweeps
 from jobs_scheduler.adapters.attempts import reap_expired
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.cron import fire_due_schedules
@@ -137,7 +138,12 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
         return count
 
     async def reaper(c: AsyncConnection, ch: Changes) -> int:
-        leases, timeouts = await reap_expired(c, ch, batch, defaults)
+        horizon = await horizons.current(c, stale_after=settings.horizon_stale_seconds)
+        if horizon is None:
+            metrics.REAPER_WAITING.inc()
+            return 0
+        metrics.LEASE_HORIZON_LAG.set(max(0.0, (utcnow() - horizon).total_seconds()))
+        leases, timeouts = await reap_expired(c, ch, batch, defaults, horizon)
         metrics.LEASES_EXPIRED.inc(leases)
         metrics.TIMEOUTS.inc(timeouts)
         if leases or timeouts:

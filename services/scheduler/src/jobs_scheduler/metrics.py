@@ -34,3 +34,19 @@ LOG_LINES = Counter("scheduler_log_lines_total", "Worker log lines stored.")
 LOOP_ERRORS = Counter(
     "scheduler_loop_errors_total", "Background loop iterations that failed.", ["loop"]
 )
+TICKS = Counter("scheduler_ticks_total", "Read-horizon ticks published, by outcome.", ["outcome"])
+CONSUMER_LAG = Gauge(
+    "scheduler_consumer_lag_seconds",
+    "How far behind this replica reads a queue: now minus the send time of the latest read "
+    "tick it applied there (ticks follow every message queued before them).",
+    ["queue"],
+)
+LEASE_HORIZON_LAG = Gauge(
+    "scheduler_lease_horizon_lag_seconds",
+    "Now minus the lease horizon (the smallest read horizon of the live replicas over the "
+    "heartbeat and result queues) at the last reaper pass; leases are judged against it.",
+)
+REAPER_WAITING = Counter(
+    "scheduler_reaper_waiting_total",
+    "Reaper passes that judged nothing because some lease queue has no live reader yet.",
+)

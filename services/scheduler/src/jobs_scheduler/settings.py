@@ -13,6 +13,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     model_config = SettingsConfigDict(env_prefix="SCHEDULER_", extra="ignore")
 
     port: int = 8080
+    # Names this replica in read_horizons (default: host, pid and a random suffix).
+    replica_id: str | None = None
     migrate_on_start: bool = True
 
     # Job defaults when a submission does not say.
@@ -41,6 +43,13 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # missed heartbeats. A job whose attempts keep losing their lease is poison.
     lease_seconds: int = 10
     poison_threshold: int = 3
+    # Leases are judged against how far the scheduler has read its queues (read horizon),
+    # advanced by ticks this replica publishes into them this often.
+    tick_interval_seconds: float = 0.5
+    # A replica whose horizon rows are older than this (it died, or froze long enough for
+    # the broker to close its connection and requeue its deliveries: 60 s by default) holds
+    # reaping back no longer.
+    horizon_stale_seconds: float = 90.0
     # Per-type retry policy defaults (JSON: {"email": {"strategy": "fixed", ...}}).
     retry_policy_by_type: dict[str, dict[str, Any]] = {}
 
@@ -57,7 +66,13 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     reconcile_after_seconds: float = 120.0
     cron_interval_seconds: float = 0.5
 
-    # Consumers: messages per transaction, and the channel's prefetch.
+    # Consumers: messages per transaction, and each consumer's prefetch. The default prefetch
+    # is two batches (one being applied, the next gathering), so no delivery waits in this
+    # process longer than a batch takes; the rest waits in the broker, where it is visible.
     consumer_batch_size: int = 200
     consumer_batch_wait_seconds: float = 0.01
-    consumer_prefetch: int = 1_000
+    consumer_prefetch: int | None = None
+
+    @property
+    def effective_prefetch(self) -> int:
+        return self.consumer_prefetch or 2 * self.consumer_batch_size

@@ -7,17 +7,21 @@ from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import aio_pika
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import (
+    ActiveAttempt,
+    CancelAttempt,
     ErrorKind,
     JobDispatch,
     JobError,
     JobResult,
     JobSubmitted,
+    WorkerHeartbeat,
     utcnow,
 )
 from jobs_common.db import create_engine
@@ -150,3 +154,32 @@ async def timeline_reasons(db: AsyncEngine, job_id: uuid.UUID) -> list[str]:
             .order_by(job_events.c.id)
         )
         return list(rows.scalars())
+
+
+async def control_queue(bus: RabbitBus) -> aio_pika.abc.AbstractQueue:
+    queue = await bus.channel.declare_queue(exclusive=True, auto_delete=True)
+    await queue.bind(bus.topology.events, routing_key=topology.CONTROL_PATTERN)
+    return queue
+
+
+async def next_cancel(queue: aio_pika.abc.AbstractQueue) -> CancelAttempt:
+    async def take() -> CancelAttempt | None:
+        message = await queue.get(no_ack=True, fail=False)
+        return CancelAttempt.model_validate_json(message.body) if message else None
+
+    return await eventually(take, what="a CancelAttempt broadcast")
+
+
+def heartbeat(worker_id: str, *active: tuple[uuid.UUID, int]) -> WorkerHeartbeat:
+    now = utcnow()
+    return WorkerHeartbeat(
+        worker_id=worker_id,
+        hostname="host-a",
+        pid=42,
+        version="1.0",
+        queues=["jobs.ready.medium"],
+        concurrency=10,
+        active=[ActiveAttempt(job_id=j, attempt=a) for j, a in active],
+        started_at=now,
+        sent_at=now,
+    )

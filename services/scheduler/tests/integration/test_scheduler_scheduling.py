@@ -6,15 +6,12 @@ import asyncio
 import uuid
 from datetime import timedelta
 
-import aio_pika
 import pytest
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import (
-    ActiveAttempt,
-    CancelAttempt,
     CancelRequested,
     ErrorKind,
     JobError,
@@ -22,7 +19,6 @@ from jobs_common.contracts import (
     JobRunning,
     RetryPolicySpec,
     RetryRequested,
-    WorkerHeartbeat,
     utcnow,
 )
 from jobs_common.jobstore import (
@@ -41,9 +37,12 @@ from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
 
 from .conftest import (
+    control_queue,
     dead_letter_of,
+    heartbeat,
     job_result,
     job_row,
+    next_cancel,
     next_dispatch,
     submitted,
     timeline_reasons,
@@ -51,35 +50,6 @@ from .conftest import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-async def control_queue(bus: RabbitBus) -> aio_pika.abc.AbstractQueue:
-    queue = await bus.channel.declare_queue(exclusive=True, auto_delete=True)
-    await queue.bind(bus.topology.events, routing_key=topology.CONTROL_PATTERN)
-    return queue
-
-
-async def next_cancel(queue: aio_pika.abc.AbstractQueue) -> CancelAttempt:
-    async def take() -> CancelAttempt | None:
-        message = await queue.get(no_ack=True, fail=False)
-        return CancelAttempt.model_validate_json(message.body) if message else None
-
-    return await eventually(take, what="a CancelAttempt broadcast")
-
-
-def heartbeat(worker_id: str, *active: tuple[uuid.UUID, int]) -> WorkerHeartbeat:
-    now = utcnow()
-    return WorkerHeartbeat(
-        worker_id=worker_id,
-        hostname="host-a",
-        pid=42,
-        version="1.0",
-        queues=["jobs.ready.medium"],
-        concurrency=10,
-        active=[ActiveAttempt(job_id=j, attempt=a) for j, a in active],
-        started_at=now,
-        sent_at=now,
-    )
 
 
 async def test_delayed_job_waits_in_scheduled_and_is_dispatched_when_due(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, column, func, or_, select, tuple_, update, values
+from sqlalchemy import DateTime, Integer, Text, column, func, or_, select, update, values
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,6 +22,7 @@ from jobs_scheduler.adapters.jobs import (
     mark_cancelled,
     mark_dead,
 )
+from jobs_scheduler.domain.leases import verdict, worker_went_silent
 from jobs_scheduler.domain.transitions import sources_of
 
 S = JobStatus
@@ -29,6 +30,12 @@ S = JobStatus
 
 def _seconds(value: Any) -> Any:
     return func.make_interval(0, 0, 0, 0, 0, 0, value)
+
+
+def _vouched(sent_at: Any) -> Any:
+    """The moment a worker's message vouches for (:func:`domain.leases.renewed_at` in SQL):
+    its own timestamp, never later than now."""
+    return func.least(sent_at, func.now())
 
 
 def _running_rows(messages: Sequence[JobRunning]) -> Any:
@@ -74,8 +81,9 @@ async def apply_running(
                 status=S.RUNNING.value,
                 worker_id=started_rows.c.worker_id,
                 started_at=started_rows.c.started_at,
-                lease_expires_at=func.now() + _seconds(defaults.lease_seconds),
-                deadline_at=func.now()
+                lease_expires_at=_vouched(started_rows.c.started_at)
+                + _seconds(defaults.lease_seconds),
+                deadline_at=_vouched(started_rows.c.started_at)
                 + _seconds(jobs.c.timeout_seconds + defaults.timeout_grace_seconds),
                 updated_at=func.now(),
             )
@@ -148,7 +156,7 @@ async def _take_over(
         )
         .values(
             worker_id=message.worker_id,
-            lease_expires_at=func.now() + _seconds(defaults.lease_seconds),
+            lease_expires_at=_vouched(message.started_at) + _seconds(defaults.lease_seconds),
             updated_at=func.now(),
         )
         .returning(jobs.c.id)
@@ -224,8 +232,9 @@ async def apply_heartbeats(
     beats: Sequence[WorkerHeartbeat],
     defaults: JobDefaults,
 ) -> int:
-    """Upsert the worker registry, renew the leases of the attempts each worker still holds,
-    and tell a worker to stop an attempt it lost (cancelled, re-dispatched, finished)."""
+    """Upsert the worker registry, renew the leases of the attempts each worker still holds
+    (one statement for the whole batch), and tell a worker to stop an attempt it lost
+    (cancelled, re-dispatched, finished). A lease runs from the heartbeat's own send time."""
     latest: dict[str, WorkerHeartbeat] = {}
     for beat in beats:
         if beat.worker_id not in latest or beat.sent_at > latest[beat.worker_id].sent_at:
@@ -240,7 +249,7 @@ async def apply_heartbeats(
             "concurrency": b.concurrency,
             "active_jobs": len(b.active),
             "started_at": b.started_at,
-            "last_heartbeat_at": func.now(),
+            "last_heartbeat_at": _vouched(b.sent_at),
             "stopping": b.stopping,
         }
         for b in sorted(latest.values(), key=lambda b: b.worker_id)
@@ -250,60 +259,80 @@ async def apply_heartbeats(
         statement.on_conflict_do_update(
             index_elements=[workers.c.id],
             set_={
-                c: statement.excluded[c]
-                for c in (
-                    "hostname",
-                    "pid",
-                    "version",
-                    "queues",
-                    "concurrency",
-                    "active_jobs",
-                    "last_heartbeat_at",
-                    "stopping",
-                )
+                **{
+                    c: statement.excluded[c]
+                    for c in (
+                        "hostname",
+                        "pid",
+                        "version",
+                        "queues",
+                        "concurrency",
+                        "active_jobs",
+                        "stopping",
+                    )
+                },
+                # A heartbeat applied late (redelivered) never moves the registry back.
+                "last_heartbeat_at": func.greatest(
+                    workers.c.last_heartbeat_at, statement.excluded.last_heartbeat_at
+                ),
             },
         )
     )
-    renewed = 0
-    for beat in latest.values():
-        if not beat.active:
-            continue
-        held = [(a.job_id, a.attempt) for a in beat.active]
-        kept = {
-            (row.id, row.attempt)
-            for row in await connection.execute(
-                update(jobs)
-                .where(
-                    tuple_(jobs.c.id, jobs.c.attempt).in_(held),
-                    jobs.c.status == S.RUNNING.value,
-                    jobs.c.worker_id == beat.worker_id,
-                )
-                .values(lease_expires_at=func.now() + _seconds(defaults.lease_seconds))
-                .returning(jobs.c.id, jobs.c.attempt)
+    held = sorted(
+        {(a.job_id, a.attempt): beat for beat in latest.values() for a in beat.active}.items(),
+        key=lambda item: item[0],
+    )
+    if not held:
+        return 0
+    renewals = values(
+        column("id", UUID(as_uuid=True)),
+        column("attempt", Integer),
+        column("worker_id", Text),
+        column("sent_at", DateTime(timezone=True)),
+        name="renewals",
+    ).data([(job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held])
+    kept = {
+        (row.id, row.attempt)
+        for row in await connection.execute(
+            update(jobs)
+            .where(
+                jobs.c.id == renewals.c.id,
+                jobs.c.attempt == renewals.c.attempt,
+                jobs.c.status == S.RUNNING.value,
+                jobs.c.worker_id == renewals.c.worker_id,
             )
-        }
-        renewed += len(kept)
-        lost = [pair for pair in held if pair not in kept]
-        if lost:
-            await _cancel_lost(connection, changes, beat.worker_id, lost)
-    return renewed
+            .values(
+                lease_expires_at=func.greatest(
+                    jobs.c.lease_expires_at,
+                    _vouched(renewals.c.sent_at) + _seconds(defaults.lease_seconds),
+                )
+            )
+            .returning(jobs.c.id, jobs.c.attempt)
+        )
+    }
+    lost = [(key, beat.worker_id) for key, beat in held if key not in kept]
+    if lost:
+        await _cancel_lost(connection, changes, lost)
+    return len(kept)
 
 
 async def _cancel_lost(
-    connection: AsyncConnection, changes: Changes, worker_id: str, held: list[tuple[Any, int]]
+    connection: AsyncConnection,
+    changes: Changes,
+    lost: list[tuple[tuple[Any, int], str]],
 ) -> None:
-    """A worker holds attempts the store no longer gives it: stop those it truly lost.
+    """Workers hold attempts the store no longer gives them: stop those they truly lost.
 
     An attempt still ``queued`` with the same number is not lost: its running message has
     not been applied yet (separate queues).
     """
     rows = await connection.execute(
         select(jobs.c.id, jobs.c.attempt, jobs.c.status).where(
-            jobs.c.id.in_([job_id for job_id, _ in held])
+            jobs.c.id.in_({job_id for (job_id, _), _ in lost})
         )
     )
     current = {row.id: row for row in rows}
-    for job_id, attempt in held:
+    for (job_id, attempt), worker_id in lost:
         row = current.get(job_id)
         if row is not None and row.attempt == attempt and row.status == S.QUEUED.value:
             continue
@@ -311,26 +340,41 @@ async def _cancel_lost(
 
 
 async def reap_expired(
-    connection: AsyncConnection, changes: Changes, limit: int, defaults: JobDefaults
+    connection: AsyncConnection,
+    changes: Changes,
+    limit: int,
+    defaults: JobDefaults,
+    horizon: datetime,
 ) -> tuple[int, int]:
     """Running attempts whose worker went silent (lease) or that ran past their timeout
-    (deadline): retry, cancel or dead-letter them. Returns (lease expiries, timeouts)."""
-    now = (await connection.execute(select(func.now()))).scalar_one()
+    (deadline), judged against ``horizon`` (how far every live replica has read the
+    heartbeat and result queues), never the wall clock: retry, cancel or dead-letter them.
+    Returns (lease expiries, timeouts)."""
     expired = (
         await connection.execute(
-            select(*JOB_COLUMNS, jobs.c.lease_expires_at, jobs.c.deadline_at)
+            select(
+                *JOB_COLUMNS,
+                jobs.c.lease_expires_at,
+                jobs.c.deadline_at,
+                workers.c.last_heartbeat_at,
+            )
+            .select_from(jobs.outerjoin(workers, workers.c.id == jobs.c.worker_id))
             .where(
                 jobs.c.status == S.RUNNING.value,
-                or_(jobs.c.lease_expires_at < now, jobs.c.deadline_at < now),
+                or_(jobs.c.lease_expires_at < horizon, jobs.c.deadline_at < horizon),
             )
             .order_by(jobs.c.id)
             .limit(limit)
-            .with_for_update(skip_locked=True)
+            .with_for_update(of=jobs, skip_locked=True)
         )
     ).all()
     leases = timeouts = 0
+    lease = timedelta(seconds=defaults.lease_seconds)
     for job in expired:
-        if job.deadline_at is not None and job.deadline_at < now:
+        judged = verdict(
+            lease_expires_at=job.lease_expires_at, deadline_at=job.deadline_at, horizon=horizon
+        )
+        if judged == "timeout":
             timeouts += 1
             changes.cancel_attempt(job.id, job.attempt, "timeout", worker_id=job.worker_id)
             await fail_attempt(
@@ -345,17 +389,29 @@ async def reap_expired(
             )
             continue
         leases += 1
-        await _lease_lost(connection, changes, job, defaults, now)
+        silent = worker_went_silent(
+            last_heartbeat_at=job.last_heartbeat_at, horizon=horizon, lease=lease
+        )
+        if not silent:
+            # The worker lives but stopped listing the attempt: stop it there, retry it.
+            changes.cancel_attempt(job.id, job.attempt, "lease lost", worker_id=job.worker_id)
+        await _lease_lost(connection, changes, job, defaults, silent=silent)
     return leases, timeouts
 
 
 async def _lease_lost(
-    connection: AsyncConnection, changes: Changes, job: Any, defaults: JobDefaults, now: datetime
+    connection: AsyncConnection, changes: Changes, job: Any, defaults: JobDefaults, *, silent: bool
 ) -> None:
-    lost = job.lost_count + 1
-    await connection.execute(update(jobs).where(jobs.c.id == job.id).values(lost_count=lost))
-    message = f"worker {job.worker_id} stopped renewing the lease"
-    if job.cancel_requested_at is None and lost >= defaults.poison_threshold:
+    """Only an attempt whose worker went silent counts toward the poison threshold."""
+    lost = job.lost_count + 1 if silent else job.lost_count
+    if silent:
+        await connection.execute(update(jobs).where(jobs.c.id == job.id).values(lost_count=lost))
+    message = (
+        f"worker {job.worker_id} went silent"
+        if silent
+        else f"worker {job.worker_id} stopped renewing the lease"
+    )
+    if job.cancel_requested_at is None and silent and lost >= defaults.poison_threshold:
         await finish_attempt(
             connection,
             job.id,

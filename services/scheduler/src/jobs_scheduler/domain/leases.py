@@ -1,0 +1,66 @@
+"""Leases judged against how far the scheduler has read, never against the wall clock.
+
+A worker renews the leases of the attempts it runs with every heartbeat. Heartbeats and
+results wait in queues before the scheduler applies them; if the scheduler lags (a backlog,
+a pause, a slow database), judging leases against its own clock would blame workers for that
+lag and run their jobs again. So each scheduler replica publishes a :class:`ReadTick` into the
+queues it consumes and records, per queue, the send time of the latest tick it applied: its
+read horizon. Every message published before that time has been applied.
+
+An attempt's lease has expired only when ``renewed_at + lease < horizon``: the scheduler has
+read past the moment the next heartbeat was due, and no heartbeat renewed it. ``renewed_at``
+is the heartbeat's own send time (clamped to when it was applied, so a worker clock running
+ahead cannot stretch a lease).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Literal
+
+
+def renewed_at(sent_at: datetime, applied_at: datetime) -> datetime:
+    """The moment a heartbeat (or start) vouches for: its send time, never later than when
+    the scheduler applied it."""
+    return min(sent_at, applied_at)
+
+
+def lease_horizon(
+    horizons: Mapping[str, Iterable[datetime]], required: Iterable[str]
+) -> datetime | None:
+    """The time up to which every live replica has read every ``required`` queue: the
+    smallest horizon over them. None when a required queue has no live reader (nothing may
+    be judged then)."""
+    smallest: datetime | None = None
+    for queue in required:
+        values = list(horizons.get(queue, ()))
+        if not values:
+            return None
+        lowest = min(values)
+        smallest = lowest if smallest is None else min(smallest, lowest)
+    return smallest
+
+
+Verdict = Literal["timeout", "lease_expired"]
+
+
+def verdict(
+    *, lease_expires_at: datetime | None, deadline_at: datetime | None, horizon: datetime
+) -> Verdict | None:
+    """What the reaper does with a running attempt, given how far it has read: a timeout
+    (the deadline passed) wins over a lease expiry; None keeps it running."""
+    if deadline_at is not None and deadline_at < horizon:
+        return "timeout"
+    if lease_expires_at is not None and lease_expires_at < horizon:
+        return "lease_expired"
+    return None
+
+
+def worker_went_silent(
+    *, last_heartbeat_at: datetime | None, horizon: datetime, lease: timedelta
+) -> bool:
+    """Whether the attempt's worker as a whole stopped reporting (it died or froze), as
+    opposed to a live worker that no longer lists the attempt. Only a silent worker's lost
+    attempt counts toward the poison threshold."""
+    return last_heartbeat_at is None or last_heartbeat_at + lease < horizon

@@ -1,0 +1,164 @@
+"""Leases judged against how far the scheduler has read, not the wall clock (issue 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import JobRunning, utcnow
+from jobs_common.jobstore import job_attempts, read_horizons
+from jobs_common.rabbit import BatchConsumer, RabbitBus
+from jobs_common.testing.waiting import eventually
+from jobs_scheduler.app import Runtime
+from jobs_scheduler.settings import Settings
+
+from .conftest import (
+    control_queue,
+    heartbeat,
+    job_result,
+    job_row,
+    next_cancel,
+    next_dispatch,
+    submitted,
+    timeline_reasons,
+    wait_status,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+LEASE = 1
+
+
+@pytest.fixture
+def scheduler_settings(scheduler_settings: Settings) -> Settings:
+    return scheduler_settings.model_copy(
+        update={"lease_seconds": LEASE, "tick_interval_seconds": 0.1}
+    )
+
+
+def consumer_of(scheduler: Runtime, queue: str) -> BatchConsumer:
+    return next(c for c in scheduler.consumers.consumers if c.queue.name == queue)
+
+
+@contextlib.asynccontextmanager
+async def not_reading(scheduler: Runtime, *queues: str) -> AsyncIterator[None]:
+    """The scheduler stops consuming ``queues`` (as when it is paused or far behind), while
+    its loops, the reaper among them, keep running."""
+    paused = [consumer_of(scheduler, queue) for queue in queues]
+    for consumer in paused:
+        await consumer.stop()
+    try:
+        yield
+    finally:
+        for consumer in paused:
+            await consumer.start()
+
+
+async def start_attempt(bus: RabbitBus, db: AsyncEngine, worker_id: str) -> uuid.UUID:
+    message = submitted(max_attempts=5)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id=worker_id, started_at=utcnow()),
+    )
+    await wait_status(db, message.job_id, "running")
+    return message.job_id
+
+
+async def beat_for(bus: RabbitBus, worker_id: str, job_id: uuid.UUID, seconds: float) -> None:
+    """A live worker: a heartbeat listing the attempt every 0.2 s."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        await bus.publisher.publish(topology.HEARTBEAT, heartbeat(worker_id, (job_id, 1)))
+        await asyncio.sleep(0.2)
+
+
+async def attempt_statuses(db: AsyncEngine, job_id: uuid.UUID) -> list[str]:
+    async with db.connect() as connection:
+        rows = await connection.execute(
+            select(job_attempts.c.status)
+            .where(job_attempts.c.job_id == job_id)
+            .order_by(job_attempts.c.attempt)
+        )
+        return list(rows.scalars())
+
+
+async def test_a_scheduler_that_stops_reading_for_three_leases_re_runs_nothing(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+) -> None:
+    job_id = await start_attempt(bus, db, "w-live")
+    async with not_reading(scheduler, topology.HEARTBEAT, topology.RESULTS):
+        # The worker keeps reporting and then finishes; nothing of it is read meanwhile.
+        await beat_for(bus, "w-live", job_id, seconds=3 * LEASE)
+        await bus.publisher.publish(topology.RESULTS, job_result(job_id, 1, worker_id="w-live"))
+        await asyncio.sleep(LEASE)
+        assert (await job_row(db, job_id)).status == "running"
+    row = await wait_status(db, job_id, "succeeded")
+    assert (row.attempt, row.lost_count) == (1, 0)
+    assert await attempt_statuses(db, job_id) == ["succeeded"]
+    assert not any("lease" in reason for reason in await timeline_reasons(db, job_id))
+    no_second = await bus.topology.queues[topology.READY_MEDIUM].get(no_ack=True, fail=False)
+    assert no_second is None
+
+
+async def test_a_dead_workers_attempt_is_retried_within_the_lease_and_counts_toward_poison(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+) -> None:
+    job_id = await start_attempt(bus, db, "w-doomed")
+    await beat_for(bus, "w-doomed", job_id, seconds=0.5)
+    died_at = asyncio.get_running_loop().time()
+    retry = await next_dispatch(bus, timeout=LEASE + 5)  # lease + reaper + retry backoff
+    assert (retry.job_id, retry.attempt) == (job_id, 2)
+    assert asyncio.get_running_loop().time() - died_at < LEASE + 5
+    row = await job_row(db, job_id)
+    assert row.lost_count == 1
+    assert (await attempt_statuses(db, job_id))[0] == "lost"
+
+
+async def test_a_live_worker_that_no_longer_lists_an_attempt_loses_it_without_a_poison_count(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+) -> None:
+    control = await control_queue(bus)
+    job_id = await start_attempt(bus, db, "w-forgetful")
+
+    async def alive_without_it() -> None:
+        while True:
+            await bus.publisher.publish(topology.HEARTBEAT, heartbeat("w-forgetful"))
+            await asyncio.sleep(0.2)
+
+    beating = asyncio.create_task(alive_without_it())
+    try:
+        retry = await next_dispatch(bus, timeout=LEASE + 5)
+        assert (retry.job_id, retry.attempt) == (job_id, 2)
+        cancel = await next_cancel(control)
+        assert (cancel.job_id, cancel.attempt, cancel.worker_id) == (job_id, 1, "w-forgetful")
+    finally:
+        beating.cancel()
+    assert (await job_row(db, job_id)).lost_count == 0
+
+
+async def test_each_replica_records_how_far_it_has_read_and_forgets_it_on_stop(
+    db: AsyncEngine, scheduler: Runtime
+) -> None:
+    async def horizons() -> set[str] | None:
+        async with db.connect() as connection:
+            rows = await connection.execute(
+                select(read_horizons.c.queue).where(
+                    read_horizons.c.replica_id == scheduler.replica_id
+                )
+            )
+            queues = set(rows.scalars())
+        return queues if len(queues) == 3 else None
+
+    queues = await eventually(horizons, what="read horizons of three queues")
+    assert queues == {topology.RUNNING, topology.HEARTBEAT, topology.RESULTS}
+    lag = scheduler.consumers.progress.lag_seconds(topology.HEARTBEAT)
+    assert 0 <= lag < 5

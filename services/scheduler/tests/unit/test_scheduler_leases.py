@@ -1,0 +1,88 @@
+"""Lease rules judged against the read horizon: expectations written out by hand."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jobs_scheduler.domain.leases import (
+    lease_horizon,
+    renewed_at,
+    verdict,
+    worker_went_silent,
+)
+
+pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def test_a_heartbeat_vouches_for_its_send_time_never_later_than_it_was_applied() -> None:
+    assert renewed_at(at(5), applied_at=at(30)) == at(5)  # read late: its own time counts
+    assert renewed_at(at(40), applied_at=at(30)) == at(30)  # a clock ahead stretches nothing
+
+
+@pytest.mark.parametrize(
+    ("horizons", "expected"),
+    [
+        # Both queues read by one replica: the slower queue decides.
+        ({"hb": [at(10)], "res": [at(7)]}, at(7)),
+        # Two replicas: the one that has read least decides.
+        ({"hb": [at(10), at(4)], "res": [at(9), at(8)]}, at(4)),
+        # No live reader of the results: nothing can be judged.
+        ({"hb": [at(10)], "res": []}, None),
+        ({"hb": [at(10)]}, None),
+        ({}, None),
+    ],
+)
+def test_the_lease_horizon_is_the_least_read_required_queue(
+    horizons: dict[str, list[datetime]], expected: datetime | None
+) -> None:
+    assert lease_horizon(horizons, ("hb", "res")) == expected
+
+
+@pytest.mark.parametrize(
+    ("lease_expires_at", "deadline_at", "horizon", "expected"),
+    [
+        (at(10), at(100), at(9), None),  # read up to 9 s: the lease still runs
+        (at(10), at(100), at(10), None),  # exactly at the end: not yet past it
+        (at(10), at(100), at(11), "lease_expired"),
+        (at(10), at(8), at(9), "timeout"),  # the deadline passed first
+        (at(10), at(8), at(11), "timeout"),  # both passed: the timeout wins
+        (None, at(8), at(9), "timeout"),
+        (None, None, at(1000), None),
+    ],
+)
+def test_the_reaper_verdict(
+    lease_expires_at: datetime | None,
+    deadline_at: datetime | None,
+    horizon: datetime,
+    expected: str | None,
+) -> None:
+    assert (
+        verdict(lease_expires_at=lease_expires_at, deadline_at=deadline_at, horizon=horizon)
+        == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("last_heartbeat_at", "horizon", "expected"),
+    [
+        (at(0), at(5), False),  # heard from 5 s before the horizon: alive
+        (at(0), at(10), False),  # exactly one lease: not yet silent
+        (at(0), at(11), True),  # more than a lease of reading without a word from it
+        (None, at(0), True),  # never heard of
+    ],
+)
+def test_only_a_worker_silent_for_a_lease_went_silent(
+    last_heartbeat_at: datetime | None, horizon: datetime, expected: bool
+) -> None:
+    silent = worker_went_silent(
+        last_heartbeat_at=last_heartbeat_at, horizon=horizon, lease=timedelta(seconds=10)
+    )
+    assert silent is expected
