@@ -3,19 +3,22 @@
 Starts every service as a real process on a fresh PostgreSQL database, RabbitMQ vhost and
 Mongo database (as the e2e tests do), submits N no-op ``simulate`` jobs through the gateway,
 single requests with C in flight and then one batch, and prints figures: submission rate,
-time until every job is terminal, end-to-end throughput and latency percentiles (accepted
--> finished, from PostgreSQL). Figures only; nothing here asserts on speed.
+time until every job is terminal, end-to-end throughput, latency percentiles (accepted ->
+started, accepted -> finished, from PostgreSQL) and CPU-seconds of our processes per 1,000
+jobs. Nothing here asserts on speed, but outcomes are checked: every noop job must succeed on
+its first attempt with no lost lease, else the bench exits non-zero (a rate that hides re-runs
+or dead jobs is worse than no figure).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -32,8 +35,41 @@ def plain(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
-async def wait_terminal(database_url: str, job_ids: list[str]) -> list[float]:
-    """Wait until every job is terminal; each job's accepted -> finished latency in seconds."""
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its waited-for children (/proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def stack_cpu_seconds(stack: Stack) -> float:
+    return sum(
+        process_cpu_seconds(s.process.pid) for s in stack.services.values() if s.process is not None
+    )
+
+
+@dataclass
+class Outcomes:
+    """What happened to the jobs of one phase, from PostgreSQL (the authoritative state)."""
+
+    succeeded: int
+    not_succeeded: int
+    retried: int  # jobs that needed more than one attempt
+    lost_attempts: int  # attempts whose lease expired
+    dead: int
+    latencies: list[float]  # accepted -> finished, seconds
+    start_delays: list[float]  # accepted -> first attempt started, seconds
+
+    @property
+    def clean(self) -> bool:
+        return self.not_succeeded == 0 and self.retried == 0 and self.lost_attempts == 0
+
+
+async def wait_terminal(database_url: str, job_ids: list[str]) -> Outcomes:
+    """Wait until every job is terminal, then read what happened to each."""
     connection = await asyncpg.connect(plain(database_url))
     try:
         while True:
@@ -45,22 +81,83 @@ async def wait_terminal(database_url: str, job_ids: list[str]) -> list[float]:
             if done == len(job_ids):
                 break
             await asyncio.sleep(0.05)
-        rows = await connection.fetch(
-            "SELECT extract(epoch FROM finished_at - created_at) AS s FROM jobs "
-            "WHERE id = ANY($1::uuid[])",
+        row = await connection.fetchrow(
+            "SELECT count(*) FILTER (WHERE status = 'succeeded') AS succeeded, "
+            "count(*) FILTER (WHERE status = 'dead') AS dead, "
+            "count(*) FILTER (WHERE attempt > 1) AS retried "
+            "FROM jobs WHERE id = ANY($1::uuid[])",
+            job_ids,
+        )
+        lost = await connection.fetchval(
+            "SELECT count(*) FROM job_attempts WHERE job_id = ANY($1::uuid[]) AND status = 'lost'",
+            job_ids,
+        )
+        times = await connection.fetch(
+            "SELECT extract(epoch FROM j.finished_at - j.created_at) AS finished, "
+            "extract(epoch FROM a.started_at - j.created_at) AS started "
+            "FROM jobs j JOIN job_attempts a ON a.job_id = j.id AND a.attempt = 1 "
+            "WHERE j.id = ANY($1::uuid[])",
             job_ids,
         )
     finally:
         await connection.close()
-    return [float(r["s"]) for r in rows]
+    return Outcomes(
+        succeeded=row["succeeded"],
+        not_succeeded=len(job_ids) - row["succeeded"],
+        retried=row["retried"],
+        lost_attempts=lost,
+        dead=row["dead"],
+        latencies=[float(t["finished"]) for t in times if t["finished"] is not None],
+        start_delays=[float(t["started"]) for t in times if t["started"] is not None],
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run(n: int, concurrency: int, workers: int) -> None:
+@dataclass
+class Phase:
+    name: str
+    n: int
+    accepted_s: float
+    total_s: float
+    cpu_s: float
+    outcomes: Outcomes
+
+    @property
+    def end_to_end_per_s(self) -> float:
+        return self.n / self.total_s
+
+    def report(self) -> str:
+        o = self.outcomes
+        return "\n".join(
+            [
+                f"\n{self.name}: {self.n} jobs",
+                f"  accepted at        {self.n / self.accepted_s:8.0f} jobs/s "
+                f"({self.accepted_s:.2f} s)",
+                f"  all terminal after {self.total_s:8.2f} s  -> "
+                f"{self.end_to_end_per_s:.0f} jobs/s end to end",
+                f"  accepted->started  p50 {percentile(o.start_delays, 0.5) * 1000:.0f} ms  "
+                f"p99 {percentile(o.start_delays, 0.99) * 1000:.0f} ms",
+                f"  accepted->finished p50 {percentile(o.latencies, 0.5):.3f} s  "
+                f"p95 {percentile(o.latencies, 0.95):.3f} s  "
+                f"max {max(o.latencies, default=0):.3f} s",
+                f"  CPU {self.cpu_s:.1f} s over our processes = {self.cpu_s / self.n * 1000:.1f} "
+                "CPU-s per 1,000 jobs",
+                f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
+                f"more than one attempt, {o.lost_attempts} lost leases, {o.dead} dead"
+                + ("" if o.clean else "   <-- FAILED: every noop job must succeed at once"),
+            ]
+        )
+
+
+async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
+    """Both phases on a fresh stack; each phase's figures and outcomes."""
+    phases: list[Phase] = []
     postgres = resolve_postgres()
     rabbit, management = resolve_rabbitmq()
     mongo = resolve_mongo()
@@ -113,21 +210,23 @@ async def run(n: int, concurrency: int, workers: int) -> None:
                     r.raise_for_status()
                     return str(r.json()["jobId"])
 
-            t0 = time.perf_counter()
+            cpu0, t0 = stack_cpu_seconds(stack), time.perf_counter()
             ids = await asyncio.gather(*(one(i) for i in range(n)))
             submit_s = time.perf_counter() - t0
-            latencies = await wait_terminal(database_url, ids)
-            total_s = time.perf_counter() - t0
-            print(f"\nsingle submissions: {n} jobs, {concurrency} in flight, {workers} workers")
-            print(f"  accepted at        {n / submit_s:8.0f} jobs/s ({submit_s:.2f} s)")
-            print(f"  all terminal after {total_s:8.2f} s  -> {n / total_s:.0f} jobs/s end to end")
-            print(
-                f"  latency accepted->finished  p50 {percentile(latencies, 0.5):.3f} s  "
-                f"p95 {percentile(latencies, 0.95):.3f} s  max {max(latencies):.3f} s  "
-                f"mean {statistics.mean(latencies):.3f} s"
+            outcomes = await wait_terminal(database_url, ids)
+            phases.append(
+                Phase(
+                    f"single submissions ({concurrency} in flight, {workers} workers)",
+                    n,
+                    submit_s,
+                    time.perf_counter() - t0,
+                    stack_cpu_seconds(stack) - cpu0,
+                    outcomes,
+                )
             )
+            print(phases[-1].report(), flush=True)
 
-            t0 = time.perf_counter()
+            cpu0, t0 = stack_cpu_seconds(stack), time.perf_counter()
             r = await client.post(
                 "/api/batches",
                 json={
@@ -137,15 +236,18 @@ async def run(n: int, concurrency: int, workers: int) -> None:
             r.raise_for_status()
             batch_ids = [str(j) for j in r.json()["jobIds"]]
             accepted_s = time.perf_counter() - t0
-            latencies = await wait_terminal(database_url, batch_ids)
-            total_s = time.perf_counter() - t0
-            print(f"\none batch: {n} jobs")
-            print(f"  accepted in        {accepted_s:8.2f} s")
-            print(f"  all terminal after {total_s:8.2f} s  -> {n / total_s:.0f} jobs/s end to end")
-            print(
-                f"  latency accepted->finished  p50 {percentile(latencies, 0.5):.3f} s  "
-                f"p95 {percentile(latencies, 0.95):.3f} s  max {max(latencies):.3f} s"
+            outcomes = await wait_terminal(database_url, batch_ids)
+            phases.append(
+                Phase(
+                    "one batch",
+                    n,
+                    accepted_s,
+                    time.perf_counter() - t0,
+                    stack_cpu_seconds(stack) - cpu0,
+                    outcomes,
+                )
             )
+            print(phases[-1].report(), flush=True)
     finally:
         await asyncio.to_thread(stack.stop)
         await rabbit_server.delete_vhost(vhost)
@@ -153,14 +255,18 @@ async def run(n: int, concurrency: int, workers: int) -> None:
         mongo.close()
         postgres.close()
         rabbit.close()
+    return phases
 
 
 def main() -> None:
     n = int(os.environ.get("N", "2000"))
     concurrency = int(os.environ.get("C", "64"))
     workers = int(os.environ.get("WORKERS", "2"))
-    asyncio.run(run(n, concurrency, workers))
+    phases = asyncio.run(run(n, concurrency, workers))
     sys.stdout.flush()
+    if not all(phase.outcomes.clean for phase in phases):
+        print("\nbench FAILED: some noop job did not succeed on its first attempt")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
