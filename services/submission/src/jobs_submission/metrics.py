@@ -20,7 +20,15 @@ RELAY_STALE = Counter(
     "Confirmed publishes whose claim had meanwhile expired (another relay may republish).",
 )
 OUTBOX_PENDING = Gauge(
-    "jobs_submission_outbox_pending", "Outbox entries not yet published (last observed)."
+    "jobs_submission_outbox_pending",
+    "Pending outbox entries (accepted, not yet confirmed published; held batch members not "
+    "included) after this process's last relay pass, counted up to "
+    "SUBMISSION_RELAY_PENDING_COUNT_LIMIT: exact below it, equal to it means at least that many.",
+)
+OUTBOX_OLDEST_PENDING = Gauge(
+    "jobs_submission_outbox_oldest_pending_seconds",
+    "Age since acceptance of the oldest pending outbox entry seen by this process's last relay "
+    "pass, growing with the clock until the next pass; 0 when none was pending.",
 )
 RELAY_LAG = Histogram(
     "jobs_submission_relay_lag_seconds",

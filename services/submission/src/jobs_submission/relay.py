@@ -3,6 +3,11 @@
 Safe with any number of replicas: a claim is a lease fenced by a token; a relay marks an entry
 sent only while its token still holds it. A crash between publish and mark leaves the claim to
 expire and the entry is published again, which the scheduler's idempotent insert absorbs.
+
+Every MongoDB query of a pass is an index lookup whose cost does not grow with the collection:
+the claim (``outbox_state_nextAttemptAtMs``, then ``_id``), the settling (``_id``) and the
+outbox gauges (one scan of at most ``relay_pending_count_limit`` keys of
+``outbox_state_createdAtMs_pending``). No count or aggregation.
 """
 
 from __future__ import annotations
@@ -27,8 +32,6 @@ from jobs_submission.settings import Settings
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], int]
-GAUGE_IDLE_MS = 1_000
-GAUGE_BUSY_MS = 10_000
 
 
 def wall_clock_ms() -> int:
@@ -50,7 +53,7 @@ class OutboxRelay:
         self.clock = clock
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._last_gauge_ms = 0
+        self._oldest_pending_ms: int | None = None
 
     @property
     def alive(self) -> bool:
@@ -89,6 +92,7 @@ class OutboxRelay:
                     "broker unavailable; relay waits",
                     extra={"action": "relay_broker_down", "error": str(exc)},
                 )
+                await self._refresh_gauges_quietly()  # the backlog grows: keep showing it
                 await asyncio.sleep(self.settings.broker_retry_seconds)
                 continue
             except Exception:
@@ -99,7 +103,10 @@ class OutboxRelay:
                 await self._sleep(self.settings.relay_poll_interval_seconds)
 
     async def run_once(self, publisher: Publisher) -> int:
-        """One pass: claim a batch, publish it, settle every entry. Returns the batch size."""
+        """One pass: claim a batch, publish it, settle every entry, refresh the outbox gauges.
+
+        Returns the batch size.
+        """
         self._wake.clear()
         token = uuid.uuid4().hex
         claimed = await self.store.claim(
@@ -110,7 +117,7 @@ class OutboxRelay:
         )
         if claimed:
             await self._publish(publisher, claimed, token)
-        await self._refresh_gauge(busy=len(claimed) >= self.settings.relay_batch_size)
+        await self.refresh_gauges()
         return len(claimed)
 
     async def _publish(self, publisher: Publisher, claimed: Sequence[Document], token: str) -> None:
@@ -175,14 +182,32 @@ class OutboxRelay:
             },
         )
 
-    async def _refresh_gauge(self, *, busy: bool) -> None:
-        """Count pending entries at most once a second, and only every 10 s while draining a
-        backlog (full passes), where the count would slow the drain down."""
-        now = self.clock()
-        if now - self._last_gauge_ms < (GAUGE_BUSY_MS if busy else GAUGE_IDLE_MS):
-            return
-        self._last_gauge_ms = now
-        metrics.OUTBOX_PENDING.set(await self.store.count_pending())
+    async def refresh_gauges(self) -> None:
+        """Set the outbox gauges from one bounded, index-covered query (no count, no scan).
+
+        ``outbox_pending`` is exact below ``relay_pending_count_limit`` and a lower bound at it;
+        ``outbox_oldest_pending_seconds`` is computed when scraped, from the oldest pending
+        entry seen here, so it keeps growing if the relay stops making progress.
+        """
+        backlog = await self.store.pending_backlog(limit=self.settings.relay_pending_count_limit)
+        self._oldest_pending_ms = backlog.oldest_created_ms
+        metrics.OUTBOX_PENDING.set(backlog.count)
+        metrics.OUTBOX_OLDEST_PENDING.set_function(self.oldest_pending_seconds)
+
+    def oldest_pending_seconds(self) -> float:
+        """Age of the oldest pending entry the last refresh saw, now (0 when there was none)."""
+        if self._oldest_pending_ms is None:
+            return 0.0
+        return max(0, self.clock() - self._oldest_pending_ms) / 1000
+
+    async def _refresh_gauges_quietly(self) -> None:
+        try:
+            await self.refresh_gauges()
+        except Exception as exc:
+            log.warning(
+                "outbox gauges not refreshed",
+                extra={"action": "relay_gauges_failed", "error": repr(exc)},
+            )
 
 
 def _outbox(doc: Document) -> dict[str, Any]:

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from pymongo import ASCENDING
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
-from jobs_submission.adapters.mongo import Document, SubmissionStore
+from jobs_submission.adapters.mongo import COLLECTION, Document, SubmissionStore, eq
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
     BATCH_PENDING,
@@ -29,6 +30,7 @@ class BatchStore:
     """Batch documents plus their members; members are inserted held, then released at once."""
 
     def __init__(self, submissions: SubmissionStore) -> None:
+        self.db: AsyncDatabase[Document] = submissions.db
         self.submissions = submissions.collection
         self.collection: AsyncCollection[Document] = submissions.db[BATCHES]
 
@@ -48,7 +50,9 @@ class BatchStore:
         return await self.collection.find_one({"_id": batch_id})
 
     async def find_by_idempotency_key(self, submitted_by: str, key: str) -> Document | None:
-        return await self.collection.find_one({"submittedBy": submitted_by, "idempotencyKey": key})
+        return await self.collection.find_one(
+            {"submittedBy": eq(submitted_by), "idempotencyKey": eq(key)}
+        )
 
     async def insert_members(self, members: Sequence[Document], *, resume: bool) -> None:
         """One ``insert_many`` of every member. On ``resume`` (completing a batch a failed
@@ -67,7 +71,7 @@ class BatchStore:
     async def release_members(self, batch_id: str) -> int:
         """Hand every held member of the batch to the relay (one ``update_many``)."""
         result = await self.submissions.update_many(
-            {"batchId": batch_id, "outbox.state": OUTBOX_HELD},
+            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)},
             {"$set": {"outbox.state": OUTBOX_PENDING}},
         )
         return result.modified_count
@@ -79,10 +83,18 @@ class BatchStore:
 
     async def discard(self, batch_id: str) -> None:
         """Undo a pending batch that no one can resume (it has no Idempotency-Key)."""
-        await self.submissions.delete_many({"batchId": batch_id, "outbox.state": OUTBOX_HELD})
+        await self.submissions.delete_many(
+            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)}
+        )
         await self.collection.delete_one({"_id": batch_id, "state": BATCH_PENDING})
 
     async def count_published(self, batch_id: str) -> int:
-        return await self.submissions.count_documents(
-            {"batchId": batch_id, "outbox.state": OUTBOX_SENT}
+        """Members marked sent: the ``count`` command over the ``batchId`` index, so at most
+        the batch's own members are read. Not ``count_documents``: an aggregation, which the
+        MongoDB stand-in runs as a scan of the whole collection."""
+        reply = await self.db.command(
+            "count",
+            COLLECTION,
+            query={"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_SENT)},
         )
+        return int(reply["n"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pymongo import ASCENDING, AsyncMongoClient
@@ -22,11 +23,34 @@ log = logging.getLogger(__name__)
 
 COLLECTION = "submissions"
 IDEMPOTENCY_INDEX = "submittedBy_idempotencyKey_unique"
+# The relay's claim: equality on the state, then range and sort on the due time.
 OUTBOX_INDEX = "outbox_state_nextAttemptAtMs"
+# The outbox gauges: pending entries by acceptance time. Partial, so on MongoDB it holds only
+# the pending entries (the backlog), not every job ever accepted.
+PENDING_AGE_INDEX = "outbox_state_createdAtMs_pending"
 BATCH_MEMBER_INDEX = "batchId"
 LOOKUP_CHUNK = 5_000
 
 Document = dict[str, Any]
+
+
+def eq(value: object) -> dict[str, object]:
+    """``{"$eq": value}`` for an equality that is to drive an index lookup.
+
+    For MongoDB it is the very same predicate as a bare ``value`` (same matches, same index
+    use). The nx-27017 stand-in compiles only this form to an index lookup: it turns a bare
+    equality into "equal or an array containing it", which its expression indexes cannot serve
+    (always in updates, deletes and counts; in finds unless the index name ends with the field).
+    """
+    return {"$eq": value}
+
+
+@dataclass(frozen=True)
+class PendingBacklog:
+    """What one bounded scan of :data:`PENDING_AGE_INDEX` saw of the pending entries."""
+
+    count: int  # exact below the scan's limit; equal to the limit: at least that many
+    oldest_created_ms: int | None  # acceptance time of the oldest pending entry, if any
 
 
 class SubmissionStore:
@@ -47,6 +71,11 @@ class SubmissionStore:
         await self.collection.create_index(
             [("outbox.state", ASCENDING), ("outbox.nextAttemptAtMs", ASCENDING)],
             name=OUTBOX_INDEX,
+        )
+        await self.collection.create_index(
+            [("outbox.state", ASCENDING), ("createdAtMs", ASCENDING)],
+            name=PENDING_AGE_INDEX,
+            partialFilterExpression={"outbox.state": OUTBOX_PENDING},
         )
         await self.collection.create_index(
             [("batchId", ASCENDING)],
@@ -76,7 +105,9 @@ class SubmissionStore:
         return await self.collection.find_one({"_id": job_id})
 
     async def find_by_idempotency_key(self, submitted_by: str, key: str) -> Document | None:
-        return await self.collection.find_one({"submittedBy": submitted_by, "idempotencyKey": key})
+        return await self.collection.find_one(
+            {"submittedBy": eq(submitted_by), "idempotencyKey": eq(key)}
+        )
 
     async def owners_of(self, job_ids: Sequence[str]) -> dict[str, str]:
         """``job_id -> submittedBy`` of the given jobs that exist (held batch members do not:
@@ -98,10 +129,12 @@ class SubmissionStore:
 
         Three round trips whatever the size: pick candidates, take them with one
         ``update_many`` that repeats the due filter (each document is taken atomically, so of
-        two racing relays only one gets it), read back what this token holds.
+        two racing relays only one gets it), read back what this token holds. The candidates
+        come from :data:`OUTBOX_INDEX` (state, then due time: filter, range and sort), the two
+        other round trips look documents up by ``_id``.
         """
         due = {
-            "outbox.state": OUTBOX_PENDING,
+            "outbox.state": eq(OUTBOX_PENDING),
             "outbox.claimedUntilMs": {"$lt": now_ms},
             "outbox.nextAttemptAtMs": {"$lte": now_ms},
         }
@@ -166,5 +199,20 @@ class SubmissionStore:
         )
         return result.modified_count == 1
 
-    async def count_pending(self) -> int:
-        return await self.collection.count_documents({"outbox.state": OUTBOX_PENDING})
+    async def pending_backlog(self, *, limit: int) -> PendingBacklog:
+        """Count the pending entries up to ``limit`` and find the oldest, in one round trip.
+
+        Filter on the state, sort and projection on ``createdAtMs``: a query covered by
+        :data:`PENDING_AGE_INDEX`, reading at most ``limit`` index keys and no document,
+        however large the collection. Never ``count_documents`` (an aggregation over every
+        pending entry). Held batch members are not pending and not counted.
+        """
+        cursor = self.collection.find(
+            {"outbox.state": eq(OUTBOX_PENDING)},
+            {"_id": 0, "createdAtMs": 1},
+            sort=[("createdAtMs", ASCENDING)],
+            limit=limit,
+            batch_size=limit,
+        )
+        created = [int(document["createdAtMs"]) async for document in cursor]
+        return PendingBacklog(count=len(created), oldest_created_ms=created[0] if created else None)
