@@ -209,8 +209,10 @@ class SchedulerConsumers:
             metrics.LOG_LINES.inc(stored)
             return Counter(applied=stored, duplicate=len(parsed) - stored)
 
-        async def result(c: AsyncConnection, ch: Changes, m: JobResult, _: Any) -> bool:
-            return await attempts.apply_result(c, ch, m, defaults)
+        async def results(
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResult]]
+        ) -> Counter[str]:
+            return await attempts.apply_results(c, ch, [p.message for p in parsed], defaults)
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
             return await commands.apply_retry_request(c, ch, m)
@@ -230,7 +232,7 @@ class SchedulerConsumers:
             topology.RUNNING: (JobRunning, running),
             topology.HEARTBEAT: (WorkerHeartbeat, heartbeats),
             topology.LOGS: (JobLogLine, log_lines),
-            topology.RESULTS: (JobResult, one_by_one(result)),
+            topology.RESULTS: (JobResult, results),
             topology.RETRY: (RetryRequested, one_by_one(retry)),
             topology.CANCEL: (CancelRequested, one_by_one(cancel)),
             topology.DEAD: (JobDispatch, one_by_one(dead)),

@@ -1,0 +1,92 @@
+"""Running, heartbeat and result messages are applied set-based: one statement per table
+per batch, however many jobs the batch touches (issue 6, point 3)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import JobRunning, utcnow
+from jobs_common.jobstore import jobs
+from jobs_common.rabbit import RabbitBus
+from jobs_common.testing.waiting import eventually
+from jobs_scheduler.adapters.attempts import apply_heartbeats, apply_results, apply_running
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.app import Runtime, job_defaults
+from jobs_scheduler.settings import Settings
+
+from .conftest import heartbeat, job_result, submitted
+
+pytestmark = pytest.mark.integration
+
+JOBS = 30
+WRITE = re.compile(r"^\s*(UPDATE|INSERT INTO|DELETE FROM)\s+(\w+)", re.IGNORECASE)
+
+
+@contextmanager
+def writes(engine: AsyncEngine) -> Iterator[Counter[str]]:
+    """Count the statements that write each table, e.g. ``{"UPDATE jobs": 1}``."""
+    counted: Counter[str] = Counter()
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if match := WRITE.match(statement):
+            counted[f"{match.group(1).upper()} {match.group(2)}"] += 1
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        yield counted
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+
+
+async def test_a_batch_of_starts_beats_and_results_writes_each_table_once(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, scheduler_settings: Settings
+) -> None:
+    defaults = job_defaults(scheduler_settings)
+    messages = [submitted(priority=1) for _ in range(JOBS)]
+    for message in messages:
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    ids = [m.job_id for m in messages]
+
+    async def all_queued() -> bool:
+        async with db.connect() as connection:
+            rows = await connection.execute(
+                select(jobs.c.status).where(jobs.c.id.in_(ids), jobs.c.status == "queued")
+            )
+            return len(rows.all()) == JOBS
+
+    await eventually(all_queued, what="every job queued")
+    now = utcnow()
+    starts = [JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now) for i in ids]
+    with writes(db) as counted:
+        async with db.begin() as connection:
+            applied = await apply_running(connection, Changes(), starts, defaults)
+    assert applied == [True] * JOBS
+    assert counted == {"UPDATE jobs": 1, "UPDATE job_attempts": 1}
+
+    beats = [heartbeat("w-a", *((i, 1) for i in ids[:20])), heartbeat("w-b", (ids[20], 1))]
+    with writes(db) as counted:
+        async with db.begin() as connection:
+            renewed = await apply_heartbeats(connection, Changes(), beats, defaults)
+    assert renewed == 20  # w-b does not hold its attempt: told to stop, not renewed
+    assert counted == {"INSERT INTO workers": 1, "UPDATE jobs": 1}  # both workers, all leases
+
+    results = [job_result(i, 1, worker_id="w-a") for i in ids]
+    with writes(db) as counted:
+        async with db.begin() as connection:
+            outcomes = await apply_results(connection, Changes(), results, defaults)
+    assert outcomes == {"applied": JOBS, "stale": 0}
+    assert counted == {"UPDATE jobs": 1, "UPDATE job_attempts": 1}
+    async with db.connect() as connection:
+        statuses = (
+            await connection.execute(select(jobs.c.status).where(jobs.c.id.in_(ids)))
+        ).scalars()
+        assert set(statuses) == {"succeeded"}
