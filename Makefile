@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 2
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        dev demo bench migrate topology-definitions clean
+        dev demo bench bench-compare migrate topology-definitions clean
 
 help:
 	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
@@ -18,6 +18,7 @@ help:
 	@echo "make demo     seed demo jobs into a running stack"
 	@echo "make migrate  apply the PostgreSQL migrations"
 	@echo "make bench    pipeline throughput and latency figures (N=2000 WORKERS=2)"
+	@echo "make bench-compare  the same beside Celery and Dramatiq, with the ratios"
 
 $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,9 +64,15 @@ dev: install infra
 demo: install
 	$(PY) scripts/demo.py
 
-# Figures, not assertions: N jobs (default 2000) through a fresh stack with WORKERS workers.
+# Figures, not timed assertions: N jobs (default 2000) through a fresh stack with WORKERS workers;
+# exits non-zero when a noop job did not succeed on its first attempt.
 bench: install infra
 	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_pipeline.py
+
+# Celery and Dramatiq are benchmark-only dependencies (scripts/requirements-bench.txt).
+bench-compare: install infra
+	$(PY) -m pip install --quiet --disable-pip-version-check -r scripts/requirements-bench.txt
+	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_compare.py
 
 clean:
 	rm -rf $(VENV) var

@@ -1,0 +1,60 @@
+"""``make bench-compare``: our pipeline, Celery and Dramatiq, same N, same broker and
+PostgreSQL, in one run, and the ratios that matter (issue 6).
+
+Our single-request path (64 HTTP clients through the gateway) is compared with Celery, our
+batch path with Dramatiq, end to end. Only ratios mean anything on a shared 2-core machine:
+each figure moves with whatever else runs. Every run's outcomes are checked (each job
+succeeded once, ours on its first attempt); the script exits non-zero when one was not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import bench_baselines
+import bench_pipeline
+
+
+def per_thousand(cpu_seconds: float, n: int) -> float:
+    return cpu_seconds / n * 1000
+
+
+async def compare(n: int, concurrency: int, workers: int) -> bool:
+    ours = await bench_pipeline.run(n, concurrency, workers)
+    single, batch = ours
+    celery = await bench_baselines.run_celery_async(n, concurrency)
+    dramatiq = await bench_baselines.run_dramatiq_async(n, concurrency)
+    bench_baselines.print_table([celery, dramatiq])
+    rows = [
+        ("single requests vs Celery", single.end_to_end_per_s, celery["end_to_end_per_s"]),
+        ("batch vs Dramatiq", batch.end_to_end_per_s, dramatiq["end_to_end_per_s"]),
+    ]
+    print(f"\nratios, end to end, N={n}, {concurrency} clients, {workers} workers:")
+    for name, mine, theirs in rows:
+        print(f"  {name:28} {mine:7.0f} / {theirs:7.0f} jobs/s = {mine / theirs:5.2f}x")
+    print("CPU-seconds per 1,000 jobs (ours: every service process; theirs: the workers):")
+    print(
+        f"  ours single {per_thousand(single.cpu_s, n):.1f}, ours batch "
+        f"{per_thousand(batch.cpu_s, n):.1f}, Celery "
+        f"{per_thousand(celery['cpu_seconds'], n):.1f}, Dramatiq "
+        f"{per_thousand(dramatiq['cpu_seconds'], n):.1f}"
+    )
+    clean = all(p.outcomes.clean for p in ours) and celery["ok"] and dramatiq["ok"]
+    if not clean:
+        print("\nbench-compare FAILED: an outcome check did not hold (see above)")
+    return clean
+
+
+def main() -> None:
+    n = int(os.environ.get("N", "2000"))
+    concurrency = int(os.environ.get("C", "64"))
+    workers = int(os.environ.get("WORKERS", "2"))
+    ok = asyncio.run(compare(n, concurrency, workers))
+    sys.stdout.flush()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
