@@ -38,10 +38,18 @@ from jobs_common.contracts import (
 )
 from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import attempts, commands, horizons, logs, sweeps
+from jobs_scheduler.adapters import (
+    commands,
+    horizons,
+    logs,
+    sweeps,
+)
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.heartbeats import apply_heartbeats
 from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.recording import record_submissions
+from jobs_scheduler.adapters.results import apply_results
+from jobs_scheduler.adapters.running import apply_running
 
 log = logging.getLogger(__name__)
 
@@ -191,13 +199,13 @@ class SchedulerConsumers:
         async def running(
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobRunning]]
         ) -> Counter[str]:
-            applied = await attempts.apply_running(c, ch, [p.message for p in parsed], defaults)
+            applied = await apply_running(c, ch, [p.message for p in parsed], defaults)
             return Counter("applied" if a else "stale" for a in applied)
 
         async def heartbeats(
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[WorkerHeartbeat]]
         ) -> Counter[str]:
-            renewed = await attempts.apply_heartbeats(c, ch, [p.message for p in parsed], defaults)
+            renewed = await apply_heartbeats(c, ch, [p.message for p in parsed], defaults)
             metrics.HEARTBEATS.inc(len(parsed))
             metrics.LEASES_RENEWED.inc(renewed)
             return Counter(applied=len(parsed))
@@ -212,7 +220,7 @@ class SchedulerConsumers:
         async def results(
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResult]]
         ) -> Counter[str]:
-            return await attempts.apply_results(c, ch, [p.message for p in parsed], defaults)
+            return await apply_results(c, ch, [p.message for p in parsed], defaults)
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
             return await commands.apply_retry_request(c, ch, m)

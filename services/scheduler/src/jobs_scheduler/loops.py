@@ -20,10 +20,10 @@ from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_scheduler import metrics
 from jobs_scheduler.adapters import horizons, sweeps
-from jobs_scheduler.adapters.attempts import reap_expired
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.cron import fire_due_schedules
 from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.reaper import reap_expired
 
 log = logging.getLogger(__name__)
 

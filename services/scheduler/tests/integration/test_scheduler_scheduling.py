@@ -31,8 +31,8 @@ from jobs_common.jobstore import (
 )
 from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
-from jobs_scheduler.adapters.attempts import apply_running
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
 

@@ -18,8 +18,10 @@ from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import jobs
 from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
-from jobs_scheduler.adapters.attempts import apply_heartbeats, apply_results, apply_running
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.heartbeats import apply_heartbeats
+from jobs_scheduler.adapters.results import apply_results
+from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
 

@@ -17,16 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.jobstore import read_horizons
 from jobs_common.topology import HEARTBEAT, RESULTS, RUNNING
+from jobs_scheduler.adapters.sql import interval_seconds
 from jobs_scheduler.domain.leases import lease_horizon
 
 # Every queue that carries ticks (the lag of each is exported), and those whose reading
 # decides leases and deadlines: heartbeats renew leases, results end attempts.
 TICKED_QUEUES = (RUNNING, HEARTBEAT, RESULTS)
 LEASE_QUEUES = (HEARTBEAT, RESULTS)
-
-
-def _seconds(value: float) -> object:
-    return func.make_interval(0, 0, 0, 0, 0, 0, value)
 
 
 async def record(
@@ -52,7 +49,7 @@ async def current(connection: AsyncConnection, *, stale_after: float) -> datetim
     rows = await connection.execute(
         select(read_horizons.c.queue, read_horizons.c.horizon).where(
             read_horizons.c.queue.in_(LEASE_QUEUES),
-            read_horizons.c.updated_at > func.now() - _seconds(stale_after),
+            read_horizons.c.updated_at > func.now() - interval_seconds(stale_after),
         )
     )
     by_queue: dict[str, list[datetime]] = defaultdict(list)
@@ -69,6 +66,8 @@ async def forget(connection: AsyncConnection, *, replica_id: str) -> None:
 async def prune(connection: AsyncConnection, *, older_than: float) -> int:
     """Drop the rows of replicas gone for long (a crash leaves them behind)."""
     result = await connection.execute(
-        delete(read_horizons).where(read_horizons.c.updated_at < func.now() - _seconds(older_than))
+        delete(read_horizons).where(
+            read_horizons.c.updated_at < func.now() - interval_seconds(older_than)
+        )
     )
     return result.rowcount or 0

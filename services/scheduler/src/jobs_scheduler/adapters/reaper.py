@@ -1,0 +1,129 @@
+"""The lease reaper: running attempts whose worker went silent or that ran past their
+timeout, judged against the read horizon (see ``domain/leases.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import ErrorKind, JobStatus
+from jobs_common.jobstore import jobs, workers
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import (
+    JOB_COLUMNS,
+    JobDefaults,
+    fail_attempt,
+    finish_attempt,
+    mark_dead,
+)
+from jobs_scheduler.domain.leases import verdict, worker_went_silent
+
+S = JobStatus
+
+
+async def reap_expired(
+    connection: AsyncConnection,
+    changes: Changes,
+    limit: int,
+    defaults: JobDefaults,
+    horizon: datetime,
+) -> tuple[int, int]:
+    """Running attempts whose worker went silent (lease) or that ran past their timeout
+    (deadline), judged against ``horizon`` (how far every live replica has read the
+    heartbeat and result queues), never the wall clock: retry, cancel or dead-letter them.
+    Returns (lease expiries, timeouts)."""
+    expired = (
+        await connection.execute(
+            select(
+                *JOB_COLUMNS,
+                jobs.c.lease_expires_at,
+                jobs.c.deadline_at,
+                workers.c.last_heartbeat_at,
+            )
+            .select_from(jobs.outerjoin(workers, workers.c.id == jobs.c.worker_id))
+            .where(
+                jobs.c.status == S.RUNNING.value,
+                or_(jobs.c.lease_expires_at < horizon, jobs.c.deadline_at < horizon),
+            )
+            .order_by(jobs.c.id)
+            .limit(limit)
+            .with_for_update(of=jobs, skip_locked=True)
+        )
+    ).all()
+    leases = timeouts = 0
+    lease = timedelta(seconds=defaults.lease_seconds)
+    for job in expired:
+        judged = verdict(
+            lease_expires_at=job.lease_expires_at, deadline_at=job.deadline_at, horizon=horizon
+        )
+        if judged == "timeout":
+            timeouts += 1
+            changes.cancel_attempt(job.id, job.attempt, "timeout", worker_id=job.worker_id)
+            await fail_attempt(
+                connection,
+                changes,
+                job,
+                kind=ErrorKind.TIMEOUT,
+                error_class="AttemptTimedOut",
+                error=f"no result within the job's timeout of {job.timeout_seconds} s",
+                defaults=defaults,
+                attempt_status="timed_out",
+            )
+            continue
+        leases += 1
+        silent = worker_went_silent(
+            last_heartbeat_at=job.last_heartbeat_at, horizon=horizon, lease=lease
+        )
+        if not silent:
+            # The worker lives but stopped listing the attempt: stop it there, retry it.
+            changes.cancel_attempt(job.id, job.attempt, "lease lost", worker_id=job.worker_id)
+        await _lease_lost(connection, changes, job, defaults, silent=silent)
+    return leases, timeouts
+
+
+async def _lease_lost(
+    connection: AsyncConnection, changes: Changes, job: Any, defaults: JobDefaults, *, silent: bool
+) -> None:
+    """Only an attempt whose worker went silent counts toward the poison threshold."""
+    lost = job.lost_count + 1 if silent else job.lost_count
+    if silent:
+        await connection.execute(update(jobs).where(jobs.c.id == job.id).values(lost_count=lost))
+    message = (
+        f"worker {job.worker_id} went silent"
+        if silent
+        else f"worker {job.worker_id} stopped renewing the lease"
+    )
+    if job.cancel_requested_at is None and silent and lost >= defaults.poison_threshold:
+        await finish_attempt(
+            connection,
+            job.id,
+            job.attempt,
+            status="lost",
+            error_class="LeaseExpired",
+            error=message,
+        )
+        changes.move(job.id, job.attempt, S.RUNNING, S.FAILED, "lease expired")
+        await mark_dead(
+            connection,
+            changes,
+            job,
+            current=S.FAILED,
+            reason="poison",
+            error=f"{lost} attempts ended without a result (the worker died each time)",
+            error_class="PoisonJob",
+        )
+        return
+    await fail_attempt(
+        connection,
+        changes,
+        job,
+        kind=ErrorKind.RETRYABLE,
+        error_class="LeaseExpired",
+        error=message,
+        defaults=defaults,
+        attempt_status="lost",
+        exhausted_reason="lease_expired",
+    )

@@ -1,0 +1,164 @@
+"""Attempts that ended on a worker (``jobs.results``): successes set-based, failures and
+cancellations through the failure policy."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import DateTime, Integer, Text, column, func, select, tuple_, update, values
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import ErrorKind, JobResult, JobStatus
+from jobs_common.jobstore import job_attempts, jobs
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import (
+    JOB_COLUMNS,
+    JobDefaults,
+    fail_attempt,
+    finish_attempt,
+    mark_cancelled,
+)
+from jobs_scheduler.domain.transitions import sources_of
+
+S = JobStatus
+
+
+def _result_rows(messages: Sequence[JobResult]) -> Any:
+    """Successful results as a VALUES list to join on."""
+    return values(
+        column("id", UUID(as_uuid=True)),
+        column("attempt", Integer),
+        column("result", JSONB),
+        column("worker_id", Text),
+        column("started_at", DateTime(timezone=True)),
+        column("finished_at", DateTime(timezone=True)),
+        name="done",
+    ).data(
+        [
+            (m.job_id, m.attempt, m.result or {}, m.worker_id, m.started_at, m.finished_at)
+            for m in messages
+        ]
+    )
+
+
+async def apply_results(
+    connection: AsyncConnection,
+    changes: Changes,
+    messages: Sequence[JobResult],
+    defaults: JobDefaults,
+) -> Counter[str]:
+    """Attempts that ended on a worker. The attempts' jobs are locked in one statement (in id
+    order); successes, the common case, are written with one UPDATE of the jobs and one of
+    their attempt rows; failures and cancellations go through the failure policy one by one.
+    A result for an attempt that is no longer current, or from a worker that lost the
+    attempt to a takeover, is stale."""
+    outcomes: Counter[str] = Counter()
+    reported: dict[tuple[Any, int], list[JobResult]] = {}
+    for message in messages:
+        reported.setdefault((message.job_id, message.attempt), []).append(message)
+    sources = tuple(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED)))
+    locked = (
+        await connection.execute(
+            select(*JOB_COLUMNS)
+            .where(
+                tuple_(jobs.c.id, jobs.c.attempt).in_(list(reported)), jobs.c.status.in_(sources)
+            )
+            .order_by(jobs.c.id)
+            .with_for_update()
+        )
+    ).all()
+    succeeded: list[JobResult] = []
+    for job in locked:
+        current = S(job.status)
+        # Of several reports of one attempt, only its holder's counts: the attempt may have
+        # been handed over to another worker (a redelivery), and the one that lost it reports
+        # too. A queued attempt (its running message not applied yet) takes the first.
+        report = next(
+            (
+                m
+                for m in reported[(job.id, job.attempt)]
+                if current is not S.RUNNING or job.worker_id in (None, m.worker_id)
+            ),
+            None,
+        )
+        if report is None:
+            continue
+        outcomes["applied"] += 1
+        if report.outcome == "succeeded":
+            changes.move(job.id, job.attempt, current, S.SUCCEEDED, "succeeded")
+            succeeded.append(report)
+        else:
+            await _attempt_failed(connection, changes, job, report, defaults)
+    outcomes["stale"] = len(messages) - outcomes["applied"]
+    if succeeded:
+        done = _result_rows(succeeded)
+        await connection.execute(
+            update(jobs)
+            .where(jobs.c.id == done.c.id, jobs.c.attempt == done.c.attempt)
+            .values(
+                status=S.SUCCEEDED.value,
+                result=done.c.result,
+                worker_id=done.c.worker_id,
+                started_at=func.coalesce(jobs.c.started_at, done.c.started_at),
+                finished_at=done.c.finished_at,
+                lease_expires_at=None,
+                deadline_at=None,
+                updated_at=func.now(),
+            )
+        )
+        await connection.execute(
+            update(job_attempts)
+            .where(job_attempts.c.job_id == done.c.id, job_attempts.c.attempt == done.c.attempt)
+            .values(
+                status="succeeded",
+                finished_at=done.c.finished_at,
+                error_class=None,
+                error=None,
+                duration_ms=func.floor(
+                    func.extract(
+                        "epoch",
+                        done.c.finished_at
+                        - func.coalesce(job_attempts.c.started_at, done.c.finished_at),
+                    )
+                    * 1000
+                ),
+            )
+        )
+    return outcomes
+
+
+async def _attempt_failed(
+    connection: AsyncConnection,
+    changes: Changes,
+    job: Any,
+    message: JobResult,
+    defaults: JobDefaults,
+) -> None:
+    """An attempt ended without success: cancelled as asked, or failed (retry or dead)."""
+    current = S(job.status)
+    if message.outcome == "cancelled" and job.cancel_requested_at is not None:
+        await finish_attempt(
+            connection, job.id, job.attempt, status="cancelled", finished_at=message.finished_at
+        )
+        await mark_cancelled(
+            connection,
+            changes,
+            job,
+            current=current,
+            reason=f"cancelled by {job.cancel_requested_by}",
+        )
+        return
+    error = message.error
+    await fail_attempt(
+        connection,
+        changes,
+        job,
+        kind=error.kind if error else ErrorKind.RETRYABLE,
+        error_class=error.error_class if error else "Cancelled",
+        error=error.message if error else "the worker stopped the attempt",
+        defaults=defaults,
+        attempt_status="timed_out" if error and error.kind == ErrorKind.TIMEOUT else "failed",
+    )
