@@ -38,12 +38,7 @@ from jobs_common.contracts import (
 )
 from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import (
-    commands,
-    horizons,
-    logs,
-    sweeps,
-)
+from jobs_scheduler.adapters import commands, horizons, logs, sweeps
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.heartbeats import apply_heartbeats
 from jobs_scheduler.adapters.jobs import JobDefaults

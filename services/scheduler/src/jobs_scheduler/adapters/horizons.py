@@ -61,13 +61,3 @@ async def current(connection: AsyncConnection, *, stale_after: float) -> datetim
 async def forget(connection: AsyncConnection, *, replica_id: str) -> None:
     """A replica that stops cleanly holds nothing back any more."""
     await connection.execute(delete(read_horizons).where(read_horizons.c.replica_id == replica_id))
-
-
-async def prune(connection: AsyncConnection, *, older_than: float) -> int:
-    """Drop the rows of replicas gone for long (a crash leaves them behind)."""
-    result = await connection.execute(
-        delete(read_horizons).where(
-            read_horizons.c.updated_at < func.now() - interval_seconds(older_than)
-        )
-    )
-    return result.rowcount or 0
