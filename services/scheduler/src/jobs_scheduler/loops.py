@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import aio_pika
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import BigInteger, delete, func, select, update
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import utcnow
@@ -24,8 +25,16 @@ from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.cron import fire_due_schedules
 from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.reaper import reap_expired
+from jobs_scheduler.adapters.sql import any_of
 
 log = logging.getLogger(__name__)
+
+RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
+PUBLISHED = (
+    update(jobs)
+    .where(jobs.c.id == any_of("ids", UUID(as_uuid=True)), jobs.c.status == "queued")
+    .values(queued_at=func.now())
+)
 
 
 async def relay_outbox_once(
@@ -62,17 +71,11 @@ async def relay_outbox_once(
         confirmed = [row for row, error in zip(rows, outcomes, strict=True) if error is None]
         failed = len(rows) - len(confirmed)
         if confirmed:
-            await connection.execute(
-                delete(outbox).where(outbox.c.id.in_([row.id for row in confirmed]))
-            )
+            await connection.execute(RELAYED, {"ids": [row.id for row in confirmed]})
             dispatched = [row.job_id for row in confirmed if row.job_id is not None]
             if dispatched:
                 # The reconciler's clock starts when the broker holds the ready message.
-                await connection.execute(
-                    update(jobs)
-                    .where(jobs.c.id.in_(dispatched), jobs.c.status == "queued")
-                    .values(queued_at=func.now())
-                )
+                await connection.execute(PUBLISHED, {"ids": dispatched})
     metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
     if failed:
         metrics.OUTBOX_FAILED.inc(failed)

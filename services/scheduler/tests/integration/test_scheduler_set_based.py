@@ -1,5 +1,6 @@
 """Running, heartbeat and result messages are applied set-based: one statement per table
-per batch, however many jobs the batch touches (issue 6, point 3)."""
+per batch, however many jobs the batch touches (issue 6, point 3), with the same statement
+text whatever the batch size (so it is compiled and prepared once)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,62 @@ def writes(engine: AsyncEngine) -> Iterator[Counter[str]]:
         yield counted
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", count)
+
+
+@contextmanager
+def statements(engine: AsyncEngine) -> Iterator[set[str]]:
+    """The distinct SQL texts sent to PostgreSQL."""
+    seen: set[str] = set()
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.add(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+async def queued_jobs(bus: RabbitBus, db: AsyncEngine, count: int) -> list[Any]:
+    messages = [submitted(priority=1) for _ in range(count)]
+    for message in messages:
+        await bus.publisher.publish(topology.SUBMITTED, message)
+    ids = [m.job_id for m in messages]
+
+    async def all_queued() -> bool:
+        async with db.connect() as connection:
+            rows = await connection.execute(
+                select(jobs.c.status).where(jobs.c.id.in_(ids), jobs.c.status == "queued")
+            )
+            return len(rows.all()) == count
+
+    await eventually(all_queued, what="every job queued")
+    return ids
+
+
+async def test_statement_texts_do_not_depend_on_the_batch_size(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, scheduler_settings: Settings
+) -> None:
+    defaults = job_defaults(scheduler_settings)
+    ids = await queued_jobs(bus, db, 10)
+    texts: list[set[str]] = []
+    for batch in (ids[:3], ids[3:]):
+        now = utcnow()
+        with statements(db) as seen:
+            async with db.begin() as connection:
+                changes = Changes()
+                starts = [
+                    JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now) for i in batch
+                ]
+                await apply_running(connection, changes, starts, defaults)
+                beats = [heartbeat("w-a", *((i, 1) for i in batch))]
+                await apply_heartbeats(connection, changes, beats, defaults)
+                results = [job_result(i, 1, worker_id="w-a") for i in batch]
+                await apply_results(connection, changes, results, defaults)
+                await changes.flush(connection)
+        texts.append(seen)
+    assert texts[0] == texts[1]
 
 
 async def test_a_batch_of_starts_beats_and_results_writes_each_table_once(

@@ -7,22 +7,45 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Integer, LargeBinary, Text, update
+from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelAttempt, JobDispatch, JobStatus, Message, utcnow
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, outbox
 from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
+from jobs_scheduler.adapters.sql import ArrayRows, any_of
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
+
+_ID = UUID(as_uuid=True)
+EVENTS = ArrayRows(
+    "events", job_id=_ID, attempt=Integer(), from_status=Text(), to_status=Text(), reason=Text()
+)
+ATTEMPTS = ArrayRows("attempts", job_id=_ID, attempt=Integer(), status=Text())
+MESSAGES = ArrayRows(
+    "messages",
+    job_id=_ID,
+    exchange=Text(),
+    routing_key=Text(),
+    message_id=_ID,
+    message_type=Text(),
+    trace_id=Text(),
+    body=LargeBinary(),
+)
+INSERT_EVENTS = EVENTS.insert_into(job_events)
+INSERT_ATTEMPTS = ATTEMPTS.insert_into(job_attempts).on_conflict_do_nothing()
+INSERT_MESSAGES = MESSAGES.insert_into(outbox)
+# queued_at stays empty until the relay has published the dispatch (the reconciler's clock).
+CLEAR_QUEUED_AT = update(jobs).where(jobs.c.id == any_of("dispatched", _ID)).values(queued_at=None)
 
 
 @dataclass
 class Changes:
-    events: list[dict[str, Any]] = field(default_factory=list)
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    # Rows in the column order of EVENTS, ATTEMPTS and MESSAGES.
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    attempts: list[tuple[Any, ...]] = field(default_factory=list)
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
     dispatched: list[uuid.UUID] = field(default_factory=list)
     dead: list[dict[str, Any]] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)
@@ -38,13 +61,13 @@ class Changes:
         """Check ``current -> target`` against the table and record the event."""
         transition(current, target)
         self.events.append(
-            {
-                "job_id": job_id,
-                "attempt": attempt,
-                "from_status": None if current is None else current.value,
-                "to_status": target.value,
-                "reason": reason[:500],
-            }
+            (
+                job_id,
+                attempt,
+                None if current is None else current.value,
+                target.value,
+                reason[:500],
+            )
         )
         self.moves.append(("none" if current is None else current.value, target.value))
         return target
@@ -53,15 +76,15 @@ class Changes:
         self, exchange: str, routing_key: str, message: Message, job_id: uuid.UUID | None = None
     ) -> None:
         self.messages.append(
-            {
-                "job_id": job_id,
-                "exchange": exchange,
-                "routing_key": routing_key,
-                "message_id": message.message_id,
-                "message_type": getattr(message, "type", "message"),
-                "trace_id": message.trace_id,
-                "body": message.to_json(),
-            }
+            (
+                job_id,
+                exchange,
+                routing_key,
+                message.message_id,
+                getattr(message, "type", "message"),
+                message.trace_id,
+                message.to_json(),
+            )
         )
 
     def dispatch(
@@ -81,7 +104,7 @@ class Changes:
         self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority), message, job.id)
         self.dispatched.append(job.id)
         if new_attempt:
-            self.attempts.append({"job_id": job.id, "attempt": attempt, "status": "queued"})
+            self.attempts.append((job.id, attempt, "queued"))
 
     def cancel_attempt(
         self, job_id: uuid.UUID, attempt: int | None, reason: str, worker_id: str | None = None
@@ -115,17 +138,14 @@ class Changes:
         )
 
     async def flush(self, connection: AsyncConnection) -> None:
-        """Multi-row inserts through executemany: SQLAlchemy batches the rows into multi-VALUES
-        statements ("insertmanyvalues") and compiles each statement once, whatever the count."""
+        """One statement per table, whatever the number of rows (see :class:`ArrayRows`)."""
         if self.attempts:
-            await connection.execute(insert(job_attempts).on_conflict_do_nothing(), self.attempts)
+            await connection.execute(INSERT_ATTEMPTS, ATTEMPTS.params(self.attempts))
         if self.events:
-            await connection.execute(insert(job_events), self.events)
+            await connection.execute(INSERT_EVENTS, EVENTS.params(self.events))
         if self.messages:
-            await connection.execute(insert(outbox), self.messages)
+            await connection.execute(INSERT_MESSAGES, MESSAGES.params(self.messages))
         if self.dispatched:
-            await connection.execute(
-                update(jobs).where(jobs.c.id.in_(self.dispatched)).values(queued_at=None)
-            )
+            await connection.execute(CLEAR_QUEUED_AT, {"dispatched": self.dispatched})
         if self.dead:
             await connection.execute(insert(dead_letters), self.dead)

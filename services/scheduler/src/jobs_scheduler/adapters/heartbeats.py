@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, column, func, select, update, values
+from sqlalchemy import DateTime, Integer, Text, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -16,9 +16,40 @@ from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import (
     JobDefaults,
 )
-from jobs_scheduler.adapters.sql import interval_seconds, vouched
+from jobs_scheduler.adapters.sql import ArrayRows, any_of, interval_seconds, vouched
 
 S = JobStatus
+
+RENEWALS = ArrayRows(
+    "renewals",
+    id=UUID(as_uuid=True),
+    attempt=Integer(),
+    worker_id=Text(),
+    sent_at=DateTime(timezone=True),
+)
+
+# Leases of the attempts each worker still holds, renewed from the heartbeat's send time.
+RENEW_LEASES = (
+    update(jobs)
+    .where(
+        jobs.c.id == RENEWALS.c.id,
+        jobs.c.attempt == RENEWALS.c.attempt,
+        jobs.c.status == S.RUNNING.value,
+        jobs.c.worker_id == RENEWALS.c.worker_id,
+    )
+    .values(
+        lease_expires_at=func.greatest(
+            jobs.c.lease_expires_at,
+            vouched(RENEWALS.c.sent_at)
+            + interval_seconds(bindparam("lease_seconds", type_=Integer())),
+        )
+    )
+    .returning(jobs.c.id, jobs.c.attempt)
+)
+
+CURRENT_ATTEMPTS = select(jobs.c.id, jobs.c.attempt, jobs.c.status).where(
+    jobs.c.id == any_of("ids", UUID(as_uuid=True))
+)
 
 
 async def apply_heartbeats(
@@ -79,30 +110,14 @@ async def apply_heartbeats(
     )
     if not held:
         return 0
-    renewals = values(
-        column("id", UUID(as_uuid=True)),
-        column("attempt", Integer),
-        column("worker_id", Text),
-        column("sent_at", DateTime(timezone=True)),
-        name="renewals",
-    ).data([(job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held])
     kept = {
         (row.id, row.attempt)
         for row in await connection.execute(
-            update(jobs)
-            .where(
-                jobs.c.id == renewals.c.id,
-                jobs.c.attempt == renewals.c.attempt,
-                jobs.c.status == S.RUNNING.value,
-                jobs.c.worker_id == renewals.c.worker_id,
+            RENEW_LEASES,
+            RENEWALS.params(
+                (job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held
             )
-            .values(
-                lease_expires_at=func.greatest(
-                    jobs.c.lease_expires_at,
-                    vouched(renewals.c.sent_at) + interval_seconds(defaults.lease_seconds),
-                )
-            )
-            .returning(jobs.c.id, jobs.c.attempt)
+            | {"lease_seconds": defaults.lease_seconds},
         )
     }
     lost = [(key, beat.worker_id) for key, beat in held if key not in kept]
@@ -122,9 +137,7 @@ async def _cancel_lost(
     not been applied yet (separate queues).
     """
     rows = await connection.execute(
-        select(jobs.c.id, jobs.c.attempt, jobs.c.status).where(
-            jobs.c.id.in_({job_id for (job_id, _), _ in lost})
-        )
+        CURRENT_ATTEMPTS, {"ids": list({job_id for (job_id, _), _ in lost})}
     )
     current = {row.id: row for row in rows}
     for (job_id, attempt), worker_id in lost:

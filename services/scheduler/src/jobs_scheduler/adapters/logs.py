@@ -5,30 +5,45 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import DateTime, Integer, Text
+from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobLogLine
 from jobs_common.jobstore import job_logs, poison_messages
+from jobs_scheduler.adapters.sql import ArrayRows
+
+LINES = ArrayRows(
+    "lines",
+    job_id=UUID(as_uuid=True),
+    attempt=Integer(),
+    worker_id=Text(),
+    level=Text(),
+    message=Text(),
+    at=DateTime(timezone=True),
+    message_id=UUID(as_uuid=True),
+)
+# A redelivered line is stored once (unique message id).
+INSERT_LINES = LINES.insert_into(job_logs).on_conflict_do_nothing().returning(job_logs.c.id)
 
 
 async def store_log_lines(connection: AsyncConnection, lines: Sequence[JobLogLine]) -> int:
     if not lines:
         return 0
-    rows = [
-        {
-            "job_id": line.job_id,
-            "attempt": line.attempt,
-            "worker_id": line.worker_id,
-            "level": line.level,
-            "message": line.message,
-            "at": line.at,
-            "message_id": line.message_id,
-        }
-        for line in lines
-    ]
     result = await connection.execute(
-        insert(job_logs).values(rows).on_conflict_do_nothing().returning(job_logs.c.id)
+        INSERT_LINES,
+        LINES.params(
+            (
+                line.job_id,
+                line.attempt,
+                line.worker_id,
+                line.level,
+                line.message,
+                line.at,
+                line.message_id,
+            )
+            for line in lines
+        ),
     )
     return len(result.all())
 

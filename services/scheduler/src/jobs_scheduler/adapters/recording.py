@@ -10,17 +10,53 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import DateTime, Integer, SmallInteger, Text, func, select
+from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JobDefaults
+from jobs_scheduler.adapters.sql import ArrayRows, json_text
 from jobs_scheduler.domain.retry import RetryPolicy
 
 S = JobStatus
+
+_ID = UUID(as_uuid=True)
+NEW_JOBS = ArrayRows(
+    "new_jobs",
+    id=_ID,
+    type=Text(),
+    priority=SmallInteger(),
+    payload=Text(),
+    submitted_by=Text(),
+    status=Text(),
+    attempt=Integer(),
+    max_attempts=Integer(),
+    attempt_limit=Integer(),
+    timeout_seconds=Integer(),
+    retry_policy=Text(),
+    run_at=DateTime(timezone=True),
+    batch_id=_ID,
+    schedule_id=_ID,
+    trace_id=Text(),
+    created_at=DateTime(timezone=True),
+)
+# Idempotent on the job id: a redelivered submission inserts nothing.
+INSERT_JOBS = (
+    NEW_JOBS.insert_into(jobs, json=("payload", "retry_policy"))
+    .on_conflict_do_nothing(index_elements=[jobs.c.id])
+    .returning(
+        jobs.c.id,
+        jobs.c.type,
+        jobs.c.priority,
+        jobs.c.payload,
+        jobs.c.timeout_seconds,
+        jobs.c.trace_id,
+        jobs.c.status,
+    )
+)
 
 
 async def _named_policies(
@@ -72,26 +108,24 @@ async def record_submissions(
         policy, attempts = effective_policy(m, defaults, named)
         status = initial_status(m, now)
         rows.append(
-            {
-                "id": m.job_id,
-                "type": m.job_type,
-                "priority": m.priority,
-                "payload": m.payload,
-                "submitted_by": m.submitted_by,
-                "status": status.value,
-                "attempt": 1 if status is S.QUEUED else 0,
-                "max_attempts": attempts,
-                "attempt_limit": attempts,
-                "timeout_seconds": min(
-                    m.timeout_seconds or defaults.timeout_seconds, defaults.max_timeout_seconds
-                ),
-                "retry_policy": policy,
-                "run_at": m.run_at,
-                "batch_id": m.batch_id,
-                "schedule_id": schedule_id,
-                "trace_id": m.trace_id,
-                "created_at": m.submitted_at,
-            }
+            (
+                m.job_id,
+                m.job_type,
+                m.priority,
+                json_text(m.payload),
+                m.submitted_by,
+                status.value,
+                1 if status is S.QUEUED else 0,
+                attempts,
+                attempts,
+                min(m.timeout_seconds or defaults.timeout_seconds, defaults.max_timeout_seconds),
+                json_text(policy),
+                m.run_at,
+                m.batch_id,
+                schedule_id,
+                m.trace_id,
+                m.submitted_at,
+            )
         )
     batch_rows = {
         m.batch_id: {"id": m.batch_id, "submitted_by": m.submitted_by, "total": m.batch_size or 1}
@@ -102,23 +136,7 @@ async def record_submissions(
         await connection.execute(
             insert(batches).on_conflict_do_nothing(), list(batch_rows.values())
         )
-    inserted = {
-        row.id: row
-        for row in await connection.execute(
-            insert(jobs)
-            .on_conflict_do_nothing(index_elements=[jobs.c.id])
-            .returning(
-                jobs.c.id,
-                jobs.c.type,
-                jobs.c.priority,
-                jobs.c.payload,
-                jobs.c.timeout_seconds,
-                jobs.c.trace_id,
-                jobs.c.status,
-            ),
-            rows,
-        )
-    }
+    inserted = {row.id: row for row in await connection.execute(INSERT_JOBS, NEW_JOBS.params(rows))}
     if not inserted:
         return 0
     dependencies = [

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, column, func, select, tuple_, update, values
+from sqlalchemy import DateTime, Integer, Text, and_, cast, func, select, update
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -21,27 +21,68 @@ from jobs_scheduler.adapters.jobs import (
     finish_attempt,
     mark_cancelled,
 )
+from jobs_scheduler.adapters.sql import ArrayRows, json_text
 from jobs_scheduler.domain.transitions import sources_of
 
 S = JobStatus
 
+REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
+DONE = ArrayRows(
+    "done",
+    id=UUID(as_uuid=True),
+    attempt=Integer(),
+    result=Text(),
+    worker_id=Text(),
+    started_at=DateTime(timezone=True),
+    finished_at=DateTime(timezone=True),
+)
 
-def _result_rows(messages: Sequence[JobResult]) -> Any:
-    """Successful results as a VALUES list to join on."""
-    return values(
-        column("id", UUID(as_uuid=True)),
-        column("attempt", Integer),
-        column("result", JSONB),
-        column("worker_id", Text),
-        column("started_at", DateTime(timezone=True)),
-        column("finished_at", DateTime(timezone=True)),
-        name="done",
-    ).data(
-        [
-            (m.job_id, m.attempt, m.result or {}, m.worker_id, m.started_at, m.finished_at)
-            for m in messages
-        ]
+# The jobs whose current attempt was reported and may still end, locked in id order.
+LOCK_REPORTED = (
+    select(*JOB_COLUMNS)
+    .select_from(
+        jobs.join(
+            REPORTED.table,
+            and_(jobs.c.id == REPORTED.c.id, jobs.c.attempt == REPORTED.c.attempt),
+        )
     )
+    .where(jobs.c.status.in_(sorted(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED)))))
+    .order_by(jobs.c.id)
+    .with_for_update(of=jobs)
+)
+
+SUCCEED_JOBS = (
+    update(jobs)
+    .where(jobs.c.id == DONE.c.id, jobs.c.attempt == DONE.c.attempt)
+    .values(
+        status=S.SUCCEEDED.value,
+        result=cast(DONE.c.result, JSONB),
+        worker_id=DONE.c.worker_id,
+        started_at=func.coalesce(jobs.c.started_at, DONE.c.started_at),
+        finished_at=DONE.c.finished_at,
+        lease_expires_at=None,
+        deadline_at=None,
+        updated_at=func.now(),
+    )
+)
+
+SUCCEED_ATTEMPTS = (
+    update(job_attempts)
+    .where(job_attempts.c.job_id == DONE.c.id, job_attempts.c.attempt == DONE.c.attempt)
+    .values(
+        status="succeeded",
+        finished_at=DONE.c.finished_at,
+        error_class=None,
+        error=None,
+        duration_ms=func.floor(
+            func.extract(
+                "epoch",
+                DONE.c.finished_at - func.coalesce(job_attempts.c.started_at, DONE.c.finished_at),
+            )
+            * 1000
+        ),
+    )
+)
 
 
 async def apply_results(
@@ -59,17 +100,7 @@ async def apply_results(
     reported: dict[tuple[Any, int], list[JobResult]] = {}
     for message in messages:
         reported.setdefault((message.job_id, message.attempt), []).append(message)
-    sources = tuple(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED)))
-    locked = (
-        await connection.execute(
-            select(*JOB_COLUMNS)
-            .where(
-                tuple_(jobs.c.id, jobs.c.attempt).in_(list(reported)), jobs.c.status.in_(sources)
-            )
-            .order_by(jobs.c.id)
-            .with_for_update()
-        )
-    ).all()
+    locked = (await connection.execute(LOCK_REPORTED, REPORTED.params(reported))).all()
     succeeded: list[JobResult] = []
     for job in locked:
         current = S(job.status)
@@ -94,39 +125,19 @@ async def apply_results(
             await _attempt_failed(connection, changes, job, report, defaults)
     outcomes["stale"] = len(messages) - outcomes["applied"]
     if succeeded:
-        done = _result_rows(succeeded)
-        await connection.execute(
-            update(jobs)
-            .where(jobs.c.id == done.c.id, jobs.c.attempt == done.c.attempt)
-            .values(
-                status=S.SUCCEEDED.value,
-                result=done.c.result,
-                worker_id=done.c.worker_id,
-                started_at=func.coalesce(jobs.c.started_at, done.c.started_at),
-                finished_at=done.c.finished_at,
-                lease_expires_at=None,
-                deadline_at=None,
-                updated_at=func.now(),
+        done = DONE.params(
+            (
+                m.job_id,
+                m.attempt,
+                json_text(m.result or {}),
+                m.worker_id,
+                m.started_at,
+                m.finished_at,
             )
+            for m in succeeded
         )
-        await connection.execute(
-            update(job_attempts)
-            .where(job_attempts.c.job_id == done.c.id, job_attempts.c.attempt == done.c.attempt)
-            .values(
-                status="succeeded",
-                finished_at=done.c.finished_at,
-                error_class=None,
-                error=None,
-                duration_ms=func.floor(
-                    func.extract(
-                        "epoch",
-                        done.c.finished_at
-                        - func.coalesce(job_attempts.c.started_at, done.c.finished_at),
-                    )
-                    * 1000
-                ),
-            )
-        )
+        await connection.execute(SUCCEED_JOBS, done)
+        await connection.execute(SUCCEED_ATTEMPTS, done)
     return outcomes
 
 

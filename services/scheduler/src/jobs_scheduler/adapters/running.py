@@ -6,30 +6,59 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, column, func, update, values
+from sqlalchemy import DateTime, Integer, Text, bindparam, func, update
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobRunning, JobStatus
 from jobs_common.jobstore import job_attempts, jobs
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import (
-    JobDefaults,
-)
-from jobs_scheduler.adapters.sql import interval_seconds, vouched
+from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.sql import ArrayRows, interval_seconds, vouched
 
 S = JobStatus
 
+STARTED = ArrayRows(
+    "started",
+    id=UUID(as_uuid=True),
+    attempt=Integer(),
+    worker_id=Text(),
+    started_at=DateTime(timezone=True),
+)
+_LEASE = bindparam("lease_seconds", type_=Integer())
+_GRACE = bindparam("grace_seconds", type_=Integer())
 
-def _running_rows(messages: Sequence[JobRunning]) -> Any:
-    """The messages as a VALUES list (id, attempt, worker_id, started_at) to join on."""
-    return values(
-        column("id", UUID(as_uuid=True)),
-        column("attempt", Integer),
-        column("worker_id", Text),
-        column("started_at", DateTime(timezone=True)),
-        name="started",
-    ).data([(m.job_id, m.attempt, m.worker_id, m.started_at) for m in messages])
+START_JOBS = (
+    update(jobs)
+    .where(
+        jobs.c.id == STARTED.c.id,
+        jobs.c.attempt == STARTED.c.attempt,
+        jobs.c.status == S.QUEUED.value,
+    )
+    .values(
+        status=S.RUNNING.value,
+        worker_id=STARTED.c.worker_id,
+        started_at=STARTED.c.started_at,
+        lease_expires_at=vouched(STARTED.c.started_at) + interval_seconds(_LEASE),
+        deadline_at=vouched(STARTED.c.started_at)
+        + interval_seconds(jobs.c.timeout_seconds + _GRACE),
+        updated_at=func.now(),
+    )
+    .returning(jobs.c.id, jobs.c.attempt)
+)
+
+START_ATTEMPTS = (
+    update(job_attempts)
+    .where(
+        job_attempts.c.job_id == STARTED.c.id,
+        job_attempts.c.attempt == STARTED.c.attempt,
+    )
+    .values(status="running", worker_id=STARTED.c.worker_id, started_at=STARTED.c.started_at)
+)
+
+
+def _started(messages: Sequence[JobRunning]) -> dict[str, Any]:
+    return STARTED.params((m.job_id, m.attempt, m.worker_id, m.started_at) for m in messages)
 
 
 async def apply_running(
@@ -50,27 +79,15 @@ async def apply_running(
         else:
             firsts[key] = message
     unique = list(firsts.values())
-    started_rows = _running_rows(unique)
     started = {
         (row.id, row.attempt)
         for row in await connection.execute(
-            update(jobs)
-            .where(
-                jobs.c.id == started_rows.c.id,
-                jobs.c.attempt == started_rows.c.attempt,
-                jobs.c.status == S.QUEUED.value,
-            )
-            .values(
-                status=S.RUNNING.value,
-                worker_id=started_rows.c.worker_id,
-                started_at=started_rows.c.started_at,
-                lease_expires_at=vouched(started_rows.c.started_at)
-                + interval_seconds(defaults.lease_seconds),
-                deadline_at=vouched(started_rows.c.started_at)
-                + interval_seconds(jobs.c.timeout_seconds + defaults.timeout_grace_seconds),
-                updated_at=func.now(),
-            )
-            .returning(jobs.c.id, jobs.c.attempt)
+            START_JOBS,
+            _started(unique)
+            | {
+                "lease_seconds": defaults.lease_seconds,
+                "grace_seconds": defaults.timeout_grace_seconds,
+            },
         )
     }
     applied: list[JobRunning] = []
@@ -91,18 +108,8 @@ async def apply_running(
             applied.append(message)
     if applied:
         # The last applied message of an attempt names its current worker.
-        attempt_rows = _running_rows(list({(m.job_id, m.attempt): m for m in applied}.values()))
         await connection.execute(
-            update(job_attempts)
-            .where(
-                job_attempts.c.job_id == attempt_rows.c.id,
-                job_attempts.c.attempt == attempt_rows.c.attempt,
-            )
-            .values(
-                status="running",
-                worker_id=attempt_rows.c.worker_id,
-                started_at=attempt_rows.c.started_at,
-            )
+            START_ATTEMPTS, _started(list({(m.job_id, m.attempt): m for m in applied}.values()))
         )
     applied_ids = {id(m) for m in applied}
     return [id(m) in applied_ids for m in messages]
