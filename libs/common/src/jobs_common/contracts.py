@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -225,6 +225,25 @@ class JobLogLine(Message):
     level: Literal["debug", "info", "warning", "error"]
     message: str = Field(max_length=8_000)
     at: AwareDatetime
+
+
+class JobLogLines(Message):
+    """worker -> scheduler (jobs.logs): the log lines a worker gathered, of any of its
+    attempts, in one message (a message per line cost one publish and one delivery each).
+    Each line keeps its own ``message_id``: the scheduler stores a line once however often
+    its message is delivered."""
+
+    type: Literal["job.log_lines"] = "job.log_lines"
+    worker_id: str
+    lines: list[JobLogLine] = Field(min_length=1, max_length=1_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_line(cls, data: Any) -> Any:
+        """A single ``job.log`` line (what workers sent before) reads as a batch of one."""
+        if isinstance(data, dict) and data.get("type") == "job.log":
+            return {"worker_id": data.get("worker_id"), "lines": [data]}
+        return data
 
 
 class ReadTick(Message):

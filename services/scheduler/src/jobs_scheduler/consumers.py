@@ -25,7 +25,7 @@ from jobs_common import topology
 from jobs_common.contracts import (
     CancelRequested,
     JobDispatch,
-    JobLogLine,
+    JobLogLines,
     JobResult,
     JobRunning,
     JobSubmitted,
@@ -206,11 +206,12 @@ class SchedulerConsumers:
             return Counter(applied=len(parsed))
 
         async def log_lines(
-            c: AsyncConnection, _: Changes, parsed: list[Parsed[JobLogLine]]
+            c: AsyncConnection, _: Changes, parsed: list[Parsed[JobLogLines]]
         ) -> Counter[str]:
-            stored = await logs.store_log_lines(c, [p.message for p in parsed])
+            lines = [line for p in parsed for line in p.message.lines]
+            stored = await logs.store_log_lines(c, lines)
             metrics.LOG_LINES.inc(stored)
-            return Counter(applied=stored, duplicate=len(parsed) - stored)
+            return Counter(applied=stored, duplicate=len(lines) - stored)
 
         async def results(
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResult]]
@@ -234,7 +235,7 @@ class SchedulerConsumers:
             topology.SUBMITTED: (JobSubmitted, submitted),
             topology.RUNNING: (JobRunning, running),
             topology.HEARTBEAT: (WorkerHeartbeat, heartbeats),
-            topology.LOGS: (JobLogLine, log_lines),
+            topology.LOGS: (JobLogLines, log_lines),
             topology.RESULTS: (JobResult, results),
             topology.RETRY: (RetryRequested, one_by_one(retry)),
             topology.CANCEL: (CancelRequested, one_by_one(cancel)),

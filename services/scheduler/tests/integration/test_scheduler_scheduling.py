@@ -16,6 +16,7 @@ from jobs_common.contracts import (
     ErrorKind,
     JobError,
     JobLogLine,
+    JobLogLines,
     JobRunning,
     RetryPolicySpec,
     RetryRequested,
@@ -270,29 +271,29 @@ async def test_reconciler_redispatches_a_ready_message_the_broker_lost(
 
 
 async def test_log_lines_are_stored_once(bus: RabbitBus, db: AsyncEngine) -> None:
+    """Lines come several to a message; a redelivered line is stored once; a single line in
+    the older one-line format is still read."""
     job_id = uuid.uuid4()
-    line = JobLogLine(
-        job_id=job_id, attempt=1, worker_id="w", level="info", message="hello", at=utcnow()
-    )
-    await bus.publisher.publish(topology.LOGS, line)
-    await bus.publisher.publish(topology.LOGS, line)
 
-    async def stored() -> list[object]:
+    def line(text: str) -> JobLogLine:
+        return JobLogLine(
+            job_id=job_id, attempt=1, worker_id="w", level="info", message=text, at=utcnow()
+        )
+
+    hello, world = line("hello"), line("world")
+    batch = JobLogLines(worker_id="w", lines=[hello, world])
+    await bus.publisher.publish(topology.LOGS, batch)
+    await bus.publisher.publish(topology.LOGS, batch)
+    await bus.publisher.publish(topology.LOGS, JobLogLines(worker_id="w", lines=[world]))
+    await bus.publisher.publish(topology.LOGS, line("end"))  # the one-line format
+
+    async def all_three() -> list[object] | None:
         async with db.connect() as connection:
-            return list((await connection.execute(select(job_logs))).all())
+            found = list((await connection.execute(select(job_logs).order_by(job_logs.c.id))).all())
+        return found if len(found) >= 3 else None
 
-    rows = await eventually(stored, what="log line")
-    marker = JobLogLine(
-        job_id=job_id, attempt=1, worker_id="w", level="info", message="end", at=utcnow()
-    )
-    await bus.publisher.publish(topology.LOGS, marker)
-
-    async def both() -> list[object] | None:
-        found = await stored()
-        return found if len(found) >= 2 else None
-
-    rows = await eventually(both, what="second log line")
-    assert [r.message for r in rows] == ["hello", "end"]  # type: ignore[attr-defined]
+    rows = await eventually(all_three, what="three log lines")
+    assert [r.message for r in rows] == ["hello", "world", "end"]  # type: ignore[attr-defined]
 
 
 async def test_requeue_with_edited_payload_not_before_a_time(

@@ -4,10 +4,11 @@ A handler's ``ctx.logger`` calls a forwarder (:meth:`JobLogShipper.forwarder`) f
 The line becomes a :class:`JobLogLine` at once (its ``at`` is the moment it was logged) and goes
 into a bounded queue: directly on the event loop's thread, through
 ``loop.call_soon_threadsafe`` from any other thread (handlers that run in
-``asyncio.to_thread``). One task drains the queue in batches with confirmed
-``publish_many``. A full queue, a stopped shipper or a failed publish drops the line and counts
-it (``worker_job_log_lines_dropped_total{reason}``): job logs are diagnostics, never worth
-delaying or failing a job for.
+``asyncio.to_thread``). One task drains the queue: it waits ``linger`` seconds after
+the first line for others to join it, then publishes what it holds as one confirmed
+:class:`JobLogLines` message. A full queue, a stopped shipper or a failed publish drops
+lines and counts them (``worker_job_log_lines_dropped_total{reason}``): job logs are
+diagnostics, never worth delaying or failing a job for.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import logging
 import threading
 from typing import Literal
 
-from jobs_common.contracts import JobDispatch, JobLogLine, utcnow
-from jobs_common.rabbit import Outgoing, Publisher, amqp_message
+from jobs_common.contracts import JobDispatch, JobLogLine, JobLogLines, utcnow
+from jobs_common.rabbit import Publisher
 from jobs_common.topology import LOGS
 from jobs_worker import metrics
 from jobs_worker.domain.context import LogForward
@@ -104,9 +105,12 @@ class LogBuffer:
             self.dropped += count
         metrics.LOG_LINES_DROPPED.labels(reason).inc(count)
 
-    async def get_batch(self, max_size: int) -> list[JobLogLine]:
-        """Wait for one line, then take whatever else is queued, up to ``max_size``."""
+    async def get_batch(self, max_size: int, linger: float = 0.0) -> list[JobLogLine]:
+        """Wait for one line, give others ``linger`` seconds to join it (unless ``max_size``
+        are queued already), then take whatever is queued, up to ``max_size``."""
         batch = [await self._queue.get()]
+        if linger > 0 and self._queue.qsize() < max_size - 1:
+            await asyncio.sleep(linger)
         while len(batch) < max_size and not self._queue.empty():
             batch.append(self._queue.get_nowait())
         return batch
@@ -157,11 +161,13 @@ class JobLogShipper:
         worker_id: str,
         capacity: int = 10_000,
         batch_size: int = 200,
+        linger: float = 0.05,
         publish_timeout: float = 10.0,
     ) -> None:
         self.publisher = publisher
         self.worker_id = worker_id
         self.batch_size = batch_size
+        self.linger = linger
         self.publish_timeout = publish_timeout
         self.buffer = LogBuffer(capacity)
         self._task: asyncio.Task[None] | None = None
@@ -194,31 +200,22 @@ class JobLogShipper:
 
     async def _run(self) -> None:
         while True:
-            batch = await self.buffer.get_batch(self.batch_size)
+            batch = await self.buffer.get_batch(self.batch_size, self.linger)
             try:
                 await self._publish(batch)
             finally:
                 self.buffer.done(len(batch))
 
     async def _publish(self, batch: list[JobLogLine]) -> None:
-        items = [Outgoing(LOGS, amqp_message(line)) for line in batch]
-        outcomes: list[BaseException | None]
+        message = JobLogLines(worker_id=self.worker_id, lines=batch)
         try:
             async with asyncio.timeout(self.publish_timeout):
-                outcomes = await self.publisher.publish_many(items)
-        except TimeoutError as exc:
-            outcomes = [exc] * len(items)
-        failures = [outcome for outcome in outcomes if outcome is not None]
-        published = len(items) - len(failures)
-        if published:
-            metrics.LOG_LINES_PUBLISHED.inc(published)
-        if failures:
-            self.buffer.drop("publish_failed", len(failures))
+                await self.publisher.publish(LOGS, message)
+        except Exception as exc:  # a timeout, a refused publish, a closed channel
+            self.buffer.drop("publish_failed", len(batch))
             log.warning(
                 "job log lines not published; dropped",
-                extra={
-                    "action": "job_logs_dropped",
-                    "count": len(failures),
-                    "error": repr(failures[0]),
-                },
+                extra={"action": "job_logs_dropped", "count": len(batch), "error": repr(exc)},
             )
+            return
+        metrics.LOG_LINES_PUBLISHED.inc(len(batch))

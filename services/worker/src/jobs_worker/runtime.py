@@ -97,6 +97,7 @@ class WorkerRuntime:
             worker_id=self.worker_id,
             capacity=self.settings.job_log_queue_size,
             batch_size=self.settings.job_log_batch_size,
+            linger=self.settings.job_log_linger,
         )
         await self.logs.start()
         self._executor = JobExecutor(

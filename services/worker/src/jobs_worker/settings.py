@@ -36,7 +36,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Handler log lines shipped to jobs.logs (at this level and above).
     job_log_level: Literal["debug", "info", "warning", "error"] = "info"
     job_log_queue_size: int = Field(default=10_000, ge=1)
-    job_log_batch_size: int = Field(default=200, ge=1, le=10_000)
+    job_log_batch_size: int = Field(default=200, ge=1, le=1_000)  # lines per message
+    job_log_linger: float = Field(default=0.05, ge=0, le=1.0)  # seconds a message waits to fill
     job_log_flush_timeout: float = Field(default=5.0, ge=0)
 
     db_pool_size: int = Field(default=2, ge=1)

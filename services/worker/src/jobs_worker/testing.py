@@ -15,6 +15,8 @@ from aio_pika.abc import AbstractIncomingMessage
 from jobs_common.contracts import (
     CancelAttempt,
     JobDispatch,
+    JobLogLine,
+    JobLogLines,
     JobResult,
     JobRunning,
     parse_message,
@@ -48,6 +50,22 @@ class Collector:
 
     def parsed(self, model: type[Any]) -> list[Any]:
         return [parse_message(model, m.body) for m in self.messages]
+
+    async def log_lines(self, job_id: Any, count: int) -> list[JobLogLine]:
+        """Wait (bounded by the caller) for ``count`` lines of ``job_id`` on jobs.logs."""
+
+        def lines() -> list[JobLogLine]:
+            return [
+                line
+                for message in self.parsed(JobLogLines)
+                for line in message.lines
+                if str(line.job_id) == str(job_id)
+            ]
+
+        while len(found := lines()) < count:
+            self.changed.clear()
+            await self.changed.wait()
+        return found
 
 
 class Observer:

@@ -155,3 +155,17 @@ async def test_full_closed_or_unopened_buffer_drops_and_counts() -> None:
     assert [line.message for line in await buffer.get_batch(10)] == ["line 0", "line 1"]
     buffer.done(2)
     assert buffer.discard() == 0
+
+
+async def test_a_batch_lingers_for_lines_that_follow_the_first() -> None:
+    buffer = LogBuffer(capacity=10)
+    buffer.open()
+    forward = line_forwarder(buffer, worker_id="w", dispatch=dispatch())
+    forward(logging.INFO, "first")
+    asyncio.get_running_loop().call_later(0.01, forward, logging.INFO, "second")
+    batch = await buffer.get_batch(10, linger=0.5)
+    assert [line.message for line in batch] == ["first", "second"]
+
+    forward(logging.INFO, "alone")
+    assert [line.message for line in await buffer.get_batch(10)] == ["alone"]  # no linger
+    buffer.done(3)
