@@ -92,7 +92,7 @@ def add_ops_routes(app: FastAPI, ready: ReadyCheck) -> None:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def current_identity(request: Request) -> Identity:
+async def current_identity(request: Request) -> Identity:
     """Reads the identity using the internal token stored on ``app.state.internal_token``."""
     return identity_from_headers(
         dict(request.headers), internal_token=request.app.state.internal_token

@@ -51,7 +51,7 @@ router = APIRouter(prefix="/api/dead-letters", tags=["dead letters"])
 DeadLetterId = Annotated[uuid.UUID, Path(alias="deadLetterId", description="Dead letter id.")]
 
 
-def dead_letter_filters(
+async def dead_letter_filters(
     visibility: VisibilityDep,
     created: CreatedRangeDep,
     status: Annotated[DeadLetterState, Query(description="open, resolved or all")] = (

@@ -39,31 +39,31 @@ __all__ = [
 ]
 
 
-def get_reader(request: Request) -> JobReader:
+async def get_reader(request: Request) -> JobReader:
     return cast(JobReader, request.app.state.reader)
 
 
-def get_commands(request: Request) -> CommandPublisher:
+async def get_commands(request: Request) -> CommandPublisher:
     return cast(CommandPublisher, request.app.state.commands)
 
 
-def get_dead_letters(request: Request) -> DeadLetterStore:
+async def get_dead_letters(request: Request) -> DeadLetterStore:
     return cast(DeadLetterStore, request.app.state.dead_letters)
 
 
-def get_schedules(request: Request) -> ScheduleStore:
+async def get_schedules(request: Request) -> ScheduleStore:
     return cast(ScheduleStore, request.app.state.schedules)
 
 
-def get_registry(request: Request) -> RegistryStore:
+async def get_registry(request: Request) -> RegistryStore:
     return cast(RegistryStore, request.app.state.registry)
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-def created_range(
+async def created_range(
     created_from: Annotated[
         datetime | None,
         Query(alias="createdFrom", description="ISO datetime, inclusive (naive = UTC)."),
@@ -76,7 +76,7 @@ def created_range(
     return CreatedRange.of(created_from, created_to)
 
 
-def visibility(
+async def visibility(
     identity: CurrentIdentity,
     submitted_by: Annotated[
         str | None,
@@ -86,19 +86,19 @@ def visibility(
     return Visibility.for_identity(identity, submitted_by=submitted_by)
 
 
-def own_visibility(identity: CurrentIdentity) -> Visibility:
+async def own_visibility(identity: CurrentIdentity) -> Visibility:
     """A user's own rows; an admin's everyone's."""
     return Visibility.for_identity(identity)
 
 
-def page_request(
+async def page_request(
     page_number: Annotated[int, Query(alias="pageNumber", ge=1)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
 ) -> PageRequest:
     return PageRequest(page_number, page_size)
 
 
-def require_admin(identity: CurrentIdentity) -> str:
+async def require_admin(identity: CurrentIdentity) -> str:
     if not identity.is_admin:
         raise Forbidden("only admins may do this")
     return identity.email

@@ -47,7 +47,7 @@ class CancelBody(CamelModel):
     reason: str | None = Field(default=None, max_length=1_000)
 
 
-def list_query(
+async def list_query(
     visibility: VisibilityDep,
     created: CreatedRangeDep,
     page: PageDep,

@@ -12,28 +12,28 @@ from jobs_gateway.adapters.upstream import Upstreams
 from jobs_gateway.domain.tokens import bearer_token
 
 
-def _accounts(request: Request) -> Accounts:
+async def _accounts(request: Request) -> Accounts:
     accounts: Accounts = request.app.state.accounts
     return accounts
 
 
-def _upstreams(request: Request) -> Upstreams:
+async def _upstreams(request: Request) -> Upstreams:
     upstreams: Upstreams = request.app.state.upstreams
     return upstreams
 
 
-def _bearer_identity(request: Request) -> Identity:
+async def _bearer_identity(request: Request) -> Identity:
     """The verified identity of an access token; 401 for anything else."""
     token = bearer_token(request.headers.get("authorization"))
     accounts: Accounts = request.app.state.accounts
     return accounts.tokens.verify_access(token)
 
 
-def client_ip(request: Request) -> str:
+async def client_ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def request_id(request: Request) -> str:
+async def request_id(request: Request) -> str:
     value: str = request.state.request_id
     return value
 

@@ -14,12 +14,12 @@ from jobs_submission.submissions import SubmissionService
 __all__ = ["BatchServiceDep", "CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
 
 
-def _service(request: Request) -> SubmissionService:
+async def _service(request: Request) -> SubmissionService:
     service: SubmissionService = request.app.state.submissions
     return service
 
 
-def _batch_service(request: Request) -> BatchService:
+async def _batch_service(request: Request) -> BatchService:
     service: BatchService = request.app.state.batches
     return service
 
