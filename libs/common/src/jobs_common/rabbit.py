@@ -22,6 +22,7 @@ from aio_pika.abc import (
     AbstractRobustConnection,
 )
 
+from jobs_common.acks import AckPolicy, DeadLetterHook, Outcome, Settler
 from jobs_common.contracts import Message
 from jobs_common.errors import PoisonMessage
 from jobs_common.topology import JOBS_EXCHANGE, Topology, declare_topology
@@ -122,14 +123,17 @@ BatchHandler = Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]
 
 
 class BatchConsumer:
-    """Consume one queue in batches with one ack policy.
+    """Consume one queue in batches, settled by the one ack policy (:mod:`jobs_common.acks`).
 
     Deliveries are gathered for up to ``max_wait`` seconds or ``max_batch`` messages and
     handed to ``handler`` together (one database transaction for many messages). When the
     handler returns, every message of the batch is acked: the effect is durable by then.
     When it raises, the batch is retried one message at a time so one bad message cannot
-    block the others; a single message that raises :class:`PoisonMessage` is rejected without
-    requeue, any other error requeues it after a pause (a transient outage, not a loop).
+    block the others; a single message that raises :class:`PoisonMessage` goes to the dead
+    path, any other error requeues it after a growing pause, at most ``policy.max_requeues``
+    times, then sends it to the dead path (``dead_letter`` records it there first when the
+    queue has no dead-letter exchange). The pause holds this consumer back: during an outage
+    it fails one message per pause instead of spinning.
     """
 
     def __init__(
@@ -139,13 +143,19 @@ class BatchConsumer:
         *,
         max_batch: int = 200,
         max_wait: float = 0.02,
-        retry_pause: float = 1.0,
+        policy: AckPolicy | None = None,
+        requeue_counts_capacity: int = 10_000,
+        dead_letter: DeadLetterHook | None = None,
+        own_channel: bool = False,
     ) -> None:
         self.queue = queue
+        self.own_channel = own_channel  # no other consumer on the channel: ack batches at once
         self.handler = handler
         self.max_batch = max_batch
         self.max_wait = max_wait
-        self.retry_pause = retry_pause
+        self.settler = Settler(
+            policy or AckPolicy(), capacity=requeue_counts_capacity, dead_letter=dead_letter
+        )
         self._inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
         self._consumer_tag: str | None = None
         self._task: asyncio.Task[None] | None = None
@@ -191,6 +201,7 @@ class BatchConsumer:
         return batch
 
     async def _run(self) -> None:
+        queue = self.queue.name
         while True:
             batch = await self._next_batch()
             try:
@@ -201,7 +212,7 @@ class BatchConsumer:
                     continue
                 log.warning(
                     "batch failed; retrying one by one",
-                    extra={"action": "batch_split", "queue": self.queue.name, "size": len(batch)},
+                    extra={"action": "batch_split", "queue": queue, "size": len(batch)},
                     exc_info=True,
                 )
                 for message in batch:
@@ -210,23 +221,15 @@ class BatchConsumer:
                     except Exception as exc:
                         await self._settle_failed(message, exc)
                     else:
-                        await message.ack()
+                        await self.settler.ack_all([message], queue=queue)
                 continue
-            for message in batch:
-                await message.ack()
+            await self.settler.ack_all(batch, queue=queue, multiple=self.own_channel)
 
     async def _settle_failed(self, message: AbstractIncomingMessage, exc: Exception) -> None:
         if isinstance(exc, PoisonMessage):
-            log.error(
-                "poison message rejected",
-                extra={"action": "poison", "queue": self.queue.name, "reason": exc.message},
-            )
-            await message.reject(requeue=False)
-            return
-        log.error(
-            "handler failed; requeueing",
-            extra={"action": "requeue", "queue": self.queue.name},
-            exc_info=exc,
+            outcome, reason = Outcome.POISON, exc.message
+        else:
+            outcome, reason = Outcome.TRANSIENT, f"{type(exc).__name__}: {exc}"
+        await self.settler.settle(
+            message, outcome, queue=self.queue.name, reason=reason[:1000], error=exc
         )
-        await asyncio.sleep(self.retry_pause)
-        await message.nack(requeue=True)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
-from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE, declare_topology
+from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.consumers import SchedulerConsumers
@@ -111,12 +111,17 @@ async def start_runtime(settings: Settings) -> Runtime:
     for loop in loops:
         loop.start()
     consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake, replica_id=replica_id)
-    consuming = await open_channel(bus.connection, prefetch=settings.effective_prefetch)
-    topology = await declare_topology(consuming)
+    # A channel per consumed queue: each consumer acks a whole batch with one basic.ack.
+    queues = {}
+    for name in consumers.appliers():
+        channel = await open_channel(bus.connection, prefetch=settings.effective_prefetch)
+        queues[name] = await channel.get_queue(name, ensure=False)
     await consumers.start(
-        topology.queues,
+        queues,
         max_batch=settings.consumer_batch_size,
         max_wait=settings.consumer_batch_wait_seconds,
+        policy=settings.ack_policy,
+        requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
     return Runtime(engine, bus, consumers, loops, replica_id)

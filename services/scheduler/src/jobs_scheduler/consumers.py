@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common import topology
+from jobs_common.acks import AckPolicy
 from jobs_common.contracts import (
     CancelRequested,
     JobDispatch,
@@ -273,8 +274,26 @@ class SchedulerConsumers:
         if changes.messages:
             self.on_dispatch()
 
+    async def record_dead(self, queue: str, delivery: AbstractIncomingMessage, reason: str) -> None:
+        """The dead path of a queue without a dead-letter exchange: ``poison_messages``."""
+        async with self.engine.begin() as connection:
+            await logs.record_poison(
+                connection,
+                queue=queue,
+                message_id=delivery.message_id,
+                reason=reason,
+                body=delivery.body,
+                headers=_headers(delivery),
+            )
+
     async def start(
-        self, queues: dict[str, AbstractQueue], *, max_batch: int, max_wait: float
+        self,
+        queues: dict[str, AbstractQueue],  # each on a channel of its own
+        *,
+        max_batch: int,
+        max_wait: float,
+        policy: AckPolicy | None = None,
+        requeue_counts_capacity: int = 10_000,
     ) -> None:
         for queue, (model, apply) in self.appliers().items():
             consumer = BatchConsumer(
@@ -282,6 +301,10 @@ class SchedulerConsumers:
                 self.batch_handler(queue, model, apply),
                 max_batch=max_batch,
                 max_wait=max_wait,
+                policy=policy,
+                requeue_counts_capacity=requeue_counts_capacity,
+                dead_letter=partial(self.record_dead, queue),
+                own_channel=True,
             )
             await consumer.start()
             self.consumers.append(consumer)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from jobs_common.acks import AckPolicy
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
 
 
@@ -72,7 +74,23 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     consumer_batch_size: int = 200
     consumer_batch_wait_seconds: float = 0.01
     consumer_prefetch: int | None = None
+    # A message whose handling keeps failing (not poison) is requeued after a pause doubling
+    # from the first to the max (the consumer waits meanwhile), at most this many times per
+    # replica; then it is stored in poison_messages (reason requeue_limit) and dropped.
+    consumer_max_requeues: int = Field(default=10, ge=0)
+    consumer_requeue_pause_seconds: float = Field(default=1.0, ge=0)
+    consumer_requeue_pause_max_seconds: float = Field(default=10.0, ge=0)
+    # Message ids whose requeue count each consumer remembers (least recently requeued go first).
+    consumer_requeue_counts_capacity: int = Field(default=10_000, ge=1)
 
     @property
     def effective_prefetch(self) -> int:
         return self.consumer_prefetch or 2 * self.consumer_batch_size
+
+    @property
+    def ack_policy(self) -> AckPolicy:
+        return AckPolicy(
+            max_requeues=self.consumer_max_requeues,
+            pause=self.consumer_requeue_pause_seconds,
+            max_pause=self.consumer_requeue_pause_max_seconds,
+        )

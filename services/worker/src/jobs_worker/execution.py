@@ -1,10 +1,13 @@
-"""One delivery from a ready queue, start to finish, with the worker's one ack policy:
+"""One delivery from a ready queue, start to finish, settled by the one ack policy
+(:mod:`jobs_common.acks`, the only place that acks, requeues or rejects):
 
-- unparseable body or unknown schema version: ``reject(requeue=False)`` -> ``jobs.dead``;
+- unparseable body or unknown schema version: poison, ``reject(requeue=False)`` -> ``jobs.dead``;
 - else publish ``JobRunning`` (confirmed), run the handler under the job's timeout, publish
   ``JobResult`` (confirmed) and only then ack;
-- a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)``, or
-  left to the broker when the channel is gone) and nothing is acked;
+- a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)`` after a
+  growing pause, or left to the broker when the channel is gone) and nothing is acked; after
+  ``max_requeues`` hand-backs by this worker it is rejected to ``jobs.dead`` instead, where the
+  scheduler re-dispatches the job or, past its limit, dead-letters it;
 - a ``CancelAttempt`` for the attempt (remembered in the cancelled set, or arriving while it
   runs): its handler task is cancelled (or never started), ``JobResult`` with outcome
   ``cancelled`` is published (confirmed) and the delivery acked;
@@ -25,6 +28,7 @@ import orjson
 from aio_pika.abc import AbstractIncomingMessage
 from pydantic import ValidationError
 
+from jobs_common import acks
 from jobs_common.contracts import (
     ErrorKind,
     JobDispatch,
@@ -83,6 +87,7 @@ class JobExecutor:
         self.cancelled = cancelled
         self.log_forwarder = log_forwarder
         self.forward_level = logging.getLevelNamesMapping()[settings.job_log_level.upper()]
+        self.settler = acks.Settler(settings.ack_policy, capacity=settings.requeue_counts_capacity)
 
     def type_label(self, job_type: str) -> str:
         return job_type if job_type in self.registry else "unknown"
@@ -161,7 +166,7 @@ class JobExecutor:
             redelivered=bool(message.redelivered),
         )
         if not await self._publish(RUNNING, running, fields):
-            await self._hand_back(message, fields)
+            await self._hand_back(message, job, "JobRunning not confirmed")
             return
         job.running_confirmed = True
         job.phase = Phase.RUNNING
@@ -208,7 +213,7 @@ class JobExecutor:
             trace_id=dispatch.trace_id,
         )
         if not await self._publish(RESULTS, report, fields):
-            await self._hand_back(message, fields)
+            await self._hand_back(message, job, "JobResult not confirmed")
             return
         job.result_confirmed = True
         kind = error.kind.value if error is not None and name == "failed" else "none"
@@ -317,27 +322,17 @@ class JobExecutor:
             return False
         return True
 
-    async def _hand_back(self, message: AbstractIncomingMessage, fields: dict[str, Any]) -> None:
-        """Return the delivery to its queue without acking (the attempt runs again later)."""
-        await asyncio.sleep(self.settings.requeue_pause)
-        try:
-            await message.nack(requeue=True)
-        except Exception:
-            log.warning(
-                "nack failed; the broker redelivers when the channel closes",
-                extra={**fields, "action": "nack_failed"},
-                exc_info=True,
-            )
+    async def _hand_back(self, message: AbstractIncomingMessage, job: ActiveJob, why: str) -> None:
+        """Return the delivery to its queue without acking (the attempt runs again later), or
+        past the requeue limit reject it to ``jobs.dead``."""
+        await self.settler.settle(
+            message, acks.Outcome.TRANSIENT, queue=job.queue, reason=why, fields=self._fields(job)
+        )
 
     async def _ack(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
-        try:
-            await message.ack()
-        except Exception:
-            log.warning(
-                "ack failed; the broker will redeliver",
-                extra={**self._fields(job), "action": "ack_failed"},
-                exc_info=True,
-            )
+        await self.settler.settle(
+            message, acks.Outcome.HANDLED, queue=job.queue, fields=self._fields(job)
+        )
 
     async def _reject_poison(
         self, message: AbstractIncomingMessage, queue: str, exc: Exception
@@ -348,18 +343,4 @@ class JobExecutor:
             if isinstance(exc, ValidationError)
             else str(exc)
         )
-        log.error(
-            "poison message rejected to the dead path",
-            extra={
-                "action": "poison",
-                "queue": queue,
-                "message_id": message.message_id,
-                "reason": reason[:1000],
-            },
-        )
-        try:
-            await message.reject(requeue=False)
-        except Exception:
-            log.warning(
-                "reject failed", extra={"action": "reject_failed", "queue": queue}, exc_info=True
-            )
+        await self.settler.settle(message, acks.Outcome.POISON, queue=queue, reason=reason[:1000])

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from jobs_common.acks import AckPolicy
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
 from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
 
@@ -25,8 +26,15 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     drain_timeout: float = Field(default=30.0, ge=0)
     burst: bool = False
     startup_timeout: float = Field(default=60.0, ge=0)
-    # Pause before handing a delivery back after a failed publish (no hot redelivery loop).
+    # A delivery whose JobRunning/JobResult publish is not confirmed is handed back after a
+    # pause doubling from requeue_pause to requeue_pause_max, at most max_requeues times by
+    # this worker; then it is rejected to jobs.dead, where the scheduler decides (re-dispatch
+    # or dead). The usual cause is the broker refusing publishes, hence a generous bound.
     requeue_pause: float = Field(default=1.0, ge=0)
+    requeue_pause_max: float = Field(default=30.0, ge=0)
+    max_requeues: int = Field(default=20, ge=0)
+    # Message ids whose requeue count this worker remembers (least recently requeued go first).
+    requeue_counts_capacity: int = Field(default=10_000, ge=1)
 
     # Heartbeats (jobs.heartbeat): the scheduler's lease lasts a few intervals.
     heartbeat_interval: float = Field(default=2.0, gt=0)
@@ -58,6 +66,14 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
         if (self.smtp_username is None) != (self.smtp_password is None):
             raise ValueError("smtp_username and smtp_password must be set together")
         return self
+
+    @property
+    def ack_policy(self) -> AckPolicy:
+        return AckPolicy(
+            max_requeues=self.max_requeues,
+            pause=self.requeue_pause,
+            max_pause=self.requeue_pause_max,
+        )
 
     @property
     def concurrency(self) -> int:

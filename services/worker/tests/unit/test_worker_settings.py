@@ -29,3 +29,24 @@ def test_env_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_smtp_credentials_come_in_pairs() -> None:
     with pytest.raises(ValidationError):
         Settings(smtp_username="user")
+
+
+def test_hand_backs_are_bounded_by_default() -> None:
+    policy = Settings().ack_policy
+    assert (policy.max_requeues, policy.pause, policy.max_pause) == (20, 1.0, 30.0)
+
+
+def test_hand_back_bound_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKER_MAX_REQUEUES", "4")
+    monkeypatch.setenv("WORKER_REQUEUE_PAUSE", "0.5")
+    monkeypatch.setenv("WORKER_REQUEUE_PAUSE_MAX", "8")
+    monkeypatch.setenv("WORKER_REQUEUE_COUNTS_CAPACITY", "100")
+    settings = Settings()
+    policy = settings.ack_policy
+    assert (policy.max_requeues, policy.pause, policy.max_pause) == (4, 0.5, 8.0)
+    assert settings.requeue_counts_capacity == 100
+
+
+def test_a_negative_hand_back_bound_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        Settings(max_requeues=-1)
