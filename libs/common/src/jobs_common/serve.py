@@ -1,5 +1,9 @@
 """Serving a service: settings from the environment, logging configured once, uvicorn on uvloop
-with the httptools parser (the pure-Python h11 parser costs about twice the CPU per request)."""
+with the httptools parser (the pure-Python h11 parser costs about twice the CPU per request).
+
+Idle keep-alive connections stay open ``KEEP_ALIVE_SECONDS``, longer than the gateway's
+client keeps them (``jobs_gateway.adapters.upstream``): with equal timeouts a request could
+go out on a connection the server was closing at that moment, and fail with a read error."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from jobs_common.settings import ServiceSettings
 
 S = TypeVar("S", bound=ServiceSettings)
 
+KEEP_ALIVE_SECONDS = 75
+
 
 def serve(app: FastAPI, settings: ServiceSettings) -> None:
     uvicorn.run(
@@ -25,6 +31,7 @@ def serve(app: FastAPI, settings: ServiceSettings) -> None:
         log_config=None,
         access_log=False,
         proxy_headers=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
 
 

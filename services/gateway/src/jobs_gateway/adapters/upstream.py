@@ -52,6 +52,9 @@ class ShardedClient:
             await client.aclose()
 
 
+IDLE_CONNECTION_SECONDS = 30.0
+
+
 def build_client(*, timeout: float, connect_timeout: float, max_connections: int) -> ShardedClient:
     shards = max(1, math.ceil(max_connections / CONNECTIONS_PER_SHARD))
     per_shard = max(1, math.ceil(max_connections / shards))
@@ -59,7 +62,13 @@ def build_client(*, timeout: float, connect_timeout: float, max_connections: int
         [
             httpx.AsyncClient(
                 timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                limits=httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard),
+                limits=httpx.Limits(
+                    max_connections=per_shard,
+                    max_keepalive_connections=per_shard,
+                    # Well below the services' keep-alive (jobs_common.serve), so the client
+                    # drops an idle connection before the server closes it under a request.
+                    keepalive_expiry=IDLE_CONNECTION_SECONDS,
+                ),
                 follow_redirects=False,
                 trust_env=False,
             )
