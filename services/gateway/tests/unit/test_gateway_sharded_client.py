@@ -1,7 +1,13 @@
 import httpx
 import pytest
 
-from jobs_gateway.adapters.upstream import CONNECTIONS_PER_SHARD, ShardedClient, build_client
+from jobs_common.serve import KEEP_ALIVE_SECONDS
+from jobs_gateway.adapters.upstream import (
+    CONNECTIONS_PER_SHARD,
+    IDLE_CONNECTION_SECONDS,
+    ShardedClient,
+    build_client,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -34,3 +40,14 @@ async def test_requests_go_round_robin_over_the_shards() -> None:
     finally:
         await client.aclose()
     assert seen == [0, 1, 2, 0, 1, 2]
+
+
+async def test_idle_connections_are_dropped_before_the_services_close_them() -> None:
+    """With equal idle timeouts a request can go out on a connection the service is closing."""
+    client = build_client(timeout=5, connect_timeout=1, max_connections=16)
+    try:
+        pool = client._clients[0]._transport._pool  # type: ignore[attr-defined]
+        assert pool._keepalive_expiry == IDLE_CONNECTION_SECONDS
+        assert IDLE_CONNECTION_SECONDS < KEEP_ALIVE_SECONDS
+    finally:
+        await client.aclose()
