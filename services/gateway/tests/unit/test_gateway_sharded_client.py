@@ -16,7 +16,7 @@ async def test_connections_are_split_into_small_pools() -> None:
     client = build_client(timeout=5, connect_timeout=1, max_connections=100)
     try:
         pools = [shard._transport._pool for shard in client._clients]  # type: ignore[attr-defined]
-        assert len(pools) == 7
+        assert len(pools) == 25
         assert all(pool._max_connections <= CONNECTIONS_PER_SHARD for pool in pools)
         assert sum(pool._max_connections for pool in pools) >= 100
     finally:

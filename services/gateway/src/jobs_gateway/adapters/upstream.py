@@ -31,7 +31,10 @@ class UpstreamResponse:
     headers: dict[str, str]
 
 
-CONNECTIONS_PER_SHARD = 16
+# httpcore checks every idle connection of a pool (a poll syscall each) whenever it assigns a
+# request or takes a connection back: the cost of a request grows with the pool's size, so
+# the connections are split into many small pools.
+CONNECTIONS_PER_SHARD = 4
 
 
 class ShardedClient:
