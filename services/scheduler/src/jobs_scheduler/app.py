@@ -20,10 +20,11 @@ from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
-from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
 from jobs_scheduler.consumers import SchedulerConsumers
+from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
-from jobs_scheduler.loops import Loop, relay_outbox_once, run_sweep, sweeps_for
+from jobs_scheduler.loops import Loop, run_sweep, sweeps_for
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
 from jobs_scheduler.ticks import publish_ticks

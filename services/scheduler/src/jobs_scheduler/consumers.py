@@ -39,13 +39,14 @@ from jobs_common.contracts import (
 )
 from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import commands, horizons, logs, sweeps
+from jobs_scheduler.adapters import commands, horizons, logs
+from jobs_scheduler.adapters.broker_dead_letters import apply_dead_lettered
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.heartbeats import apply_heartbeats
-from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.adapters.results import apply_results
 from jobs_scheduler.adapters.running import apply_running
+from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ class SchedulerConsumers:
         async def dead(
             c: AsyncConnection, ch: Changes, m: JobDispatch, d: AbstractIncomingMessage
         ) -> str:
-            return await sweeps.apply_dead_lettered(
+            return await apply_dead_lettered(
                 c, ch, m, death_reason=death_reason(d), defaults=defaults
             )
 

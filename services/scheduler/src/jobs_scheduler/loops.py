@@ -1,118 +1,32 @@
-"""Background loops: outbox relay, promotion of due jobs, lease reaper.
+"""Background loops: the generic :class:`Loop` runner and the time-driven sweeps it runs
+(promotion, reaper, dependencies, reconciler, cron), each in a transaction of its own.
 
-Each is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
-LOCKED`` inside one transaction, so two replicas never handle the same row at once.
+Each sweep is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
+LOCKED`` inside one transaction, so two replicas never handle the same row at once. The outbox
+relay, also run by a :class:`Loop`, is ``adapters/outbox_relay.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aio_pika
-from sqlalchemy import BigInteger, delete, func, select, update
-from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import utcnow
-from jobs_common.jobstore import jobs, outbox
-from jobs_common.rabbit import Outgoing, Publisher
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters import horizons, sweeps
+from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.cron import fire_due_schedules
-from jobs_scheduler.adapters.jobs import JobDefaults
+from jobs_scheduler.adapters.dependencies import release_blocked
+from jobs_scheduler.adapters.promotion import promote_due
 from jobs_scheduler.adapters.reaper import reap_expired
-from jobs_scheduler.adapters.sql import any_of
+from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
+from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)
-
-RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
-PUBLISHED = (
-    update(jobs)
-    .where(jobs.c.id == any_of("ids", UUID(as_uuid=True)), jobs.c.status == "queued")
-    .values(queued_at=func.now())
-)
-
-
-async def relay_outbox_once(
-    engine: AsyncEngine, publishers: dict[str, Publisher], limit: int
-) -> int:
-    """Publish a batch of outbox rows with confirms in flight together; delete the confirmed.
-
-    A row whose publish failed stays for the next pass. A crash after publishing but before
-    the commit republishes the rows: consumers are fenced on (job_id, attempt).
-    """
-    async with engine.begin() as connection:
-        rows = (
-            await connection.execute(
-                select(
-                    outbox.c.id,
-                    outbox.c.exchange,
-                    outbox.c.routing_key,
-                    outbox.c.job_id,
-                    outbox.c.message_id,
-                    outbox.c.message_type,
-                    outbox.c.trace_id,
-                    outbox.c.body,
-                )
-                .order_by(outbox.c.id)
-                .limit(limit)
-                .with_for_update(skip_locked=True)
-            )
-        ).all()
-        if not rows:
-            metrics.OUTBOX_PENDING.set(0)
-            return 0
-        metrics.OUTBOX_PENDING.set(len(rows))
-        outcomes = await publish_rows(publishers, rows)
-        confirmed = [row for row, error in zip(rows, outcomes, strict=True) if error is None]
-        failed = len(rows) - len(confirmed)
-        if confirmed:
-            await connection.execute(RELAYED, {"ids": [row.id for row in confirmed]})
-            dispatched = [row.job_id for row in confirmed if row.job_id is not None]
-            if dispatched:
-                # The reconciler's clock starts when the broker holds the ready message.
-                await connection.execute(PUBLISHED, {"ids": dispatched})
-    metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
-    if failed:
-        metrics.OUTBOX_FAILED.inc(failed)
-        first_error = next(e for e in outcomes if e is not None)
-        log.warning(
-            "outbox publishes failed",
-            extra={"action": "outbox_failed", "failed": failed, "error": repr(first_error)},
-        )
-    return len(confirmed)
-
-
-def _amqp(row: Any) -> aio_pika.Message:
-    return aio_pika.Message(
-        body=row.body,
-        content_type="application/json",
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        message_id=str(row.message_id),
-        correlation_id=row.trace_id,
-        type=row.message_type,
-        headers={"trace_id": row.trace_id, "v": 1},
-    )
-
-
-async def publish_rows(
-    publishers: dict[str, Publisher], rows: Sequence[Any]
-) -> list[BaseException | None]:
-    """Publish outbox rows, each on its own exchange, all confirms in flight together."""
-
-    async def one(row: Any) -> BaseException | None:
-        try:
-            await publishers[row.exchange].publish_raw(Outgoing(row.routing_key, _amqp(row)))
-        except Exception as exc:
-            return exc
-        return None
-
-    return list(await asyncio.gather(*(one(row) for row in rows)))
-
 
 Sweep = Callable[[AsyncConnection, Changes], Awaitable[int]]
 
@@ -136,7 +50,7 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
     batch = settings.sweep_batch_size
 
     async def promotion(c: AsyncConnection, ch: Changes) -> int:
-        count = await sweeps.promote_due(c, ch, batch)
+        count = await promote_due(c, ch, batch)
         metrics.PROMOTED.inc(count)
         return count
 
@@ -156,12 +70,10 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
         return leases + timeouts
 
     async def dependencies(c: AsyncConnection, ch: Changes) -> int:
-        return await sweeps.release_blocked(c, ch, batch)
+        return await release_blocked(c, ch, batch)
 
     async def reconciler(c: AsyncConnection, ch: Changes) -> int:
-        count = await sweeps.reconcile_lost_dispatches(
-            c, ch, batch, settings.reconcile_after_seconds
-        )
+        count = await reconcile_lost_dispatches(c, ch, batch, settings.reconcile_after_seconds)
         metrics.RECONCILED.inc(count)
         if count:
             log.warning(

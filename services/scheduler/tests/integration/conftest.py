@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
@@ -9,7 +10,7 @@ from typing import Any, Literal
 
 import aio_pika
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
@@ -48,11 +49,30 @@ def scheduler_settings(jobs_database_url: str, rabbit_url: str) -> Settings:
     )
 
 
+# An UPDATE that sets jobs.status, and the one shape the status writer gives it.
+STATUS_UPDATE = re.compile(r"^\s*UPDATE jobs SET ((?!\bFROM\b|\bWHERE\b).)*\bstatus=", re.S)
+WRITER_UPDATE = re.compile(
+    r"^UPDATE jobs SET .*\bstatus=(\w+)\.target\b.*"
+    r" FROM unnest\(.*\) AS \1\(id, attempt, current, target",
+    re.S,
+)
+
+
 @pytest.fixture
 async def scheduler(scheduler_settings: Settings) -> AsyncIterator[Runtime]:
+    """A running scheduler; every status write it sends must come from the status writer
+    (the runtime twin of ``test_scheduler_status_writer.py``'s scan)."""
     runtime = await start_runtime(scheduler_settings)
+    others: list[str] = []
+
+    def check(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if STATUS_UPDATE.match(statement) and not WRITER_UPDATE.match(statement):
+            others.append(statement)
+
+    event.listen(runtime.engine.sync_engine, "before_cursor_execute", check)
     yield runtime
     await stop_runtime(runtime)
+    assert others == [], "jobs.status written outside adapters/status.py"
 
 
 @pytest.fixture

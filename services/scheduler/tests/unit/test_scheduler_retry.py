@@ -2,8 +2,6 @@ import random
 
 import pytest
 
-from jobs_common.contracts import ErrorKind
-from jobs_scheduler.domain.decisions import decide_after_failure
 from jobs_scheduler.domain.retry import RetryPolicy, retry_delay_ms
 
 pytestmark = pytest.mark.unit
@@ -39,18 +37,3 @@ def test_jitter_stays_within_half_to_one_and_a_half() -> None:
 def test_attempt_is_one_based() -> None:
     with pytest.raises(ValueError):
         retry_delay_ms(RetryPolicy(), 0)
-
-
-def test_retry_while_attempts_remain() -> None:
-    decision = decide_after_failure(attempt=1, attempt_limit=3, kind=ErrorKind.RETRYABLE)
-    assert decision.action == "retry"
-
-
-def test_dead_when_attempts_are_exhausted() -> None:
-    decision = decide_after_failure(attempt=3, attempt_limit=3, kind=ErrorKind.TIMEOUT)
-    assert (decision.action, decision.reason) == ("dead", "max_attempts")
-
-
-def test_permanent_errors_are_not_retried() -> None:
-    decision = decide_after_failure(attempt=1, attempt_limit=5, kind=ErrorKind.PERMANENT)
-    assert (decision.action, decision.reason) == ("dead", "permanent_error")

@@ -58,7 +58,8 @@ class Changes:
         target: JobStatus,
         reason: str,
     ) -> JobStatus:
-        """Check ``current -> target`` against the table and record the event."""
+        """Check ``current -> target`` against the table and record the event. Called by the
+        status writer (``status.py``) for the rows it wrote, and by no one else."""
         transition(current, target)
         self.events.append(
             (
@@ -146,6 +147,6 @@ class Changes:
         if self.messages:
             await connection.execute(INSERT_MESSAGES, MESSAGES.params(self.messages))
         if self.dispatched:
-            await connection.execute(CLEAR_QUEUED_AT, {"dispatched": self.dispatched})
+            await connection.execute(CLEAR_QUEUED_AT, {"dispatched": sorted(self.dispatched)})
         if self.dead:
             await connection.execute(insert(dead_letters), self.dead)

@@ -7,16 +7,20 @@ redelivered command changes nothing.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import func, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import DateTime, Text, cast, func, update
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
 from jobs_common.jobstore import dead_letters, inbox, job_attempts, jobs
 from jobs_common.topology import CANCEL, RETRY
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import lock_job, mark_cancelled
+from jobs_scheduler.adapters.failures import mark_cancelled
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, lock_job
+from jobs_scheduler.adapters.sql import json_text
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 
 S = JobStatus
 CANCELLABLE_AT_ONCE = (S.PENDING, S.BLOCKED, S.SCHEDULED, S.QUEUED)
@@ -33,6 +37,32 @@ async def claim_inbox(connection: AsyncConnection, message_id: uuid.UUID, queue:
     return inserted.first() is not None
 
 
+def _requeue_sets(r: Any) -> dict[str, Any]:
+    """A dead job runs again: a fresh attempt budget, counts reset, the payload edited or kept."""
+    return {
+        "attempt_limit": jobs.c.attempt + jobs.c.max_attempts,
+        "expired_count": 0,
+        "lost_count": 0,
+        "finished_at": None,
+        "payload": func.coalesce(cast(r.payload, JSONB), jobs.c.payload),
+    }
+
+
+# dead -> queued under the next attempt number.
+REQUEUE_NOW = Write(
+    "requeue_now",
+    columns={"payload": Text()},
+    sets=lambda r: _requeue_sets(r) | {"attempt": jobs.c.attempt + 1, "run_at": None},
+    returning=DISPATCH_COLUMNS,
+)
+# dead -> scheduled, not before a given time (bulk requeues trickle in).
+REQUEUE_LATER = Write(
+    "requeue_later",
+    columns={"payload": Text(), "run_at": DateTime(timezone=True)},
+    sets=lambda r: _requeue_sets(r) | {"run_at": r.run_at},
+)
+
+
 async def apply_retry_request(
     connection: AsyncConnection, changes: Changes, message: RetryRequested
 ) -> bool:
@@ -44,31 +74,31 @@ async def apply_retry_request(
     if job is None:
         return False
     why = message.reason or "manual retry"
-    values: dict[str, object] = {
-        "attempt_limit": job.attempt + job.max_attempts,
-        "expired_count": 0,
-        "lost_count": 0,
-        "finished_at": None,
-        "updated_at": func.now(),
-    }
-    if message.payload is not None:
-        values["payload"] = message.payload
-    later = message.not_before is not None and message.not_before > utcnow()
-    if later:
-        changes.move(
+    payload = json_text(message.payload)
+    if message.not_before is not None and message.not_before > utcnow():
+        later = Transition(
             job.id,
-            job.attempt,
             S.DEAD,
             S.SCHEDULED,
             f"{why} by {message.requested_by}; not before {message.not_before}",
+            attempt=job.attempt,
+            values={"payload": payload, "run_at": message.not_before},
         )
-        values |= {"status": S.SCHEDULED.value, "run_at": message.not_before}
+        written = await apply_transitions(connection, changes, [later], REQUEUE_LATER)
     else:
-        attempt = job.attempt + 1
-        changes.move(job.id, attempt, S.DEAD, S.QUEUED, f"{why} by {message.requested_by}")
-        values |= {"status": S.QUEUED.value, "attempt": attempt, "run_at": None}
-        changes.dispatch(job, attempt=attempt, new_attempt=True, payload=message.payload)
-    await connection.execute(update(jobs).where(jobs.c.id == job.id).values(**values))
+        now = Transition(
+            job.id,
+            S.DEAD,
+            S.QUEUED,
+            f"{why} by {message.requested_by}",
+            attempt=job.attempt,
+            values={"payload": payload},
+        )
+        written = await apply_transitions(connection, changes, [now], REQUEUE_NOW)
+        for row in written.values():
+            changes.dispatch(row, attempt=row.attempt, new_attempt=True)
+    if not written:
+        return False
     await connection.execute(
         update(dead_letters)
         .where(dead_letters.c.job_id == job.id, dead_letters.c.resolved_at.is_(None))

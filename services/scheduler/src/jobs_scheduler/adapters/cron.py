@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
 from jobs_common.jobstore import schedule_fires, schedules
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.domain.cron import due_firing
+from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)
 FIRE_NAMESPACE = uuid.UUID("5f0c1c8e-3d61-4d1c-9a43-6c1e2f4b7a10")

@@ -13,10 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobStatus, WorkerHeartbeat
 from jobs_common.jobstore import jobs, workers
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import (
-    JobDefaults,
-)
 from jobs_scheduler.adapters.sql import ArrayRows, any_of, interval_seconds, vouched
+from jobs_scheduler.domain.defaults import JobDefaults
 
 S = JobStatus
 

@@ -1,50 +1,21 @@
-"""Shared job-row operations: locking, finishing attempts, failing, dead-lettering, cancelling.
-
-Every update is fenced on ``(id, attempt)`` where an attempt is involved and every status
-change is recorded through :meth:`Changes.move`, which checks the transition table.
-"""
+"""Job rows: the columns adapters read, locking a row, finishing an attempt's row, and
+dispatching a job's next attempt (through the status writer, ``status.py``)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import ErrorKind, JobStatus
 from jobs_common.jobstore import job_attempts, jobs
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.domain.decisions import decide_after_failure
-from jobs_scheduler.domain.retry import RetryPolicy, retry_delay_ms
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 
-S = JobStatus
 JobRow: TypeAlias = Row[*tuple[Any, ...]]
-
-# Worker-reported error classes that mean the message itself can never be processed.
-UNPROCESSABLE_ERRORS = frozenset({"InvalidPayload", "UnknownJobType"})
-
-
-@dataclass(frozen=True)
-class JobDefaults:
-    max_attempts: int
-    timeout_seconds: int
-    max_timeout_seconds: int
-    timeout_grace_seconds: int
-    retry_policy: RetryPolicy
-    ttl_redispatch_limit: int
-    lease_seconds: int = 10
-    poison_threshold: int = 3
-    max_attempts_by_type: dict[str, int] = field(default_factory=dict)
-    retry_policy_by_type: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def policy_for(self, row_policy: dict[str, Any] | None) -> RetryPolicy:
-        if not row_policy:
-            return self.retry_policy
-        return RetryPolicy(**row_policy)
 
 
 # What a dispatch needs of a job row.
@@ -120,115 +91,23 @@ async def finish_attempt(
     )
 
 
-async def fail_attempt(
-    connection: AsyncConnection,
-    changes: Changes,
-    job: JobRow,
-    *,
-    kind: ErrorKind,
-    error_class: str,
-    error: str,
-    defaults: JobDefaults,
-    attempt_status: str,
-    exhausted_reason: str = "max_attempts",
-) -> None:
-    """An attempt ended badly: schedule the retry, or dead-letter the job."""
-    current = S(job.status)
-    changes.move(job.id, job.attempt, current, S.FAILED, f"{kind.value}: {error_class}")
-    await finish_attempt(
-        connection,
-        job.id,
-        job.attempt,
-        status=attempt_status,
-        error_class=error_class,
-        error=error,
-    )
-    if job.cancel_requested_at is not None:
-        await mark_cancelled(connection, changes, job, current=S.FAILED, reason="cancelled")
-        return
-    decision = decide_after_failure(attempt=job.attempt, attempt_limit=job.attempt_limit, kind=kind)
-    if decision.action == "retry":
-        delay_ms = retry_delay_ms(defaults.policy_for(job.retry_policy), job.attempt)
-        changes.move(job.id, job.attempt, S.FAILED, S.SCHEDULED, f"retry in {delay_ms} ms")
-        await connection.execute(
-            update(jobs)
-            .where(jobs.c.id == job.id)
-            .values(
-                status=S.SCHEDULED.value,
-                run_at=func.now() + func.make_interval(0, 0, 0, 0, 0, 0, delay_ms / 1000.0),
-                last_error=error,
-                last_error_class=error_class,
-                lease_expires_at=None,
-                deadline_at=None,
-                updated_at=func.now(),
-            )
-        )
-        return
-    if decision.reason == "permanent_error" and error_class in UNPROCESSABLE_ERRORS:
-        reason = "unprocessable"
-    elif decision.reason == "max_attempts":
-        reason = exhausted_reason
-    else:
-        reason = decision.reason
-    await mark_dead(
-        connection,
-        changes,
-        job,
-        current=S.FAILED,
-        reason=reason,
-        error=error,
-        error_class=error_class,
-    )
+# ``-> queued`` under the next attempt number, dispatched through the outbox.
+NEXT_ATTEMPT = Write(
+    "next_attempt",
+    sets=lambda r: {"attempt": jobs.c.attempt + 1, "run_at": None},
+    returning=DISPATCH_COLUMNS,
+)
 
 
-async def mark_dead(
-    connection: AsyncConnection,
-    changes: Changes,
-    job: JobRow,
-    *,
-    current: JobStatus,
-    reason: str,
-    error: str | None,
-    error_class: str | None,
-) -> None:
-    changes.move(job.id, job.attempt, current, S.DEAD, reason)
-    await connection.execute(
-        update(jobs)
-        .where(jobs.c.id == job.id)
-        .values(
-            status=S.DEAD.value,
-            last_error=error,
-            last_error_class=error_class,
-            finished_at=func.now(),
-            lease_expires_at=None,
-            deadline_at=None,
-            run_at=None,
-            updated_at=func.now(),
-        )
-    )
-    changes.dead_letter(
-        job, attempt=job.attempt, reason=reason, error=error, error_class=error_class
-    )
-
-
-async def mark_cancelled(
-    connection: AsyncConnection,
-    changes: Changes,
-    job: JobRow,
-    *,
-    current: JobStatus,
-    reason: str,
-) -> None:
-    changes.move(job.id, job.attempt, current, S.CANCELLED, reason)
-    await connection.execute(
-        update(jobs)
-        .where(jobs.c.id == job.id)
-        .values(
-            status=S.CANCELLED.value,
-            finished_at=func.now(),
-            lease_expires_at=None,
-            deadline_at=None,
-            run_at=None,
-            updated_at=func.now(),
-        )
-    )
+async def dispatch_next_attempts(
+    connection: AsyncConnection, changes: Changes, transitions: Sequence[Transition]
+) -> int:
+    """Apply ``transitions`` (each ``-> queued``, unfenced) with :data:`NEXT_ATTEMPT` and
+    dispatch the attempts, in job id order. Returns how many were dispatched."""
+    ordered = sorted(transitions, key=lambda t: t.job_id)
+    written = await apply_transitions(connection, changes, ordered, NEXT_ATTEMPT)
+    for t in ordered:
+        job = written.get(t.key)
+        if job is not None:
+            changes.dispatch(job, attempt=job.attempt, new_attempt=True)
+    return len(written)

@@ -12,14 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import ErrorKind, JobStatus
 from jobs_common.jobstore import jobs, workers
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import (
-    JOB_COLUMNS,
-    JobDefaults,
-    fail_attempt,
-    finish_attempt,
-    mark_dead,
-)
-from jobs_scheduler.domain.leases import verdict, worker_went_silent
+from jobs_scheduler.adapters.failures import fail_attempt, mark_dead
+from jobs_scheduler.adapters.jobs import JOB_COLUMNS, finish_attempt
+from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.leases import after_lease_lost, verdict, worker_went_silent
 
 S = JobStatus
 
@@ -87,16 +83,24 @@ async def reap_expired(
 async def _lease_lost(
     connection: AsyncConnection, changes: Changes, job: Any, defaults: JobDefaults, *, silent: bool
 ) -> None:
-    """Only an attempt whose worker went silent counts toward the poison threshold."""
-    lost = job.lost_count + 1 if silent else job.lost_count
-    if silent:
-        await connection.execute(update(jobs).where(jobs.c.id == job.id).values(lost_count=lost))
+    """Only an attempt whose worker went silent counts toward the poison threshold
+    (``domain/leases.py``); a job below it goes through the failure policy."""
+    loss = after_lease_lost(
+        lost_count=job.lost_count,
+        silent=silent,
+        threshold=defaults.poison_threshold,
+        cancel_requested=job.cancel_requested_at is not None,
+    )
+    if loss.lost_count != job.lost_count:
+        await connection.execute(
+            update(jobs).where(jobs.c.id == job.id).values(lost_count=loss.lost_count)
+        )
     message = (
         f"worker {job.worker_id} went silent"
         if silent
         else f"worker {job.worker_id} stopped renewing the lease"
     )
-    if job.cancel_requested_at is None and silent and lost >= defaults.poison_threshold:
+    if loss.poison:
         await finish_attempt(
             connection,
             job.id,
@@ -105,15 +109,15 @@ async def _lease_lost(
             error_class="LeaseExpired",
             error=message,
         )
-        changes.move(job.id, job.attempt, S.RUNNING, S.FAILED, "lease expired")
         await mark_dead(
             connection,
             changes,
             job,
-            current=S.FAILED,
+            current=S.RUNNING,
             reason="poison",
-            error=f"{lost} attempts ended without a result (the worker died each time)",
+            error=f"{loss.lost_count} attempts ended without a result (the worker died each time)",
             error_class="PoisonJob",
+            via=((S.FAILED, "lease expired"),),
         )
         return
     await fail_attempt(
@@ -125,5 +129,5 @@ async def _lease_lost(
         error=message,
         defaults=defaults,
         attempt_status="lost",
-        exhausted_reason="lease_expired",
+        lease_lost=True,
     )

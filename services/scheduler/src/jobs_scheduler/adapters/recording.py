@@ -1,25 +1,28 @@
-"""Recording submitted jobs: idempotent multi-row insert, then the first move of each job.
+"""Recording submitted jobs: idempotent multi-row insert, then the first moves of each job.
 
 A new job goes to ``blocked`` (it has parents), ``scheduled`` (it runs later) or ``queued``
-(dispatched in the same transaction through the outbox).
+(dispatched in the same transaction through the outbox): ``domain/submissions.py`` decides.
+The INSERT here is the one write of ``jobs.status`` outside the status writer
+(``status.py``): a new row is not a change of status. Its moves from "does not exist" are
+checked and recorded there (:func:`record_creation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, SmallInteger, Text, func, select
+from sqlalchemy import DateTime, Integer, SmallInteger, Text, select
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JobDefaults
 from jobs_scheduler.adapters.sql import ArrayRows, json_text
-from jobs_scheduler.domain.retry import RetryPolicy
+from jobs_scheduler.adapters.status import record_creation
+from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status
 
 S = JobStatus
 
@@ -68,25 +71,6 @@ async def _named_policies(
     return {row.name: row._asdict() for row in rows}
 
 
-def effective_policy(
-    message: JobSubmitted, defaults: JobDefaults, named: dict[str, dict[str, Any]]
-) -> tuple[dict[str, Any], int]:
-    """The job's retry policy and max attempts: defaults < type defaults < named < inline."""
-    policy = asdict(defaults.retry_policy) | defaults.retry_policy_by_type.get(message.job_type, {})
-    attempts = defaults.max_attempts_by_type.get(message.job_type, defaults.max_attempts)
-    stored = named.get(message.retry_policy_name or "")
-    if stored is not None:
-        policy |= {
-            k: stored[k]
-            for k in ("strategy", "base_delay_ms", "multiplier", "max_delay_ms", "jitter")
-        }
-        attempts = stored["max_attempts"] or attempts
-    if message.retry_policy is not None:
-        policy |= message.retry_policy.model_dump(exclude_none=True)
-    RetryPolicy(**policy)  # fails loudly if a stored combination is unusable
-    return policy, message.max_attempts or attempts
-
-
 async def record_submissions(
     connection: AsyncConnection,
     changes: Changes,
@@ -106,7 +90,7 @@ async def record_submissions(
     rows = []
     for m in unique:
         policy, attempts = effective_policy(m, defaults, named)
-        status = initial_status(m, now)
+        status = initial_status(has_parents=bool(m.depends_on), run_at=m.run_at, now=now)
         rows.append(
             (
                 m.job_id,
@@ -115,7 +99,7 @@ async def record_submissions(
                 json_text(m.payload),
                 m.submitted_by,
                 status.value,
-                1 if status is S.QUEUED else 0,
+                first_attempt(status),
                 attempts,
                 attempts,
                 min(m.timeout_seconds or defaults.timeout_seconds, defaults.max_timeout_seconds),
@@ -154,53 +138,17 @@ async def record_submissions(
         reason = "submitted"
         if m.retry_policy_name and m.retry_policy_name not in named:
             reason += f"; retry policy {m.retry_policy_name!r} unknown, defaults used"
-        changes.move(m.job_id, 0, None, S.PENDING, reason)
         status = S(job.status)
         if status is S.BLOCKED:
-            changes.move(
-                m.job_id,
-                0,
-                S.PENDING,
-                S.BLOCKED,
-                f"waiting for {len(set(m.depends_on))} parent job(s)",
-            )
+            why = f"waiting for {len(set(m.depends_on))} parent job(s)"
         elif status is S.SCHEDULED:
             assert m.run_at is not None
-            changes.move(m.job_id, 0, S.PENDING, S.SCHEDULED, f"runs at {m.run_at.isoformat()}")
+            why = f"runs at {m.run_at.isoformat()}"
         else:
-            changes.move(m.job_id, 1, S.PENDING, S.QUEUED, "dispatched")
+            why = "dispatched"
+        record_creation(
+            changes, m.job_id, status, attempt=first_attempt(status), submitted=reason, reason=why
+        )
+        if status is S.QUEUED:
             changes.dispatch(job, attempt=1, new_attempt=True)
     return len(inserted)
-
-
-def initial_status(message: JobSubmitted, now: Any) -> JobStatus:
-    if message.depends_on:
-        return S.BLOCKED
-    if message.run_at is not None and message.run_at > now:
-        return S.SCHEDULED
-    return S.QUEUED
-
-
-async def dispatch_first_attempt(
-    connection: AsyncConnection,
-    changes: Changes,
-    job_id: Any,
-    current: S,
-    reason: str = "dispatched",
-) -> None:
-    """``current -> queued`` with the next attempt number, dispatched through the outbox."""
-    job = (
-        await connection.execute(
-            jobs.update()
-            .where(jobs.c.id == job_id)
-            .values(
-                status=S.QUEUED.value,
-                attempt=jobs.c.attempt + 1,
-                run_at=None,
-                updated_at=func.now(),
-            )
-            .returning(*DISPATCH_COLUMNS)
-        )
-    ).one()
-    changes.move(job_id, job.attempt, current, S.QUEUED, reason)
-    changes.dispatch(job, attempt=job.attempt, new_attempt=True)

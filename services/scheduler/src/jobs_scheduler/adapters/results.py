@@ -14,27 +14,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
 from jobs_common.jobstore import job_attempts, jobs
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import (
-    JOB_COLUMNS,
-    JobDefaults,
-    fail_attempt,
-    finish_attempt,
-    mark_cancelled,
-)
+from jobs_scheduler.adapters.failures import fail_attempt, mark_cancelled
+from jobs_scheduler.adapters.jobs import JOB_COLUMNS, finish_attempt
 from jobs_scheduler.adapters.sql import ArrayRows, json_text
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.transitions import sources_of
 
 S = JobStatus
 
 REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
 DONE = ArrayRows(
-    "done",
-    id=UUID(as_uuid=True),
-    attempt=Integer(),
-    result=Text(),
-    worker_id=Text(),
-    started_at=DateTime(timezone=True),
-    finished_at=DateTime(timezone=True),
+    "done", id=UUID(as_uuid=True), attempt=Integer(), finished_at=DateTime(timezone=True)
 )
 
 # The jobs whose current attempt was reported and may still end, locked in id order.
@@ -51,19 +42,23 @@ LOCK_REPORTED = (
     .with_for_update(of=jobs)
 )
 
-SUCCEED_JOBS = (
-    update(jobs)
-    .where(jobs.c.id == DONE.c.id, jobs.c.attempt == DONE.c.attempt)
-    .values(
-        status=S.SUCCEEDED.value,
-        result=cast(DONE.c.result, JSONB),
-        worker_id=DONE.c.worker_id,
-        started_at=func.coalesce(jobs.c.started_at, DONE.c.started_at),
-        finished_at=DONE.c.finished_at,
-        lease_expires_at=None,
-        deadline_at=None,
-        updated_at=func.now(),
-    )
+# queued/running -> succeeded: the result, and the attempt's worker and times.
+SUCCEED = Write(
+    "succeeded",
+    columns={
+        "result": Text(),
+        "worker_id": Text(),
+        "started_at": DateTime(timezone=True),
+        "finished_at": DateTime(timezone=True),
+    },
+    sets=lambda r: {
+        "result": cast(r.result, JSONB),
+        "worker_id": r.worker_id,
+        "started_at": func.coalesce(jobs.c.started_at, r.started_at),
+        "finished_at": r.finished_at,
+        "lease_expires_at": None,
+        "deadline_at": None,
+    },
 )
 
 SUCCEED_ATTEMPTS = (
@@ -101,7 +96,8 @@ async def apply_results(
     for message in messages:
         reported.setdefault((message.job_id, message.attempt), []).append(message)
     locked = (await connection.execute(LOCK_REPORTED, REPORTED.params(reported))).all()
-    succeeded: list[JobResult] = []
+    succeeded: list[Transition] = []
+    done: list[JobResult] = []
     for job in locked:
         current = S(job.status)
         # Of several reports of one attempt, only its holder's counts: the attempt may have
@@ -119,26 +115,34 @@ async def apply_results(
             continue
         outcomes["applied"] += 1
         if report.outcome == "succeeded":
-            changes.move(job.id, job.attempt, current, S.SUCCEEDED, "succeeded")
-            succeeded.append(report)
+            succeeded.append(_success(report, current))
+            done.append(report)
         else:
             await _attempt_failed(connection, changes, job, report, defaults)
     outcomes["stale"] = len(messages) - outcomes["applied"]
     if succeeded:
-        done = DONE.params(
-            (
-                m.job_id,
-                m.attempt,
-                json_text(m.result or {}),
-                m.worker_id,
-                m.started_at,
-                m.finished_at,
-            )
-            for m in succeeded
+        await apply_transitions(connection, changes, succeeded, SUCCEED)
+        await connection.execute(
+            SUCCEED_ATTEMPTS,
+            DONE.params((m.job_id, m.attempt, m.finished_at) for m in done),
         )
-        await connection.execute(SUCCEED_JOBS, done)
-        await connection.execute(SUCCEED_ATTEMPTS, done)
     return outcomes
+
+
+def _success(report: JobResult, current: JobStatus) -> Transition:
+    return Transition(
+        report.job_id,
+        current,
+        S.SUCCEEDED,
+        "succeeded",
+        attempt=report.attempt,
+        values={
+            "result": json_text(report.result or {}),
+            "worker_id": report.worker_id,
+            "started_at": report.started_at,
+            "finished_at": report.finished_at,
+        },
+    )
 
 
 async def _attempt_failed(

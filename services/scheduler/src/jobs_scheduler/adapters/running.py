@@ -6,17 +6,49 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, bindparam, func, update
+from sqlalchemy import DateTime, Integer, Text, bindparam, update
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.types import TypeEngine
 
 from jobs_common.contracts import JobRunning, JobStatus
 from jobs_common.jobstore import job_attempts, jobs
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import JobDefaults
 from jobs_scheduler.adapters.sql import ArrayRows, interval_seconds, vouched
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.domain.defaults import JobDefaults
 
 S = JobStatus
+
+_LEASE = bindparam("lease_seconds", type_=Integer())
+_GRACE = bindparam("grace_seconds", type_=Integer())
+_STARTED_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "worker_id": Text(),
+    "started_at": DateTime(timezone=True),
+}
+
+# queued -> running: the attempt's worker, and its lease and deadline from its start.
+START = Write(
+    "started",
+    columns=_STARTED_COLUMNS,
+    sets=lambda r: {
+        "worker_id": r.worker_id,
+        "started_at": r.started_at,
+        "lease_expires_at": vouched(r.started_at) + interval_seconds(_LEASE),
+        "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
+    },
+)
+
+# running -> running: a redelivered attempt continues on its new worker, under a fresh lease.
+TAKE_OVER = Write(
+    "taken_over",
+    columns=_STARTED_COLUMNS,
+    sets=lambda r: {
+        "worker_id": r.worker_id,
+        "lease_expires_at": vouched(r.started_at) + interval_seconds(_LEASE),
+    },
+    guards=lambda r: (jobs.c.worker_id != r.worker_id, jobs.c.cancel_requested_at.is_(None)),
+)
 
 STARTED = ArrayRows(
     "started",
@@ -24,27 +56,6 @@ STARTED = ArrayRows(
     attempt=Integer(),
     worker_id=Text(),
     started_at=DateTime(timezone=True),
-)
-_LEASE = bindparam("lease_seconds", type_=Integer())
-_GRACE = bindparam("grace_seconds", type_=Integer())
-
-START_JOBS = (
-    update(jobs)
-    .where(
-        jobs.c.id == STARTED.c.id,
-        jobs.c.attempt == STARTED.c.attempt,
-        jobs.c.status == S.QUEUED.value,
-    )
-    .values(
-        status=S.RUNNING.value,
-        worker_id=STARTED.c.worker_id,
-        started_at=STARTED.c.started_at,
-        lease_expires_at=vouched(STARTED.c.started_at) + interval_seconds(_LEASE),
-        deadline_at=vouched(STARTED.c.started_at)
-        + interval_seconds(jobs.c.timeout_seconds + _GRACE),
-        updated_at=func.now(),
-    )
-    .returning(jobs.c.id, jobs.c.attempt)
 )
 
 START_ATTEMPTS = (
@@ -59,6 +70,17 @@ START_ATTEMPTS = (
 
 def _started(messages: Sequence[JobRunning]) -> dict[str, Any]:
     return STARTED.params((m.job_id, m.attempt, m.worker_id, m.started_at) for m in messages)
+
+
+def _move(message: JobRunning, current: JobStatus, reason: str) -> Transition:
+    return Transition(
+        message.job_id,
+        current,
+        S.RUNNING,
+        reason,
+        attempt=message.attempt,
+        values={"worker_id": message.worker_id, "started_at": message.started_at},
+    )
 
 
 async def apply_running(
@@ -78,34 +100,24 @@ async def apply_running(
             later.append(message)
         else:
             firsts[key] = message
-    unique = list(firsts.values())
-    started = {
-        (row.id, row.attempt)
-        for row in await connection.execute(
-            START_JOBS,
-            _started(unique)
-            | {
-                "lease_seconds": defaults.lease_seconds,
-                "grace_seconds": defaults.timeout_grace_seconds,
-            },
-        )
+    unique = sorted(firsts.values(), key=lambda m: m.job_id)
+    params = {
+        "lease_seconds": defaults.lease_seconds,
+        "grace_seconds": defaults.timeout_grace_seconds,
     }
-    applied: list[JobRunning] = []
-    for message in sorted(unique, key=lambda m: m.job_id):
-        if (message.job_id, message.attempt) in started:
-            changes.move(
-                message.job_id,
-                message.attempt,
-                S.QUEUED,
-                S.RUNNING,
-                f"started on {message.worker_id}",
-            )
-            applied.append(message)
-        elif await _taken_over(connection, changes, message, defaults):
-            applied.append(message)
+    started = await apply_transitions(
+        connection,
+        changes,
+        [_move(m, S.QUEUED, f"started on {m.worker_id}") for m in unique],
+        START,
+        params,
+    )
+    applied = [m for m in unique if (m.job_id, m.attempt) in started]
+    redelivered = [m for m in unique if m.redelivered and (m.job_id, m.attempt) not in started]
+    applied += await _taken_over(connection, changes, redelivered, defaults)
     for message in later:
-        if await _taken_over(connection, changes, message, defaults):
-            applied.append(message)
+        if message.redelivered:
+            applied += await _taken_over(connection, changes, [message], defaults)
     if applied:
         # The last applied message of an attempt names its current worker.
         await connection.execute(
@@ -116,39 +128,18 @@ async def apply_running(
 
 
 async def _taken_over(
-    connection: AsyncConnection, changes: Changes, message: JobRunning, defaults: JobDefaults
-) -> bool:
-    if not message.redelivered or not await _take_over(connection, message, defaults):
-        return False
-    changes.move(
-        message.job_id,
-        message.attempt,
-        S.RUNNING,
-        S.RUNNING,
-        f"redelivered; taken over by {message.worker_id}",
+    connection: AsyncConnection,
+    changes: Changes,
+    messages: Sequence[JobRunning],
+    defaults: JobDefaults,
+) -> list[JobRunning]:
+    """The broker redelivered running attempts: their worker's connection died. The new
+    worker continues the same attempt, under a fresh lease. Returns the messages applied."""
+    taken = await apply_transitions(
+        connection,
+        changes,
+        [_move(m, S.RUNNING, f"redelivered; taken over by {m.worker_id}") for m in messages],
+        TAKE_OVER,
+        {"lease_seconds": defaults.lease_seconds},
     )
-    return True
-
-
-async def _take_over(
-    connection: AsyncConnection, message: JobRunning, defaults: JobDefaults
-) -> bool:
-    """The broker redelivered a running attempt: its worker's connection died. The new
-    worker continues the same attempt, under a fresh lease."""
-    taken = await connection.execute(
-        update(jobs)
-        .where(
-            jobs.c.id == message.job_id,
-            jobs.c.attempt == message.attempt,
-            jobs.c.status == S.RUNNING.value,
-            jobs.c.worker_id != message.worker_id,
-            jobs.c.cancel_requested_at.is_(None),
-        )
-        .values(
-            worker_id=message.worker_id,
-            lease_expires_at=vouched(message.started_at) + interval_seconds(defaults.lease_seconds),
-            updated_at=func.now(),
-        )
-        .returning(jobs.c.id)
-    )
-    return taken.first() is not None
+    return [m for m in messages if (m.job_id, m.attempt) in taken]

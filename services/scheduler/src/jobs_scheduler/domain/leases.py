@@ -16,6 +16,7 @@ ahead cannot stretch a lease).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -64,3 +65,22 @@ def worker_went_silent(
     opposed to a live worker that no longer lists the attempt. Only a silent worker's lost
     attempt counts toward the poison threshold."""
     return last_heartbeat_at is None or last_heartbeat_at + lease < horizon
+
+
+@dataclass(frozen=True)
+class LeaseLoss:
+    # The job's count of attempts lost with a silent worker, this one included.
+    lost_count: int
+    # Dead at once as poison, instead of going through the failure policy.
+    poison: bool
+
+
+def after_lease_lost(
+    *, lost_count: int, silent: bool, threshold: int, cancel_requested: bool
+) -> LeaseLoss:
+    """The poison threshold. An attempt lost while its worker went silent (died or froze)
+    counts; one a live worker stopped listing does not. The job is poison (dead) when the
+    count reaches ``threshold`` on a silent loss, unless its cancellation was asked (then
+    the failure policy cancels it)."""
+    count = lost_count + 1 if silent else lost_count
+    return LeaseLoss(count, silent and not cancel_requested and count >= threshold)

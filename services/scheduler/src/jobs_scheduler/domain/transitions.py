@@ -1,8 +1,9 @@
 """The job state machine: one pure table and one function that applies it.
 
-Every status write in the scheduler goes through :func:`transition` (single moves decided in
-Python) or :func:`sources_of` (the ``WHERE status IN (...)`` guard of a set-based SQL update),
-so nothing can move a job along an edge that is not in :data:`ALLOWED`.
+Every change of a job's status goes through the status writer (``adapters/status.py``),
+which checks each step with :func:`transition` before it writes anything, so nothing can move
+a job along an edge that is not in :data:`ALLOWED`. :func:`sources_of` gives the statuses a
+read may select rows in (e.g. the results that may still end their job).
 """
 
 from __future__ import annotations

@@ -1,0 +1,162 @@
+"""Ending a job badly: an attempt that failed (retried or dead by the failure policy,
+``domain/failures.py``), dead-lettering a job, cancelling one. Every status change goes
+through the status writer (``status.py``)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Double, Text, func
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import ErrorKind, JobStatus
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import JobRow, finish_attempt
+from jobs_scheduler.adapters.sql import interval_seconds
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.failures import after_failure
+from jobs_scheduler.domain.retry import retry_delay_ms
+
+S = JobStatus
+Via = tuple[tuple[JobStatus, str], ...]
+
+# A failed attempt waits as ``scheduled`` for its retry.
+RETRY_LATER = Write(
+    "retry_later",
+    columns={"delay_seconds": Double(), "last_error": Text(), "last_error_class": Text()},
+    sets=lambda r: {
+        "run_at": func.now() + interval_seconds(r.delay_seconds),
+        "last_error": r.last_error,
+        "last_error_class": r.last_error_class,
+        "lease_expires_at": None,
+        "deadline_at": None,
+    },
+)
+DEAD = Write(
+    "dead",
+    columns={"last_error": Text(), "last_error_class": Text()},
+    sets=lambda r: {
+        "last_error": r.last_error,
+        "last_error_class": r.last_error_class,
+        "finished_at": func.now(),
+        "lease_expires_at": None,
+        "deadline_at": None,
+        "run_at": None,
+    },
+)
+CANCELLED = Write(
+    "cancelled",
+    sets=lambda r: {
+        "finished_at": func.now(),
+        "lease_expires_at": None,
+        "deadline_at": None,
+        "run_at": None,
+    },
+)
+
+
+async def fail_attempt(
+    connection: AsyncConnection,
+    changes: Changes,
+    job: JobRow,
+    *,
+    kind: ErrorKind,
+    error_class: str,
+    error: str,
+    defaults: JobDefaults,
+    attempt_status: str,
+    lease_lost: bool = False,
+) -> None:
+    """An attempt of the locked ``job`` ended badly: its row is finished, and the job moves
+    through ``failed`` to what the failure policy decides (a retry, dead, or cancelled)."""
+    current = S(job.status)
+    failed: Via = ((S.FAILED, f"{kind.value}: {error_class}"),)
+    await finish_attempt(
+        connection,
+        job.id,
+        job.attempt,
+        status=attempt_status,
+        error_class=error_class,
+        error=error,
+    )
+    decision = after_failure(
+        kind=kind,
+        attempt=job.attempt,
+        attempt_limit=job.attempt_limit,
+        error_class=error_class,
+        cancel_requested=job.cancel_requested_at is not None,
+        lease_lost=lease_lost,
+    )
+    if decision.action == "cancelled":
+        await mark_cancelled(
+            connection, changes, job, current=current, reason="cancelled", via=failed
+        )
+    elif decision.action == "retry":
+        delay_ms = retry_delay_ms(defaults.policy_for(job.retry_policy), job.attempt)
+        retry = Transition(
+            job.id,
+            current,
+            S.SCHEDULED,
+            f"retry in {delay_ms} ms",
+            attempt=job.attempt,
+            values={
+                "delay_seconds": delay_ms / 1000.0,
+                "last_error": error,
+                "last_error_class": error_class,
+            },
+            via=failed,
+        )
+        await apply_transitions(connection, changes, [retry], RETRY_LATER)
+    else:
+        await mark_dead(
+            connection,
+            changes,
+            job,
+            current=current,
+            reason=decision.reason,
+            error=error,
+            error_class=error_class,
+            via=failed,
+        )
+
+
+async def mark_dead(
+    connection: AsyncConnection,
+    changes: Changes,
+    job: JobRow,
+    *,
+    current: JobStatus,
+    reason: str,
+    error: str | None,
+    error_class: str | None,
+    via: Via = (),
+) -> bool:
+    """``current -> dead`` (through ``via``) and its dead-letter row. False if stale."""
+    dead = Transition(
+        job.id,
+        current,
+        S.DEAD,
+        reason,
+        attempt=job.attempt,
+        values={"last_error": error, "last_error_class": error_class},
+        via=via,
+    )
+    if not await apply_transitions(connection, changes, [dead], DEAD):
+        return False
+    changes.dead_letter(
+        job, attempt=job.attempt, reason=reason, error=error, error_class=error_class
+    )
+    return True
+
+
+async def mark_cancelled(
+    connection: AsyncConnection,
+    changes: Changes,
+    job: JobRow,
+    *,
+    current: JobStatus,
+    reason: str,
+    via: Via = (),
+) -> bool:
+    """``current -> cancelled`` (through ``via``). False if stale."""
+    cancelled = Transition(job.id, current, S.CANCELLED, reason, attempt=job.attempt, via=via)
+    return bool(await apply_transitions(connection, changes, [cancelled], CANCELLED))

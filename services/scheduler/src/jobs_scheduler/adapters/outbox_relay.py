@@ -1,0 +1,138 @@
+"""The outbox relay: rows the scheduler's transactions wrote to ``outbox`` (dispatches,
+cancel requests) are published to RabbitMQ with confirms and deleted once confirmed; a
+published dispatch starts the reconciler's clock (``jobs.queued_at``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import aio_pika
+from sqlalchemy import BigInteger, delete, func, select, update
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.jobstore import jobs, outbox
+from jobs_common.rabbit import Outgoing, Publisher
+from jobs_scheduler import metrics
+from jobs_scheduler.adapters.sql import any_of
+
+log = logging.getLogger(__name__)
+
+RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
+PUBLISHED = (
+    update(jobs)
+    .where(jobs.c.id == any_of("ids", UUID(as_uuid=True)), jobs.c.status == "queued")
+    .values(queued_at=func.now())
+)
+
+
+async def relay_outbox_once(
+    engine: AsyncEngine, publishers: dict[str, Publisher], limit: int
+) -> int:
+    """Publish a batch of outbox rows with confirms in flight together; delete the confirmed.
+
+    The transaction that publishes touches nothing but its outbox rows: a transaction that
+    fails after the broker confirmed its publishes would publish them again on the next pass
+    (a second dispatch of an attempt, run a second time by a worker). Writes to ``jobs`` can
+    deadlock with the consumers' batches, so the reconciler's clock is started afterwards,
+    in a transaction of its own. A row whose publish failed stays for the next pass; only a
+    crash between the confirms and the commit republishes rows (consumers are fenced on
+    ``(job_id, attempt)``).
+    """
+    async with engine.begin() as connection:
+        rows = (
+            await connection.execute(
+                select(
+                    outbox.c.id,
+                    outbox.c.exchange,
+                    outbox.c.routing_key,
+                    outbox.c.job_id,
+                    outbox.c.message_id,
+                    outbox.c.message_type,
+                    outbox.c.trace_id,
+                    outbox.c.body,
+                )
+                .order_by(outbox.c.id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+        ).all()
+        if not rows:
+            metrics.OUTBOX_PENDING.set(0)
+            return 0
+        metrics.OUTBOX_PENDING.set(len(rows))
+        outcomes = await publish_rows(publishers, rows)
+        confirmed = [row for row, error in zip(rows, outcomes, strict=True) if error is None]
+        failed = len(rows) - len(confirmed)
+        if confirmed:
+            await connection.execute(RELAYED, {"ids": [row.id for row in confirmed]})
+    dispatched = sorted({row.job_id for row in confirmed if row.job_id is not None})
+    if dispatched:
+        await start_reconciler_clocks(engine, dispatched)
+    metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
+    if failed:
+        metrics.OUTBOX_FAILED.inc(failed)
+        first_error = next(e for e in outcomes if e is not None)
+        log.warning(
+            "outbox publishes failed",
+            extra={"action": "outbox_failed", "failed": failed, "error": repr(first_error)},
+        )
+    return len(confirmed)
+
+
+async def start_reconciler_clocks(
+    engine: AsyncEngine, job_ids: Sequence[Any], *, attempts: int = 5
+) -> None:
+    """``queued_at = now()`` for published dispatches (in id order, the consumers' lock
+    order), retried when PostgreSQL picks it as a deadlock victim. Left unset, a job's ready
+    message would not be re-dispatched by the reconciler if the broker lost it."""
+    for attempt in range(1, attempts + 1):
+        try:
+            async with engine.begin() as connection:
+                await connection.execute(PUBLISHED, {"ids": list(job_ids)})
+            return
+        except DBAPIError as exc:
+            if not retryable(exc) or attempt == attempts:
+                log.error(
+                    "reconciler clocks not started",
+                    extra={"action": "queued_at_failed", "jobs": len(job_ids)},
+                    exc_info=True,
+                )
+                return
+            await asyncio.sleep(0.01 * attempt)
+
+
+def retryable(exc: DBAPIError) -> bool:
+    """A deadlock or a serialization failure: the same statement may succeed next time."""
+    return (getattr(exc.orig, "sqlstate", None) or "") in ("40P01", "40001")
+
+
+def _amqp(row: Any) -> aio_pika.Message:
+    return aio_pika.Message(
+        body=row.body,
+        content_type="application/json",
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        message_id=str(row.message_id),
+        correlation_id=row.trace_id,
+        type=row.message_type,
+        headers={"trace_id": row.trace_id, "v": 1},
+    )
+
+
+async def publish_rows(
+    publishers: dict[str, Publisher], rows: Sequence[Any]
+) -> list[BaseException | None]:
+    """Publish outbox rows, each on its own exchange, all confirms in flight together."""
+
+    async def one(row: Any) -> BaseException | None:
+        try:
+            await publishers[row.exchange].publish_raw(Outgoing(row.routing_key, _amqp(row)))
+        except Exception as exc:
+            return exc
+        return None
+
+    return list(await asyncio.gather(*(one(row) for row in rows)))

@@ -1,0 +1,66 @@
+"""The reconciler: queued jobs whose ready message the broker lost (neither consumed nor
+dead-lettered in time) are dispatched again. Safe with several replicas (``SKIP LOCKED``)."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.contracts import JobStatus
+from jobs_common.jobstore import jobs
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, finish_attempt
+from jobs_scheduler.adapters.sql import interval_seconds
+from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+
+S = JobStatus
+
+# queued -> queued under a new attempt number, which does not spend the retry budget.
+REDISPATCH_LOST = Write(
+    "redispatch_lost",
+    sets=lambda r: {
+        "attempt": jobs.c.attempt + 1,
+        "attempt_limit": jobs.c.attempt_limit + 1,
+    },
+    returning=DISPATCH_COLUMNS,
+)
+
+
+async def reconcile_lost_dispatches(
+    connection: AsyncConnection, changes: Changes, limit: int, after_seconds: float
+) -> int:
+    """Queued jobs whose ready message was neither consumed nor dead-lettered within
+    ``after_seconds`` of the broker confirming it: the broker lost it. Re-dispatch under a
+    new attempt number (so a late copy of the old message is fenced off) without spending
+    the job's retry budget. Returns how many."""
+    lost = (
+        await connection.execute(
+            select(jobs.c.id)
+            .where(
+                jobs.c.status == S.QUEUED.value,
+                jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
+            )
+            .order_by(jobs.c.queued_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    ).scalars()
+    moves = [
+        Transition(job_id, S.QUEUED, S.QUEUED, "ready message lost by the broker; re-dispatched")
+        for job_id in sorted(lost)
+    ]
+    redispatched = await apply_transitions(connection, changes, moves, REDISPATCH_LOST)
+    for move in moves:
+        job = redispatched.get(move.key)
+        if job is None:
+            continue
+        await finish_attempt(
+            connection,
+            job.id,
+            job.attempt - 1,
+            status="lost",
+            error_class="DispatchLost",
+            error="the broker lost the ready message",
+        )
+        changes.dispatch(job, attempt=job.attempt, new_attempt=True)
+    return len(redispatched)

@@ -1,0 +1,50 @@
+"""What a submitted job starts with: its effective retry policy, max attempts, first status."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from jobs_common.contracts import JobStatus, JobSubmitted
+from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.retry import RetryPolicy
+
+S = JobStatus
+POLICY_FIELDS = ("strategy", "base_delay_ms", "multiplier", "max_delay_ms", "jitter")
+
+
+def effective_policy(
+    message: JobSubmitted, defaults: JobDefaults, named: dict[str, dict[str, Any]]
+) -> tuple[dict[str, Any], int]:
+    """The job's retry policy and max attempts, each field from the first that sets it:
+    inline fields > the named policy (``named``: the stored policies by name) > the job type's
+    defaults > the global defaults. Max attempts: the job's own > the named policy's > the
+    type's > the global default. An unknown name is ignored (the caller says so in the
+    job's timeline); a combination :class:`RetryPolicy` refuses raises."""
+    policy = asdict(defaults.retry_policy) | defaults.retry_policy_by_type.get(message.job_type, {})
+    attempts = defaults.max_attempts_by_type.get(message.job_type, defaults.max_attempts)
+    stored = named.get(message.retry_policy_name or "")
+    if stored is not None:
+        policy |= {k: stored[k] for k in POLICY_FIELDS}
+        attempts = stored["max_attempts"] or attempts
+    if message.retry_policy is not None:
+        policy |= message.retry_policy.model_dump(exclude_none=True)
+    RetryPolicy(**policy)  # fails loudly if a stored combination is unusable
+    return policy, message.max_attempts or attempts
+
+
+def initial_status(*, has_parents: bool, run_at: datetime | None, now: datetime) -> JobStatus:
+    """``blocked`` until its parents end, ``scheduled`` when it runs later, else ``queued``
+    (dispatched at once)."""
+    if has_parents:
+        return S.BLOCKED
+    if run_at is not None and run_at > now:
+        return S.SCHEDULED
+    return S.QUEUED
+
+
+def first_attempt(status: JobStatus) -> int:
+    """The attempt number a new job is recorded with: 1 when dispatched at once, else 0
+    (the attempt is numbered when it is dispatched)."""
+    return 1 if status is S.QUEUED else 0
