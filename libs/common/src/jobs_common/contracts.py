@@ -98,6 +98,24 @@ class JobSubmitted(Message):
     batch_size: int | None = Field(default=None, ge=1, le=10_000)
 
 
+class JobsSubmitted(Message):
+    """submission -> scheduler (jobs.submitted): the jobs one relay pass took from the outbox,
+    several to a message (a message per job cost a confirmed publish and a delivery each).
+    Each job keeps its own ``message_id`` and ``trace_id``; the scheduler records each once
+    (idempotent on the job id), and a job it cannot record is stored as poison alone."""
+
+    type: Literal["jobs.submitted"] = "jobs.submitted"
+    jobs: list[JobSubmitted] = Field(min_length=1, max_length=1_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_job(cls, data: Any) -> Any:
+        """A single ``job.submitted`` (what the relay sent before) reads as a batch of one."""
+        if isinstance(data, dict) and data.get("type") == "job.submitted":
+            return {"trace_id": data.get("trace_id"), "jobs": [data]}
+        return data
+
+
 class JobDispatch(Message):
     """scheduler -> worker (ready queues): run attempt ``attempt`` of a job."""
 

@@ -29,7 +29,7 @@ from jobs_common.contracts import (
     JobLogLines,
     JobResult,
     JobRunning,
-    JobSubmitted,
+    JobsSubmitted,
     Message,
     ReadTick,
     RetryRequested,
@@ -43,10 +43,10 @@ from jobs_scheduler.adapters import commands, horizons, logs
 from jobs_scheduler.adapters.broker_dead_letters import apply_dead_lettered
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.heartbeats import apply_heartbeats
-from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.adapters.results import apply_results
 from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.intake import record_jobs
 
 log = logging.getLogger(__name__)
 
@@ -188,10 +188,11 @@ class SchedulerConsumers:
         defaults = self.defaults
 
         async def submitted(
-            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobSubmitted]]
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobsSubmitted]]
         ) -> Counter[str]:
-            inserted = await record_submissions(c, ch, [p.message for p in parsed], defaults)
-            return Counter(applied=inserted, duplicate=len(parsed) - inserted)
+            return await record_jobs(
+                c, ch, [job for p in parsed for job in p.message.jobs], defaults
+            )
 
         async def running(
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobRunning]]
@@ -234,7 +235,7 @@ class SchedulerConsumers:
             )
 
         return {
-            topology.SUBMITTED: (JobSubmitted, submitted),
+            topology.SUBMITTED: (JobsSubmitted, submitted),
             topology.RUNNING: (JobRunning, running),
             topology.HEARTBEAT: (WorkerHeartbeat, heartbeats),
             topology.LOGS: (JobLogLines, log_lines),

@@ -16,8 +16,8 @@ from jobs_common.jobstore import jobs
 from jobs_common.rabbit import Publisher, RabbitBus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
-from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.app import job_defaults
+from jobs_scheduler.intake import record_jobs
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, submitted
@@ -38,7 +38,7 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
     job = submitted(priority=2)
     async with db.begin() as connection:  # what a submitted batch leaves: the row, the outbox
         changes = Changes()
-        await record_submissions(connection, changes, [job], job_defaults(scheduler_settings))
+        await record_jobs(connection, changes, [job], job_defaults(scheduler_settings))
         await changes.flush(connection)
     publishers = {
         topology.JOBS_EXCHANGE: Publisher(client_bus.topology.jobs),

@@ -20,13 +20,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jobs_common.contracts import JobsSubmitted
 from jobs_common.rabbit import Outgoing, Publisher, amqp_message
 from jobs_common.topology import SUBMITTED
 from jobs_submission import metrics
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.domain.documents import job_submitted
-from jobs_submission.domain.outbox import retry_delay_ms
+from jobs_submission.domain.outbox import pack, retry_delay_ms
 from jobs_submission.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -121,13 +122,30 @@ class OutboxRelay:
         return len(claimed)
 
     async def _publish(self, publisher: Publisher, claimed: Sequence[Document], token: str) -> None:
-        items = [Outgoing(SUBMITTED, amqp_message(job_submitted(doc))) for doc in claimed]
-        outcomes: list[BaseException | None]
+        """Publish the claimed entries packed into ``JobsSubmitted`` messages; an entry counts
+        as sent when the broker confirmed its message."""
+        jobs = [job_submitted(doc) for doc in claimed]
+        groups = pack(
+            [len(job.to_json()) for job in jobs],
+            max_items=self.settings.relay_jobs_per_message,
+            max_bytes=self.settings.relay_message_max_bytes,
+        )
+        items = [
+            Outgoing(
+                SUBMITTED,
+                amqp_message(
+                    JobsSubmitted(jobs=jobs[g.start : g.stop], trace_id=jobs[g.start].trace_id)
+                ),
+            )
+            for g in groups
+        ]
+        published: list[BaseException | None]
         try:
             async with asyncio.timeout(self.settings.relay_publish_timeout_seconds):
-                outcomes = await publisher.publish_many(items)
+                published = await publisher.publish_many(items)
         except TimeoutError as exc:
-            outcomes = [exc] * len(items)
+            published = [exc] * len(items)
+        outcomes = [outcome for g, outcome in zip(groups, published, strict=True) for _ in g]
         now_ms = self.clock()
         sent = [doc for doc, outcome in zip(claimed, outcomes, strict=True) if outcome is None]
         await self._settle_sent(sent, token=token, now_ms=now_ms)

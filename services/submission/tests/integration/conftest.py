@@ -14,6 +14,7 @@ import pytest
 from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 
 from jobs_common.auth import Identity
+from jobs_common.contracts import JobsSubmitted, JobSubmitted
 from jobs_common.mongo import create_client
 from jobs_common.topology import SUBMITTED, declare_topology
 from jobs_submission.app import create_app
@@ -132,6 +133,14 @@ class Broker:
         while (message := await queue.get(no_ack=True, fail=False)) is not None:
             messages.append(message)
         return messages
+
+    async def drain_jobs(self) -> list[JobSubmitted]:
+        """The jobs of every message currently on jobs.submitted (acked), in order."""
+        return [
+            job
+            for message in await self.drain_submitted()
+            for job in JobsSubmitted.model_validate_json(message.body).jobs
+        ]
 
 
 @pytest.fixture

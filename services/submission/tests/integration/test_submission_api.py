@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from jobs_common.contracts import JobSubmitted
+from jobs_common.contracts import JobsSubmitted
 from jobs_common.topology import SUBMITTED
 
 from .conftest import ADMIN, EMAIL_JOB, OTHER, TOKEN, USER, AppFactory, Broker, wait_until
@@ -49,7 +49,7 @@ async def test_submission_is_published_exactly_once(
     assert len(messages) == 1
     message = messages[0]
     assert message.routing_key == SUBMITTED
-    submitted = JobSubmitted.model_validate_json(message.body)
+    (submitted,) = JobsSubmitted.model_validate_json(message.body).jobs
     assert str(submitted.job_id) == job_id
     assert submitted.job_type == "email"
     assert submitted.priority == 2
@@ -57,11 +57,13 @@ async def test_submission_is_published_exactly_once(
     assert submitted.max_attempts == 5
     assert submitted.timeout_seconds == 90
     assert submitted.payload == EMAIL_JOB["payload"]
-    assert message.message_id == str(submitted.message_id)
     assert message.delivery_mode == 2
     doc = await collection.find_one({"_id": job_id})
     assert doc["outbox"]["state"] == "sent"
+    # the job keeps the ids it was stored with, the same on every republish
+    assert str(submitted.message_id) == doc["messageId"]
     assert submitted.trace_id == doc["traceId"]
+    assert message.correlation_id == doc["traceId"]  # the message traces its first job
 
 
 async def test_concurrent_duplicates_with_one_key_make_one_job(

@@ -209,7 +209,8 @@ async def test_a_relay_pass_reads_mongodb_only_through_indexes_and_never_counts(
     start = max([d["createdAtMs"] async for d in collection.find({"outbox.state": "pending"})])
 
     client, recorder = monitored
-    settings = settings_factory(relay_batch_size=4)
+    # a message per job, so the test publisher can refuse one job of a pass
+    settings = settings_factory(relay_batch_size=4, relay_jobs_per_message=1)
     bus = BusHolder(settings.amqp_url, name="submission-test")
     try:
         relay = OutboxRelay(
@@ -231,7 +232,7 @@ async def test_a_relay_pass_reads_mongodb_only_through_indexes_and_never_counts(
     assert names.count("find") == 6
     assert "update" in names
     await assert_indexed(client, settings.mongo_db, list(recorder.queries()))
-    assert len(await broker.drain_submitted()) == 4
+    assert len(await broker.drain_jobs()) == 4
     assert gauge(PENDING) == 2  # the refused one, the one refused in the second pass
 
 
@@ -305,7 +306,7 @@ async def test_the_outbox_gauges_count_pending_entries_and_age_the_oldest(
         await bus.close()
 
     assert not AGGREGATING & set(recorder.names()), recorder.names()
-    assert len(await broker.drain_submitted()) == 5  # held and sent entries are not relayed
+    assert len(await broker.drain_jobs()) == 5  # held and sent entries are not relayed
     assert (await collection.find_one({"_id": held}))["outbox"]["state"] == "held"
 
 

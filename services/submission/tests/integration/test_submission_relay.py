@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from jobs_common.contracts import JobSubmitted
+from jobs_common.contracts import JobsSubmitted
 from jobs_common.mongo import create_client
 from jobs_common.testing.plugin import RabbitServer
 from jobs_common.topology import SUBMITTED, declare_topology
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 
 def job_ids(messages: list[Any]) -> list[str]:
-    return [str(JobSubmitted.model_validate_json(m.body).job_id) for m in messages]
+    return [str(j.job_id) for m in messages for j in JobsSubmitted.model_validate_json(m.body).jobs]
 
 
 async def all_published(collection: Any) -> bool:
@@ -46,6 +46,19 @@ async def test_jobs_accepted_without_a_relay_are_published_later_once(
     ids = job_ids(await broker.drain_submitted())
     assert sorted(ids) == sorted(accepted)
     assert await collection.count_documents({"outbox.state": "sent"}) == 10
+
+
+async def test_a_relay_pass_packs_its_jobs_into_few_messages(
+    app_factory: AppFactory, broker: Broker, collection: Any
+) -> None:
+    async with app_factory(relay_enabled=False) as app:
+        accepted = [(await app.submit(key=f"p{i}")).json()["jobId"] for i in range(10)]
+    async with app_factory(relay_batch_size=10, relay_jobs_per_message=4):
+        await wait_until(lambda: all_published(collection))
+    messages = await broker.drain_submitted()
+    jobs = [JobsSubmitted.model_validate_json(m.body).jobs for m in messages]
+    assert [len(group) for group in jobs] == [4, 4, 2]  # one pass, three messages
+    assert sorted(str(job.job_id) for group in jobs for job in group) == sorted(accepted)
 
 
 async def test_an_expired_claim_of_a_crashed_relay_is_taken_over(
@@ -116,7 +129,7 @@ async def test_api_accepts_while_the_broker_is_down_and_relay_catches_up(
             assert (await app.client.get("/ready")).status_code == 200
         broker = await _broker(url)
         try:
-            assert len(await broker.drain_submitted()) == 2
+            assert len(await broker.drain_jobs()) == 2
         finally:
             await broker.connection.close()
     finally:
