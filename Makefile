@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 2
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        dev demo bench bench-compare migrate topology-definitions clean
+        dev demo bench bench-compare bench-overload migrate topology-definitions clean
 
 help:
 	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
@@ -19,6 +19,7 @@ help:
 	@echo "make migrate  apply the PostgreSQL migrations"
 	@echo "make bench    pipeline throughput and latency figures (N=2000 WORKERS=2)"
 	@echo "make bench-compare  the same beside Celery and Dramatiq, with the ratios"
+	@echo "make bench-overload twice capacity for DURATION=120 s, then the drain and memory"
 
 $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +74,13 @@ bench: install infra
 bench-compare: install infra
 	$(PY) -m pip install --quiet --disable-pip-version-check -r scripts/requirements-bench.txt
 	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_compare.py
+
+# Capacity measured first (or CAPACITY=jobs/s), then FACTOR (2.0) x capacity offered for
+# DURATION (120) s as an open loop, at most MAX_IN_FLIGHT (512) requests in flight; exits
+# non-zero when an accepted job did not succeed exactly once, a handler ran more often than
+# its job's attempts, or the backlog did not drain.
+bench-overload: install infra
+	WORKERS=$(WORKERS) $(PY) scripts/bench_overload.py
 
 clean:
 	rm -rf $(VENV) var

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +27,13 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from jobs_common.testing.infra import free_port, resolve_mongo, resolve_postgres, resolve_rabbitmq
+from jobs_common.testing.infra import (
+    Resolved,
+    free_port,
+    resolve_mongo,
+    resolve_postgres,
+    resolve_rabbitmq,
+)
 from jobs_common.testing.plugin import PostgresServer, RabbitServer
 from jobs_common.testing.stack import Stack, StackConfig
 
@@ -45,10 +54,52 @@ def process_cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def stack_cpu_seconds(stack: Stack) -> float:
-    return sum(
-        process_cpu_seconds(s.process.pid) for s in stack.services.values() if s.process is not None
-    )
+def cpu_since(stack: Stack, before: dict[str, float]) -> dict[str, float]:
+    return {k: v - before.get(k, 0.0) for k, v in service_cpu_seconds(stack).items()}
+
+
+def service_cpu_seconds(stack: Stack) -> dict[str, float]:
+    """CPU seconds of each service process; workers summed as ``worker``."""
+    cpu: dict[str, float] = {}
+    for name, service in stack.services.items():
+        if service.process is not None:
+            key = name.split("-")[0]
+            cpu[key] = cpu.get(key, 0.0) + process_cpu_seconds(service.process.pid)
+    return cpu
+
+
+def start_profilers(stack: Stack, directory: Path) -> list[subprocess.Popen[bytes]]:
+    """py-spy on every service process (collapsed stacks, one file each): ``PROFILE=dir``."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    directory.mkdir(parents=True, exist_ok=True)
+    return [
+        subprocess.Popen(
+            [
+                spy,
+                "record",
+                "--pid",
+                str(s.process.pid),
+                "--rate",
+                "50",
+                "--nonblocking",
+                "--format",
+                "raw",
+                "--output",
+                str(directory / f"{name}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for name, s in stack.services.items()
+        if s.process is not None
+    ]
+
+
+def stop_profilers(profilers: list[subprocess.Popen[bytes]]) -> None:
+    for profiler in profilers:
+        profiler.send_signal(signal.SIGINT)
+    for profiler in profilers:
+        profiler.wait(timeout=30)
 
 
 @dataclass
@@ -125,8 +176,12 @@ class Phase:
     n: int
     accepted_s: float
     total_s: float
-    cpu_s: float
     outcomes: Outcomes
+    cpu_by_service: dict[str, float]  # CPU seconds per service (workers summed)
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self.cpu_by_service.values())
 
     @property
     def end_to_end_per_s(self) -> float:
@@ -148,6 +203,11 @@ class Phase:
                 f"max {max(o.latencies, default=0):.3f} s",
                 f"  CPU {self.cpu_s:.1f} s over our processes = {self.cpu_s / self.n * 1000:.1f} "
                 "CPU-s per 1,000 jobs",
+                "  of which "
+                + ", ".join(
+                    f"{name} {cpu / self.n * 1000:.2f}"
+                    for name, cpu in sorted(self.cpu_by_service.items(), key=lambda i: -i[1])
+                ),
                 f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
                 f"more than one attempt, {o.lost_attempts} lost leases, {o.dead} dead"
                 + ("" if o.clean else "   <-- FAILED: every noop job must succeed at once"),
@@ -155,9 +215,29 @@ class Phase:
         )
 
 
-async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
-    """Both phases on a fresh stack; each phase's figures and outcomes."""
-    phases: list[Phase] = []
+@dataclass
+class FreshStack:
+    """Every service as a real process on a new database, vhost and Mongo database."""
+
+    stack: Stack
+    database_url: str
+    database: str
+    vhost: str
+    pg_server: PostgresServer
+    rabbit_server: RabbitServer
+    resolved: tuple[Resolved, ...]
+
+    async def close(self) -> None:
+        """Stop the services, drop the database and vhost (the logs stay in stack.log_dir)."""
+        await asyncio.to_thread(self.stack.stop)
+        await self.rabbit_server.delete_vhost(self.vhost)
+        await self.pg_server.drop(self.database)
+        for resolved in self.resolved:
+            resolved.close()
+
+
+async def start_fresh_stack(workers: int) -> FreshStack:
+    """Start a fresh stack (as the e2e tests do); the caller waits for it to be ready."""
     postgres = resolve_postgres()
     rabbit, management = resolve_rabbitmq()
     mongo = resolve_mongo()
@@ -191,8 +271,23 @@ async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
     )
     stack = Stack(config, base / "logs")
     stack.start()
+    return FreshStack(
+        stack, database_url, database, vhost, pg_server, rabbit_server, (mongo, postgres, rabbit)
+    )
+
+
+async def run(
+    n: int, concurrency: int, workers: int, profile_dir: Path | None = None
+) -> list[Phase]:
+    """Both phases on a fresh stack; each phase's figures and outcomes."""
+    phases: list[Phase] = []
+    fresh = await start_fresh_stack(workers)
+    stack, database_url = fresh.stack, fresh.database_url
+    profilers: list[subprocess.Popen[bytes]] = []
     try:
         await asyncio.to_thread(stack.wait_ready, 90.0)
+        if profile_dir:
+            profilers = start_profilers(stack, profile_dir)
         gateway = stack.services["gateway"].url
         async with httpx.AsyncClient(base_url=gateway, timeout=60) as client:
             login = await client.post(
@@ -210,7 +305,7 @@ async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
                     r.raise_for_status()
                     return str(r.json()["jobId"])
 
-            cpu0, t0 = stack_cpu_seconds(stack), time.perf_counter()
+            cpu_before, t0 = service_cpu_seconds(stack), time.perf_counter()
             ids = await asyncio.gather(*(one(i) for i in range(n)))
             submit_s = time.perf_counter() - t0
             outcomes = await wait_terminal(database_url, ids)
@@ -220,13 +315,13 @@ async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
                     n,
                     submit_s,
                     time.perf_counter() - t0,
-                    stack_cpu_seconds(stack) - cpu0,
                     outcomes,
+                    cpu_since(stack, cpu_before),
                 )
             )
             print(phases[-1].report(), flush=True)
 
-            cpu0, t0 = stack_cpu_seconds(stack), time.perf_counter()
+            cpu_before, t0 = service_cpu_seconds(stack), time.perf_counter()
             r = await client.post(
                 "/api/batches",
                 json={
@@ -243,18 +338,14 @@ async def run(n: int, concurrency: int, workers: int) -> list[Phase]:
                     n,
                     accepted_s,
                     time.perf_counter() - t0,
-                    stack_cpu_seconds(stack) - cpu0,
                     outcomes,
+                    cpu_since(stack, cpu_before),
                 )
             )
             print(phases[-1].report(), flush=True)
     finally:
-        await asyncio.to_thread(stack.stop)
-        await rabbit_server.delete_vhost(vhost)
-        await pg_server.drop(database)
-        mongo.close()
-        postgres.close()
-        rabbit.close()
+        stop_profilers(profilers)
+        await fresh.close()
     return phases
 
 
@@ -262,7 +353,8 @@ def main() -> None:
     n = int(os.environ.get("N", "2000"))
     concurrency = int(os.environ.get("C", "64"))
     workers = int(os.environ.get("WORKERS", "2"))
-    phases = asyncio.run(run(n, concurrency, workers))
+    profile_dir = Path(os.environ["PROFILE"]) if os.environ.get("PROFILE") else None
+    phases = asyncio.run(run(n, concurrency, workers, profile_dir))
     sys.stdout.flush()
     if not all(phase.outcomes.clean for phase in phases):
         print("\nbench FAILED: some noop job did not succeed on its first attempt")
