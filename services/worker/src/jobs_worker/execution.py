@@ -2,8 +2,10 @@
 (:mod:`jobs_common.acks`, the only place that acks, requeues or rejects):
 
 - unparseable body or unknown schema version: poison, ``reject(requeue=False)`` -> ``jobs.dead``;
-- else publish ``JobRunning`` (confirmed), run the handler under the job's timeout, publish
-  ``JobResult`` (confirmed) and only then ack;
+- else run the handler under the job's timeout, publish ``JobResult`` (confirmed) and only
+  then ack; ``JobRunning`` (confirmed) goes out when the handler has run
+  ``running_report_delay`` (a quick attempt sends only its result, which says when it
+  started), or before the handler starts when the delay is 0 or the delivery is a redelivery;
 - a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)`` after a
   growing pause, or left to the broker when the channel is gone) and nothing is acked; after
   ``max_requeues`` hand-backs by this worker it is rejected to ``jobs.dead`` instead, where the
@@ -165,10 +167,13 @@ class JobExecutor:
             # A redelivery means the previous holder's connection died: take the attempt over.
             redelivered=bool(message.redelivered),
         )
-        if not await self._publish(RUNNING, running, fields):
+        # A quick attempt reports only its result, which says when it started: JobRunning goes
+        # out once the handler has run RUNNING_REPORT_DELAY, and at once for a redelivery
+        # (the scheduler must hand the attempt over before it takes this worker's result).
+        deferred = self.settings.running_report_delay > 0 and not message.redelivered
+        if not deferred and not await self._announce(running, job, fields):
             await self._hand_back(message, job, "JobRunning not confirmed")
             return
-        job.running_confirmed = True
         job.phase = Phase.RUNNING
         metrics.JOBS_STARTED.labels(self.type_label(dispatch.job_type)).inc()
         log.info(
@@ -178,12 +183,39 @@ class JobExecutor:
         clock = time.perf_counter()
         if job.cancel_reason is not None:  # cancelled while JobRunning was being confirmed
             outcome = _cancelled(job.cancel_reason)
+        elif deferred:
+            outcome = await self._run_announcing(job, running, fields)
         else:
             outcome = await self._run_handler(job, self._logger(job, fields))
         job.phase = Phase.REPORTING
         await self._report(
             message, job, outcome, started_at=started_at, duration=time.perf_counter() - clock
         )
+
+    async def _announce(self, running: JobRunning, job: ActiveJob, fields: dict[str, Any]) -> bool:
+        """Publish ``JobRunning`` (confirmed): from then on the heartbeat renews its lease."""
+        if not await self._publish(RUNNING, running, fields):
+            return False
+        job.running_confirmed = True
+        return True
+
+    async def _run_announcing(
+        self, job: ActiveJob, running: JobRunning, fields: dict[str, Any]
+    ) -> Outcome:
+        """Run the handler; announce the attempt if it still runs after the delay. Should the
+        broker refuse that publish, the attempt goes on: its result says when it started."""
+        run = asyncio.create_task(self._run_handler(job, self._logger(job, fields)))
+        try:
+            done, _ = await asyncio.wait({run}, timeout=self.settings.running_report_delay)
+            if not done and not await self._announce(running, job, fields):
+                log.warning(
+                    "JobRunning not confirmed; the attempt goes on",
+                    extra={**fields, "action": "running_not_confirmed"},
+                )
+        except asyncio.CancelledError:  # shutdown: the handler stops with this task
+            run.cancel()
+            raise
+        return await run
 
     async def _report(
         self,

@@ -38,6 +38,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
 
     # Heartbeats (jobs.heartbeat): the scheduler's lease lasts a few intervals.
     heartbeat_interval: float = Field(default=2.0, gt=0)
+    # An attempt that ends sooner sends no JobRunning, only its JobResult (a message less per
+    # job); one that runs longer is announced then. 0 announces every attempt before it runs.
+    running_report_delay: float = Field(default=0.2, ge=0, le=2.0)
     # CancelAttempt messages remembered so a cancelled attempt is never started here.
     cancelled_capacity: int = Field(default=10_000, ge=1)
     cancelled_ttl: float = Field(default=3600.0, gt=0)

@@ -22,6 +22,9 @@ def worker_settings(rabbit_url: str, tmp_path: Path) -> Settings:
         artifacts_dir=tmp_path / "artifacts",
         drain_timeout=10,
         requeue_pause=0.05,
+        # Every attempt announced before it runs, so these tests see each JobRunning; the
+        # deferred announcement has its own (test_worker_running_report.py).
+        running_report_delay=0,
         startup_timeout=5,
         log_json=False,
         environment="test",

@@ -25,7 +25,12 @@ S = JobStatus
 
 REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
 DONE = ArrayRows(
-    "done", id=UUID(as_uuid=True), attempt=Integer(), finished_at=DateTime(timezone=True)
+    "done",
+    id=UUID(as_uuid=True),
+    attempt=Integer(),
+    worker_id=Text(),
+    started_at=DateTime(timezone=True),
+    finished_at=DateTime(timezone=True),
 )
 
 # The jobs whose current attempt was reported and may still end, locked in id order.
@@ -66,13 +71,18 @@ SUCCEED_ATTEMPTS = (
     .where(job_attempts.c.job_id == DONE.c.id, job_attempts.c.attempt == DONE.c.attempt)
     .values(
         status="succeeded",
+        # A quick attempt's JobRunning never came (the worker sends it only after a delay):
+        # its result says where and when it started.
+        worker_id=func.coalesce(job_attempts.c.worker_id, DONE.c.worker_id),
+        started_at=func.coalesce(job_attempts.c.started_at, DONE.c.started_at),
         finished_at=DONE.c.finished_at,
         error_class=None,
         error=None,
         duration_ms=func.floor(
             func.extract(
                 "epoch",
-                DONE.c.finished_at - func.coalesce(job_attempts.c.started_at, DONE.c.finished_at),
+                DONE.c.finished_at
+                - func.coalesce(job_attempts.c.started_at, DONE.c.started_at, DONE.c.finished_at),
             )
             * 1000
         ),
@@ -124,17 +134,23 @@ async def apply_results(
         await apply_transitions(connection, changes, succeeded, SUCCEED)
         await connection.execute(
             SUCCEED_ATTEMPTS,
-            DONE.params((m.job_id, m.attempt, m.finished_at) for m in done),
+            DONE.params(
+                (m.job_id, m.attempt, m.worker_id, m.started_at, m.finished_at) for m in done
+            ),
         )
     return outcomes
 
 
 def _success(report: JobResult, current: JobStatus) -> Transition:
+    """``-> succeeded``; from ``queued`` (an attempt too quick to send JobRunning, or whose
+    JobRunning is still on its way) the timeline shows where it started, too."""
+    started = f"started on {report.worker_id}"
     return Transition(
         report.job_id,
         current,
         S.SUCCEEDED,
         "succeeded",
+        via=((S.RUNNING, started),) if current is S.QUEUED else (),
         attempt=report.attempt,
         values={
             "result": json_text(report.result or {}),
