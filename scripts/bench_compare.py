@@ -23,7 +23,7 @@ def per_thousand(cpu_seconds: float, n: int) -> float:
 
 async def compare(n: int, concurrency: int, workers: int) -> bool:
     ours = await bench_pipeline.run(n, concurrency, workers)
-    single, batch = ours
+    single, batch = ours[:2]  # the third phase (half of peak) has no baseline
     celery = await bench_baselines.run_celery_async(n, concurrency)
     dramatiq = await bench_baselines.run_dramatiq_async(n, concurrency)
     bench_baselines.print_table([celery, dramatiq])
