@@ -170,6 +170,23 @@ class JobResult(Message):
     finished_at: AwareDatetime
 
 
+class JobResults(Message):
+    """worker -> scheduler (jobs.results): the results a worker had ready together, in one
+    message (a message per result cost a confirmed publish and a delivery each). The scheduler
+    applies each result on its own terms (fenced on ``(job_id, attempt)`` and its holder)."""
+
+    type: Literal["job.results"] = "job.results"
+    results: list[JobResult] = Field(min_length=1, max_length=1_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_result(cls, data: Any) -> Any:
+        """A single ``job.result`` (what workers sent before) reads as a batch of one."""
+        if isinstance(data, dict) and data.get("type") == "job.result":
+            return {"trace_id": data.get("trace_id"), "results": [data]}
+        return data
+
+
 class RetryRequested(Message):
     """dashboard -> scheduler: run a dead job again (a retry, or a dead-letter requeue).
 

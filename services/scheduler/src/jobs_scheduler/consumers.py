@@ -27,7 +27,7 @@ from jobs_common.contracts import (
     CancelRequested,
     JobDispatch,
     JobLogLines,
-    JobResult,
+    JobResults,
     JobRunning,
     JobsSubmitted,
     Message,
@@ -217,9 +217,10 @@ class SchedulerConsumers:
             return Counter(applied=stored, duplicate=len(lines) - stored)
 
         async def results(
-            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResult]]
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResults]]
         ) -> Counter[str]:
-            return await apply_results(c, ch, [p.message for p in parsed], defaults)
+            reports = [result for p in parsed for result in p.message.results]
+            return await apply_results(c, ch, reports, defaults)
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
             return await commands.apply_retry_request(c, ch, m)
@@ -239,7 +240,7 @@ class SchedulerConsumers:
             topology.RUNNING: (JobRunning, running),
             topology.HEARTBEAT: (WorkerHeartbeat, heartbeats),
             topology.LOGS: (JobLogLines, log_lines),
-            topology.RESULTS: (JobResult, results),
+            topology.RESULTS: (JobResults, results),
             topology.RETRY: (RetryRequested, one_by_one(retry)),
             topology.CANCEL: (CancelRequested, one_by_one(cancel)),
             topology.DEAD: (JobDispatch, one_by_one(dead)),

@@ -1,5 +1,6 @@
 """A quick attempt reports only its result (its worker sends JobRunning after a delay): the
-scheduler records where and when it started from the result."""
+scheduler records where and when it started from the result. Results come several to a
+JobResults message, each applied on its own terms."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import utcnow
+from jobs_common.contracts import JobResults, utcnow
 from jobs_common.jobstore import job_attempts
 from jobs_common.rabbit import RabbitBus
 
@@ -46,3 +47,18 @@ async def test_a_result_without_a_running_message_records_the_start(
         started_at,
     )
     assert attempt.duration_ms >= 40
+
+
+async def test_results_several_to_a_message_are_each_applied(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    jobs = [submitted(priority=2) for _ in range(3)]
+    for job in jobs:
+        await bus.publisher.publish(topology.SUBMITTED, job)
+    dispatches = [await next_dispatch(bus) for _ in jobs]
+    reports = [job_result(d.job_id, d.attempt, worker_id="w-batch") for d in dispatches]
+    await bus.publisher.publish(topology.RESULTS, JobResults(results=reports[:2]))
+    await bus.publisher.publish(topology.RESULTS, JobResults(results=reports[1:]))  # again
+    for job in jobs:
+        row = await wait_status(db, job.job_id, "succeeded")
+        assert row.worker_id == "w-batch"

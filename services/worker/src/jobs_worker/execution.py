@@ -24,6 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 import orjson
@@ -44,6 +45,7 @@ from jobs_common.rabbit import Publisher
 from jobs_common.topology import RESULTS, RUNNING
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJob, ActiveJobs, Phase
+from jobs_worker.batching import ResultBatcher
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify
@@ -90,6 +92,9 @@ class JobExecutor:
         self.log_forwarder = log_forwarder
         self.forward_level = logging.getLevelNamesMapping()[settings.job_log_level.upper()]
         self.settler = acks.Settler(settings.ack_policy, capacity=settings.requeue_counts_capacity)
+        self.results = ResultBatcher(
+            partial(publisher.publish, RESULTS), max_batch=settings.result_batch_size
+        )
 
     def type_label(self, job_type: str) -> str:
         return job_type if job_type in self.registry else "unknown"
@@ -341,7 +346,10 @@ class JobExecutor:
         self, routing_key: str, message: JobRunning | JobResult, fields: dict[str, Any]
     ) -> bool:
         try:
-            await self.publisher.publish(routing_key, message)
+            if isinstance(message, JobResult):  # gathered with the results ready meanwhile
+                await self.results.publish(message)
+            else:
+                await self.publisher.publish(routing_key, message)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -41,6 +41,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # An attempt that ends sooner sends no JobRunning, only its JobResult (a message less per
     # job); one that runs longer is announced then. 0 announces every attempt before it runs.
     running_report_delay: float = Field(default=0.2, ge=0, le=2.0)
+    # Results that became ready while the previous JobResults message waited for its confirm
+    # go out together, at most this many to a message.
+    result_batch_size: int = Field(default=200, ge=1, le=1000)
     # CancelAttempt messages remembered so a cancelled attempt is never started here.
     cancelled_capacity: int = Field(default=10_000, ge=1)
     cancelled_ttl: float = Field(default=3600.0, gt=0)

@@ -18,6 +18,7 @@ from jobs_common.contracts import (
     JobLogLine,
     JobLogLines,
     JobResult,
+    JobResults,
     JobRunning,
     parse_message,
 )
@@ -50,6 +51,17 @@ class Collector:
 
     def parsed(self, model: type[Any]) -> list[Any]:
         return [parse_message(model, m.body) for m in self.messages]
+
+    def results(self) -> list[JobResult]:
+        """Every result on jobs.results so far, in order (several to a JobResults message)."""
+        return [result for message in self.parsed(JobResults) for result in message.results]
+
+    async def wait_results(self, job_id: Any, count: int = 1) -> list[JobResult]:
+        """Wait (bounded by the caller) for ``count`` results of ``job_id``."""
+        while len(found := [r for r in self.results() if str(r.job_id) == str(job_id)]) < count:
+            self.changed.clear()
+            await self.changed.wait()
+        return found
 
     async def log_lines(self, job_id: Any, count: int) -> list[JobLogLine]:
         """Wait (bounded by the caller) for ``count`` lines of ``job_id`` on jobs.logs."""
@@ -106,8 +118,8 @@ class Observer:
 
     async def wait_result(self, results: Collector, job_id: uuid.UUID) -> JobResult:
         async with asyncio.timeout(20):
-            (found,) = await results.wait_for(lambda m: job_of(m) == str(job_id))
-        return parse_message(JobResult, found.body)
+            (found,) = await results.wait_results(job_id)
+        return found
 
     async def wait_running(self, running: Collector, job_id: uuid.UUID) -> JobRunning:
         async with asyncio.timeout(20):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from jobs_common.contracts import ErrorKind, JobError, JobResult, parse_message
+from jobs_common.contracts import ErrorKind, JobError
 from jobs_common.topology import READY_HIGH, RESULTS, RUNNING
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate, until
@@ -104,9 +104,6 @@ async def test_a_lost_attempt_is_refused_but_the_next_attempt_runs(
     await observer.publish(first)
     await observer.publish(second)
     async with asyncio.timeout(20):
-        found = await results.wait_for(lambda m: job_of(m) == str(first.job_id), count=2)
-    outcomes = {
-        r.attempt: (r.outcome, r.error.message if r.error else None)
-        for r in (parse_message(JobResult, m.body) for m in found)
-    }
+        found = await results.wait_results(first.job_id, count=2)
+    outcomes = {r.attempt: (r.outcome, r.error.message if r.error else None) for r in found}
     assert outcomes == {1: ("cancelled", "lease lost"), 2: ("succeeded", None)}

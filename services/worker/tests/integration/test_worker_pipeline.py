@@ -224,4 +224,4 @@ async def test_run_until_idle_processes_everything_queued(
         assert await observer.message_count(name) == 0
     async with asyncio.timeout(10):
         await results.wait_for(lambda m: True, count=len(dispatches))
-    assert {job_of(m) for m in results.messages} == {str(d.job_id) for d in dispatches}
+    assert {str(r.job_id) for r in results.results()} == {str(d.job_id) for d in dispatches}

@@ -38,7 +38,7 @@ async def test_a_longer_attempt_is_announced_while_it_runs(
     dispatch = make_dispatch("simulate", quick_simulate(minSeconds=1.0, maxSeconds=1.0), priority=2)
     await observer.publish(dispatch)
     started = await observer.wait_running(running, dispatch.job_id)
-    assert not [m for m in results.messages if job_of(m) == str(dispatch.job_id)]  # still runs
+    assert not [r for r in results.results() if r.job_id == dispatch.job_id]  # still runs
 
     async def leased() -> bool:  # from the confirm on, the heartbeat renews its lease
         return runtime.active.leased() == [(dispatch.job_id, dispatch.attempt)]
