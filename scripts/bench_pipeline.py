@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
@@ -58,6 +58,10 @@ def cpu_since(stack: Stack, before: dict[str, float]) -> dict[str, float]:
     return {k: v - before.get(k, 0.0) for k, v in service_cpu_seconds(stack).items()}
 
 
+def infra_cpu_since(before: dict[str, float]) -> dict[str, float]:
+    return {k: v - before.get(k, 0.0) for k, v in infra_cpu_seconds().items()}
+
+
 def service_cpu_seconds(stack: Stack) -> dict[str, float]:
     """CPU seconds of each service process; workers summed as ``worker``."""
     cpu: dict[str, float] = {}
@@ -65,6 +69,31 @@ def service_cpu_seconds(stack: Stack) -> dict[str, float]:
         if service.process is not None:
             key = name.split("-")[0]
             cpu[key] = cpu.get(key, 0.0) + process_cpu_seconds(service.process.pid)
+    return cpu
+
+
+INFRA = {"postgres": "postgresql", "beam.smp": "rabbitmq"}
+
+
+def infra_cpu_seconds() -> dict[str, float]:
+    """CPU seconds of the processes beside ours: PostgreSQL's, RabbitMQ's and the MongoDB
+    stand-in's (every process of the machine with that name, so run nothing else)."""
+    cpu: dict[str, float] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            comm = (proc / "comm").read_text().strip()
+            key = INFRA.get(comm)
+            if key is None and b"nx-27017" in (proc / "cmdline").read_bytes():
+                key = "mongodb stand-in"
+            if key is None:
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime: the process itself
+        cpu[key] = cpu.get(key, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
     return cpu
 
 
@@ -182,6 +211,7 @@ class Phase:
     total_s: float
     outcomes: Outcomes
     cpu_by_service: dict[str, float]  # CPU seconds per service (workers summed)
+    cpu_beside: dict[str, float] = field(default_factory=dict)  # PostgreSQL, RabbitMQ, MongoDB
 
     @property
     def cpu_s(self) -> float:
@@ -213,6 +243,11 @@ class Phase:
                 + ", ".join(
                     f"{name} {cpu / self.n * 1000:.2f}"
                     for name, cpu in sorted(self.cpu_by_service.items(), key=lambda i: -i[1])
+                ),
+                "  beside them "
+                + ", ".join(
+                    f"{name} {cpu / self.n * 1000:.2f}"
+                    for name, cpu in sorted(self.cpu_beside.items(), key=lambda i: -i[1])
                 ),
                 f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
                 f"more than one attempt, {o.lost_attempts} lost leases, {o.dead} dead"
@@ -289,7 +324,11 @@ async def half_of_peak(
     earlier answers) for ``seconds``: the latency of a platform that is not saturated."""
     traffic = Traffic()
     due = plan(rate, seconds, share=0.0, size=1)
-    cpu_before, t0 = service_cpu_seconds(stack), time.perf_counter()
+    cpu_before, beside_before, t0 = (
+        service_cpu_seconds(stack),
+        infra_cpu_seconds(),
+        time.perf_counter(),
+    )
     await asyncio.gather(*await offer(client, traffic, due, bound=1000))
     offered_s = time.perf_counter() - t0
     if traffic.refused:
@@ -302,6 +341,7 @@ async def half_of_peak(
         time.perf_counter() - t0,
         outcomes,
         cpu_since(stack, cpu_before),
+        infra_cpu_since(beside_before),
     )
 
 
@@ -345,7 +385,11 @@ async def run(
                         raise RuntimeError(f"POST /api/jobs answered {status}: {body[:300]!r}")
                     return str(json.loads(body)["jobId"])
 
-            cpu_before, t0 = service_cpu_seconds(stack), time.perf_counter()
+            cpu_before, beside_before, t0 = (
+                service_cpu_seconds(stack),
+                infra_cpu_seconds(),
+                time.perf_counter(),
+            )
             ids = await asyncio.gather(*(one(i) for i in range(n)))
             submit_s = time.perf_counter() - t0
             outcomes = await wait_terminal(database_url, ids)
@@ -357,11 +401,16 @@ async def run(
                     time.perf_counter() - t0,
                     outcomes,
                     cpu_since(stack, cpu_before),
+                    infra_cpu_since(beside_before),
                 )
             )
             print(phases[-1].report(), flush=True)
 
-            cpu_before, t0 = service_cpu_seconds(stack), time.perf_counter()
+            cpu_before, beside_before, t0 = (
+                service_cpu_seconds(stack),
+                infra_cpu_seconds(),
+                time.perf_counter(),
+            )
             r = await client.post(
                 "/api/batches",
                 json={
@@ -380,6 +429,7 @@ async def run(
                     time.perf_counter() - t0,
                     outcomes,
                     cpu_since(stack, cpu_before),
+                    infra_cpu_since(beside_before),
                 )
             )
             print(phases[-1].report(), flush=True)
