@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -58,6 +58,24 @@ class Message(BaseModel):
         return orjson.dumps(self.model_dump(mode="json"))
 
 
+class Envelope(Message):
+    """Several messages of one kind in one message (one each cost a publish and a delivery).
+
+    ``single`` names the kind a sender used to send one at a time, the list field, and the
+    fields the envelope takes from it: such a message still reads, as an envelope of one.
+    """
+
+    single: ClassVar[tuple[str, str, tuple[str, ...]]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_of_them(cls, data: Any) -> Any:
+        kind, items, carried = cls.single
+        if isinstance(data, dict) and data.get("type") == kind:
+            return {**{name: data.get(name) for name in carried}, items: [data]}
+        return data
+
+
 RetryStrategy = Literal["fixed", "linear", "exponential"]
 
 
@@ -98,22 +116,16 @@ class JobSubmitted(Message):
     batch_size: int | None = Field(default=None, ge=1, le=10_000)
 
 
-class JobsSubmitted(Message):
+class JobsSubmitted(Envelope):
     """submission -> scheduler (jobs.submitted): the jobs one relay pass took from the outbox,
     several to a message (a message per job cost a confirmed publish and a delivery each).
     Each job keeps its own ``message_id`` and ``trace_id``; the scheduler records each once
     (idempotent on the job id), and a job it cannot record is stored as poison alone."""
 
+    single: ClassVar[tuple[str, str, tuple[str, ...]]] = ("job.submitted", "jobs", ("trace_id",))
+
     type: Literal["jobs.submitted"] = "jobs.submitted"
     jobs: list[JobSubmitted] = Field(min_length=1, max_length=1_000)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_job(cls, data: Any) -> Any:
-        """A single ``job.submitted`` (what the relay sent before) reads as a batch of one."""
-        if isinstance(data, dict) and data.get("type") == "job.submitted":
-            return {"trace_id": data.get("trace_id"), "jobs": [data]}
-        return data
 
 
 class JobDispatch(Message):
@@ -170,21 +182,15 @@ class JobResult(Message):
     finished_at: AwareDatetime
 
 
-class JobResults(Message):
+class JobResults(Envelope):
     """worker -> scheduler (jobs.results): the results a worker had ready together, in one
     message (a message per result cost a confirmed publish and a delivery each). The scheduler
     applies each result on its own terms (fenced on ``(job_id, attempt)`` and its holder)."""
 
+    single: ClassVar[tuple[str, str, tuple[str, ...]]] = ("job.result", "results", ("trace_id",))
+
     type: Literal["job.results"] = "job.results"
     results: list[JobResult] = Field(min_length=1, max_length=1_000)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_result(cls, data: Any) -> Any:
-        """A single ``job.result`` (what workers sent before) reads as a batch of one."""
-        if isinstance(data, dict) and data.get("type") == "job.result":
-            return {"trace_id": data.get("trace_id"), "results": [data]}
-        return data
 
 
 class RetryRequested(Message):
@@ -262,23 +268,17 @@ class JobLogLine(Message):
     at: AwareDatetime
 
 
-class JobLogLines(Message):
+class JobLogLines(Envelope):
     """worker -> scheduler (jobs.logs): the log lines a worker gathered, of any of its
     attempts, in one message (a message per line cost one publish and one delivery each).
     Each line keeps its own ``message_id``: the scheduler stores a line once however often
     its message is delivered."""
 
+    single: ClassVar[tuple[str, str, tuple[str, ...]]] = ("job.log", "lines", ("worker_id",))
+
     type: Literal["job.log_lines"] = "job.log_lines"
     worker_id: str
     lines: list[JobLogLine] = Field(min_length=1, max_length=1_000)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_line(cls, data: Any) -> Any:
-        """A single ``job.log`` line (what workers sent before) reads as a batch of one."""
-        if isinstance(data, dict) and data.get("type") == "job.log":
-            return {"worker_id": data.get("worker_id"), "lines": [data]}
-        return data
 
 
 class ReadTick(Message):

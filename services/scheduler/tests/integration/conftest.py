@@ -26,7 +26,7 @@ from jobs_common.contracts import (
     utcnow,
 )
 from jobs_common.db import create_engine
-from jobs_common.jobstore import dead_letters, job_events, jobs
+from jobs_common.jobstore import dead_letters, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
 from jobs_common.testing.waiting import eventually
 from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
@@ -203,3 +203,12 @@ def heartbeat(worker_id: str, *active: tuple[uuid.UUID, int]) -> WorkerHeartbeat
         started_at=now,
         sent_at=now,
     )
+
+
+async def poison_reasons(db: AsyncEngine, message_id: uuid.UUID) -> list[str]:
+    """The reasons ``poison_messages`` holds for a message id."""
+    async with db.connect() as connection:
+        rows = await connection.execute(
+            select(poison_messages.c.reason).where(poison_messages.c.message_id == str(message_id))
+        )
+        return list(rows.scalars())

@@ -3,17 +3,17 @@ PostgreSQL refuses is stored as poison alone, without its message's other jobs."
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from prometheus_client import REGISTRY
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import JobsSubmitted
-from jobs_common.jobstore import poison_messages
 from jobs_common.rabbit import RabbitBus
 
-from .conftest import eventually, job_row, submitted, wait_status
+from .conftest import eventually, job_row, poison_reasons, submitted, wait_status
 
 pytestmark = pytest.mark.integration
 
@@ -35,16 +35,9 @@ async def test_a_refused_job_is_poison_alone_and_its_neighbours_are_recorded(
     await wait_status(db, first.job_id, "queued")
     await wait_status(db, second.job_id, "queued")
 
-    async def stored() -> list[str]:
-        async with db.connect() as connection:
-            rows = await connection.execute(
-                select(poison_messages.c.reason).where(
-                    poison_messages.c.message_id == str(broken.message_id)
-                )
-            )
-            return list(rows.scalars())
-
-    (reason,) = await eventually(stored, what="the refused job in poison_messages")
+    (reason,) = await eventually(
+        partial(poison_reasons, db, broken.message_id), what="the refused job in poison_messages"
+    )
     assert reason.startswith(f"job {broken.job_id} not recorded")
     assert await job_row(db, broken.job_id) is None
     assert requeued() == requeues_before  # handled at once, not requeued

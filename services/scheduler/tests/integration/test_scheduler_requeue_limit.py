@@ -3,18 +3,26 @@ ever; a ready message a worker rejected comes back through jobs.dead and is re-d
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from aio_pika.abc import AbstractIncomingMessage
 from prometheus_client import REGISTRY
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.jobstore import poison_messages
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.settings import Settings
 
-from .conftest import eventually, job_row, next_dispatch, submitted, timeline_reasons, wait_status
+from .conftest import (
+    eventually,
+    job_row,
+    next_dispatch,
+    poison_reasons,
+    submitted,
+    timeline_reasons,
+    wait_status,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -49,16 +57,10 @@ async def test_a_submission_that_always_fails_is_stored_as_poison_after_the_requ
     requeues_before = settled(topology.SUBMITTED, "requeue")
     await bus.publisher.publish(topology.SUBMITTED, broken)
 
-    async def stored() -> list[str]:
-        async with db.connect() as connection:
-            rows = await connection.execute(
-                select(poison_messages.c.reason).where(
-                    poison_messages.c.message_id == str(broken.message_id)
-                )
-            )
-            return list(rows.scalars())
-
-    (reason,) = await eventually(stored, what="the failing submission in poison_messages")
+    (reason,) = await eventually(
+        partial(poison_reasons, db, broken.message_id),
+        what="the failing submission in poison_messages",
+    )
     assert reason.startswith("requeue_limit: still failing after 2 requeues: ")
     await bus.publisher.publish(topology.SUBMITTED, fine)
     await wait_status(db, fine.job_id, "queued")

@@ -110,19 +110,7 @@ async def test_a_batch_of_starts_beats_and_results_writes_each_table_once(
     bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, scheduler_settings: Settings
 ) -> None:
     defaults = job_defaults(scheduler_settings)
-    messages = [submitted(priority=1) for _ in range(JOBS)]
-    for message in messages:
-        await bus.publisher.publish(topology.SUBMITTED, message)
-    ids = [m.job_id for m in messages]
-
-    async def all_queued() -> bool:
-        async with db.connect() as connection:
-            rows = await connection.execute(
-                select(jobs.c.status).where(jobs.c.id.in_(ids), jobs.c.status == "queued")
-            )
-            return len(rows.all()) == JOBS
-
-    await eventually(all_queued, what="every job queued")
+    ids = await queued_jobs(bus, db, JOBS)
     now = utcnow()
     starts = [JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now) for i in ids]
     with writes(db) as counted:
