@@ -1,22 +1,13 @@
-"""The long-lived HTTP client to the backends.
-
-httpcore's connection pool scans every pooled connection (with a socket poll each) whenever it
-assigns a request, so one pool of 100 connections under load spends most of the gateway's CPU
-there. The client is therefore sharded: several small pools, picked round-robin.
-"""
+"""Forwarding to the backends over the gateway's long-lived client (:mod:`.http1`)."""
 
 from __future__ import annotations
 
-import itertools
 import logging
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
 
 from jobs_common.errors import UpstreamUnavailable
+from jobs_gateway.adapters.http1 import Http1Client, UpstreamError, UpstreamTimeout
 from jobs_gateway.domain.headers import client_response_headers
 from jobs_gateway.domain.routing import UPSTREAMS, Upstream
 from jobs_gateway.metrics import UPSTREAM_CALLS
@@ -31,59 +22,22 @@ class UpstreamResponse:
     headers: dict[str, str]
 
 
-# httpcore checks every idle connection of a pool (a poll syscall each) whenever it assigns a
-# request or takes a connection back: the cost of a request grows with the pool's size, so
-# the connections are split into many small pools.
-CONNECTIONS_PER_SHARD = 4
-
-
-class ShardedClient:
-    """Round-robin over several ``httpx.AsyncClient`` with small connection pools."""
-
-    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
-        self._clients = clients
-        self._next = itertools.cycle(clients)
-
-    async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        return await next(self._next).request(method, url, **kwargs)
-
-    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        return await next(self._next).get(url, **kwargs)
-
-    async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
-
-
+# Well below the services' keep-alive (jobs_common.serve), so the client drops an idle
+# connection before the server closes it under a request.
 IDLE_CONNECTION_SECONDS = 30.0
 
 
-def build_client(*, timeout: float, connect_timeout: float, max_connections: int) -> ShardedClient:
-    shards = max(1, math.ceil(max_connections / CONNECTIONS_PER_SHARD))
-    per_shard = max(1, math.ceil(max_connections / shards))
-    return ShardedClient(
-        [
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                limits=httpx.Limits(
-                    max_connections=per_shard,
-                    max_keepalive_connections=per_shard,
-                    # Well below the services' keep-alive (jobs_common.serve), so the client
-                    # drops an idle connection before the server closes it under a request.
-                    keepalive_expiry=IDLE_CONNECTION_SECONDS,
-                ),
-                follow_redirects=False,
-                trust_env=False,
-            )
-            for _ in range(shards)
-        ]
+def build_client(*, timeout: float, connect_timeout: float, max_connections: int) -> Http1Client:
+    return Http1Client(
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        max_connections=max_connections,
+        idle_seconds=IDLE_CONNECTION_SECONDS,
     )
 
 
 class Upstreams:
-    def __init__(
-        self, client: ShardedClient | httpx.AsyncClient, bases: Mapping[Upstream, str]
-    ) -> None:
+    def __init__(self, client: Http1Client, bases: Mapping[Upstream, str]) -> None:
         missing = set(UPSTREAMS) - set(bases)
         if missing:
             raise ValueError(f"no base URL for {sorted(missing)}")
@@ -103,13 +57,11 @@ class Upstreams:
     ) -> UpstreamResponse:
         url = self._bases[upstream] + path + (f"?{query}" if query else "")
         try:
-            response = await self._client.request(
-                method, url, headers=dict(headers), content=body or None
-            )
-        except httpx.TimeoutException as exc:
+            response = await self._client.request(method, url, headers=headers, content=body)
+        except UpstreamTimeout as exc:
             self._failed(upstream, "timeout", request_id, exc)
             raise UpstreamUnavailable(f"{upstream} did not answer in time") from exc
-        except httpx.TransportError as exc:
+        except UpstreamError as exc:
             self._failed(upstream, "unavailable", request_id, exc)
             raise UpstreamUnavailable(f"{upstream} is unavailable") from exc
         outcome = "error_status" if response.status_code >= 500 else "ok"
@@ -122,8 +74,10 @@ class Upstreams:
 
     async def healthy(self, upstream: Upstream, *, within: float) -> bool:
         try:
-            response = await self._client.get(self._bases[upstream] + "/health", timeout=within)
-        except httpx.HTTPError:
+            response = await self._client.request(
+                "GET", self._bases[upstream] + "/health", timeout=within
+            )
+        except UpstreamError:
             return False
         return response.status_code == 200
 
