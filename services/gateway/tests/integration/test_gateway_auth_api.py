@@ -9,6 +9,11 @@ import httpx
 import jwt
 import pytest
 
+from jobs_gateway.app import create_app
+from jobs_gateway.domain.rate_limit import TokenBucketLimiter
+
+from ..conftest import SettingsFactory, running
+
 pytestmark = pytest.mark.integration
 
 TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef-0123456789"
@@ -120,15 +125,22 @@ async def test_me_without_token_is_401(gateway: httpx.AsyncClient) -> None:
     assert_envelope(await gateway.get("/auth/me"), 401, "unauthorized")
 
 
-async def test_login_is_rate_limited_per_email_and_ip(gateway: httpx.AsyncClient) -> None:
-    statuses = [
-        (await login(gateway, "user@test.com", "wrong-password")).status_code for _ in range(10)
-    ]
-    assert statuses == [401] * 10
-    limited = await login(gateway, "user@test.com", "user123")
-    assert_envelope(limited, 429, "too_many_requests")
-    # another email from the same client is not affected
-    assert (await login(gateway, "admin@test.com", "admin123")).status_code == 200
+async def test_login_is_rate_limited_per_email_and_ip(make_settings: SettingsFactory) -> None:
+    settings = make_settings()
+    app = create_app(settings)
+    async with running(app) as gateway:
+        # The configured limit on a stopped clock: ten slow password checks must not refill it.
+        app.state.accounts.login_limiter = TokenBucketLimiter(
+            capacity=settings.login_attempts_per_minute, clock=lambda: 0.0
+        )
+        statuses = [
+            (await login(gateway, "user@test.com", "wrong-password")).status_code for _ in range(10)
+        ]
+        assert statuses == [401] * 10
+        limited = await login(gateway, "user@test.com", "user123")
+        assert_envelope(limited, 429, "too_many_requests")
+        # another email from the same client is not affected
+        assert (await login(gateway, "admin@test.com", "admin123")).status_code == 200
 
 
 async def test_refresh_of_a_deleted_user_is_401(
