@@ -123,6 +123,21 @@ async def test_no_answer_in_time_is_a_timeout_and_a_refused_connection_an_error(
     assert not isinstance(refused.value, UpstreamTimeout)
 
 
+async def test_waiting_for_a_free_connection_counts_against_the_timeout() -> None:
+    async def slow(head: bytes, body: bytes) -> bytes:
+        await asyncio.sleep(0.5)
+        return b"HTTP/1.1 204 No Content\r\n\r\n"
+
+    async with server(slow) as (url, _):
+        http = client(timeout=0.8, max_connections=1)
+        first = asyncio.create_task(http.request("GET", f"{url}/a"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(UpstreamTimeout):  # 0.5 s waiting for the only connection, 0.5 s more
+            await http.request("GET", f"{url}/b")
+        assert (await first).status_code == 204
+        await http.aclose()
+
+
 async def test_an_answer_cut_short_is_an_error() -> None:
     async def cut(head: bytes, body: bytes) -> bytes | None:
         return None  # closes the connection without answering

@@ -126,28 +126,31 @@ class Pool:
     async def send(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes, timeout: float
     ) -> Answer:
-        head = request_head(method, target, f"{self.host}:{self.port}", headers, body)
-        async with self._slots:
-            connection = await self._acquire()
-            try:
-                async with asyncio.timeout(timeout):
-                    connection.writer.write(head + body)
-                    answer, keep = await read_answer(connection.reader)
-            except TimeoutError as exc:
-                connection.close()
-                raise UpstreamTimeout(f"no answer within {timeout}s") from exc
-            except (OSError, asyncio.IncompleteReadError) as exc:
-                connection.close()
-                raise UpstreamError(repr(exc)) from exc
-            except BaseException:
-                connection.close()
-                raise
-            if keep:
-                connection.idle_since = time.monotonic()
-                self._idle.append(connection)
-            else:
-                connection.close()
-            return answer
+        """One exchange within ``timeout``, the wait for a free connection included."""
+        data = request_head(method, target, f"{self.host}:{self.port}", headers, body) + body
+        try:
+            async with asyncio.timeout(timeout), self._slots:
+                return await self._exchange(data)
+        except TimeoutError as exc:
+            raise UpstreamTimeout(f"no answer within {timeout}s") from exc
+
+    async def _exchange(self, data: bytes) -> Answer:
+        connection = await self._acquire()
+        try:
+            connection.writer.write(data)
+            answer, keep = await read_answer(connection.reader)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            connection.close()
+            raise UpstreamError(repr(exc)) from exc
+        except BaseException:  # a timeout or a cancellation: the connection's state is unknown
+            connection.close()
+            raise
+        if keep:
+            connection.idle_since = time.monotonic()
+            self._idle.append(connection)
+        else:
+            connection.close()
+        return answer
 
     async def _acquire(self) -> _Connection:
         now = time.monotonic()
