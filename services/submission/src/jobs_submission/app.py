@@ -45,8 +45,13 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.bus = bus
             app.state.relay = relay
             on_accepted = relay.wake if settings.relay_enabled else lambda: None
-            app.state.submissions = SubmissionService(store, on_accepted=on_accepted)
-            app.state.batches = BatchService(store, batches, on_accepted=on_accepted)
+            handoff = relay.handoff if settings.relay_enabled else None
+            app.state.submissions = SubmissionService(
+                store, on_accepted=on_accepted, handoff=handoff
+            )
+            app.state.batches = BatchService(
+                store, batches, on_accepted=on_accepted, handoff=handoff
+            )
             if settings.relay_enabled:
                 relay.start()
             log.info("submission service started", extra={"action": "startup"})

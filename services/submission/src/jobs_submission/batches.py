@@ -33,6 +33,7 @@ from jobs_submission.domain.batches import BatchRequest, validate_batch
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
     OUTBOX_HELD,
+    OUTBOX_PENDING,
     BatchStatusPublic,
     batch_view,
     new_batch_document,
@@ -40,6 +41,7 @@ from jobs_submission.domain.documents import (
     to_ms,
 )
 from jobs_submission.domain.requests import dedupe, unknown_parents
+from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +60,13 @@ class BatchService:
         batches: BatchStore,
         *,
         on_accepted: Callable[[], None] = lambda: None,
+        handoff: HandOff | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.submissions = submissions
         self.batches = batches
         self.on_accepted = on_accepted
+        self.handoff = handoff
         self.clock = clock
 
     async def submit(
@@ -164,9 +168,21 @@ class BatchService:
             for i, spec in enumerate(request.specs)
         ]
         await self.batches.insert_members(members, resume=resume)
-        await self.batches.release_members(batch_id)
+        # A resumed batch's members were stored by an earlier request (other message ids):
+        # the relay claims those the ordinary way.
+        claim = None if self.handoff is None or resume else self.handoff.claim(to_ms(now))
+        await self.batches.release_members(batch_id, claim=claim)
         await self.batches.mark_accepted(batch_id, now_ms=to_ms(now))
-        self.on_accepted()
+        if self.handoff is None or claim is None:
+            self.on_accepted()
+            return
+        for member in members:
+            member["outbox"] |= {
+                "state": OUTBOX_PENDING,
+                "claimToken": claim[0],
+                "claimedUntilMs": claim[1],
+            }
+        self.handoff.give(members)
 
     async def _check_parents(self, request: BatchRequest) -> None:
         parents = request.absolute_parents()

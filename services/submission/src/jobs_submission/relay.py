@@ -28,6 +28,7 @@ from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.domain.documents import job_submitted
 from jobs_submission.domain.outbox import pack, retry_delay_ms
+from jobs_submission.handoff import HandOff
 from jobs_submission.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,9 +53,15 @@ class OutboxRelay:
         self.bus = bus
         self.settings = settings
         self.clock = clock
+        # What this process accepted, inserted already claimed: published without a claim.
+        self.handoff = HandOff(
+            lease_ms=int(settings.relay_claim_lease_seconds * 1000), wake=self.wake
+        )
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._oldest_pending_ms: int | None = None
+        self._gauges_at_ms = 0
+        self._handed_last = False
 
     @property
     def alive(self) -> bool:
@@ -100,15 +107,27 @@ class OutboxRelay:
                 log.exception("relay pass failed", extra={"action": "relay_error"})
                 await asyncio.sleep(self.settings.relay_poll_interval_seconds)
                 continue
-            if published < self.settings.relay_batch_size:
+            if published < self.settings.relay_batch_size and not self.handoff:
                 await self._sleep(self.settings.relay_poll_interval_seconds)
 
     async def run_once(self, publisher: Publisher) -> int:
-        """One pass: claim a batch, publish it, settle every entry, refresh the outbox gauges.
-
-        Returns the batch size.
+        """One pass: what this process handed over (already claimed) if anything, else claim
+        a batch; publish it, settle every entry, refresh the outbox gauges (at most once a
+        second while hand-offs keep coming). Returns the batch size.
         """
         self._wake.clear()
+        if self._handed_last and len(self.handoff) < self.settings.relay_jobs_per_message:
+            # Busy: let the next message fill a little (a pass with no claim is quick, and a
+            # message per job or two costs the broker and the scheduler more than it saves).
+            await asyncio.sleep(self.settings.relay_handoff_linger_seconds)
+        now_ms = self.clock()
+        handed = self.handoff.take(self.settings.relay_batch_size, now_ms)
+        self._handed_last = bool(handed)
+        if handed:
+            await self._publish(publisher, handed, self.handoff.token)
+            if now_ms - self._gauges_at_ms >= 1000:
+                await self.refresh_gauges()
+            return len(handed)
         token = uuid.uuid4().hex
         claimed = await self.store.claim(
             token=token,
@@ -207,6 +226,7 @@ class OutboxRelay:
         ``outbox_oldest_pending_seconds`` is computed when scraped, from the oldest pending
         entry seen here, so it keeps growing if the relay stops making progress.
         """
+        self._gauges_at_ms = self.clock()
         backlog = await self.store.pending_backlog(limit=self.settings.relay_pending_count_limit)
         self._oldest_pending_ms = backlog.oldest_created_ms
         metrics.OUTBOX_PENDING.set(backlog.count)

@@ -15,7 +15,7 @@ from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission import metrics
 from jobs_submission.adapters.mongo import SubmissionStore
-from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
+from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view, to_ms
 from jobs_submission.domain.requests import (
     JobRequest,
     dedupe,
@@ -23,6 +23,7 @@ from jobs_submission.domain.requests import (
     unknown_parents,
     validate_job,
 )
+from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,12 @@ class SubmissionService:
         store: SubmissionStore,
         *,
         on_accepted: Callable[[], None] = lambda: None,
+        handoff: HandOff | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.store = store
         self.on_accepted = on_accepted
+        self.handoff = handoff
         self.clock = clock
 
     async def submit(
@@ -68,12 +71,14 @@ class SubmissionService:
         label = metrics.type_label(request.job_type)
         for _ in range(_DUPLICATE_RETRIES):
             job_id = str(uuid.uuid4())
+            now = self.clock()
             document = new_document(
                 request,
                 job_id=job_id,
                 idempotency_key=idempotency_key,
                 trace_id=trace_id,
-                now=self.clock(),
+                now=now,
+                claim=None if self.handoff is None else self.handoff.claim(to_ms(now)),
             )
             try:
                 await self.store.insert([document])
@@ -106,7 +111,10 @@ class SubmissionService:
                     "trace_id": trace_id,
                 },
             )
-            self.on_accepted()
+            if self.handoff is None:
+                self.on_accepted()
+            else:
+                self.handoff.give([document])
             return Accepted(job_id=job_id, replayed=False)
         raise Conflict("could not store the submission; retry the request")
 

@@ -68,11 +68,14 @@ class BatchStore:
                 extra={"action": "batch_resume_skipped", "count": len(errors)},
             )
 
-    async def release_members(self, batch_id: str) -> int:
-        """Hand every held member of the batch to the relay (one ``update_many``)."""
+    async def release_members(self, batch_id: str, *, claim: tuple[str, int] | None = None) -> int:
+        """Hand every held member of the batch to the relay (one ``update_many``), claimed by
+        ``claim`` = ``(token, until_ms)`` when they go to this process's relay in memory."""
+        released: dict[str, object] = {"outbox.state": OUTBOX_PENDING}
+        if claim is not None:
+            released |= {"outbox.claimToken": claim[0], "outbox.claimedUntilMs": claim[1]}
         result = await self.submissions.update_many(
-            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)},
-            {"$set": {"outbox.state": OUTBOX_PENDING}},
+            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)}, {"$set": released}
         )
         return result.modified_count
 

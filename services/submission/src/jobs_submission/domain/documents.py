@@ -41,11 +41,14 @@ def new_document(
     depends_on: list[str] | None = None,
     batch: tuple[str, int] | None = None,
     outbox_state: str = OUTBOX_PENDING,
+    claim: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     """A fresh submission with its outbox entry: inserted in one atomic write.
 
     ``depends_on`` are the parents as job ids (a batch resolves its refs first; default: the
-    request's); ``batch`` is ``(batch_id, batch_size)`` for a batch member.
+    request's); ``batch`` is ``(batch_id, batch_size)`` for a batch member; ``claim`` is
+    ``(claimToken, claimedUntilMs)`` when the entry goes to the relay in memory
+    (:mod:`jobs_submission.handoff`).
     """
     now_ms = to_ms(now)
     run_at = request.first_run_at(now)
@@ -76,8 +79,8 @@ def new_document(
             "state": outbox_state,
             "attempts": 0,
             "nextAttemptAtMs": now_ms,
-            "claimToken": None,
-            "claimedUntilMs": 0,
+            "claimToken": None if claim is None else claim[0],
+            "claimedUntilMs": 0 if claim is None else claim[1],
             "lastError": None,
         },
     }
