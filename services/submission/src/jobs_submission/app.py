@@ -45,7 +45,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.bus = bus
             app.state.relay = relay
             on_accepted = relay.wake if settings.relay_enabled else lambda: None
-            handoff = relay.handoff if settings.relay_enabled else None
+            handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
             app.state.submissions = SubmissionService(
                 store, on_accepted=on_accepted, handoff=handoff
             )

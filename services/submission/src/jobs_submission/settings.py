@@ -18,6 +18,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     relay_enabled: bool = True
     relay_batch_size: int = Field(default=1000, ge=1, le=5000)
     relay_jobs_per_message: int = Field(default=50, ge=1, le=1000)  # JobsSubmitted size
+    # Accepted jobs go to this process's relay in memory, already claimed (handoff.py).
+    relay_handoff: bool = True
     # While hand-offs keep coming, a pass waits this long for more before it publishes.
     relay_handoff_linger_seconds: float = Field(default=0.005, ge=0, le=0.1)
     relay_message_max_bytes: int = Field(default=1_000_000, ge=1_000)
