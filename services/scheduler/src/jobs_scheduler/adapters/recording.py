@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS
 from jobs_scheduler.adapters.sql import ArrayRows, json_text
 from jobs_scheduler.adapters.status import record_creation
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -50,15 +51,7 @@ NEW_JOBS = ArrayRows(
 INSERT_JOBS = (
     NEW_JOBS.insert_into(jobs, json=("payload", "retry_policy"))
     .on_conflict_do_nothing(index_elements=[jobs.c.id])
-    .returning(
-        jobs.c.id,
-        jobs.c.type,
-        jobs.c.priority,
-        jobs.c.payload,
-        jobs.c.timeout_seconds,
-        jobs.c.trace_id,
-        jobs.c.status,
-    )
+    .returning(*DISPATCH_COLUMNS, jobs.c.status)
 )
 
 
