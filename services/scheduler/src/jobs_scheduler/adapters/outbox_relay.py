@@ -23,11 +23,17 @@ from jobs_scheduler.adapters.sql import any_of
 log = logging.getLogger(__name__)
 
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
-PUBLISHED = (
-    update(jobs)
+# Rows locked in id order first, as every batch of the consumers locks them: an
+# ``UPDATE ... WHERE id = ANY(...)`` alone locks in the order of the index scan and deadlocked
+# with a batch of results.
+_CLOCKED = (
+    select(jobs.c.id)
     .where(jobs.c.id == any_of("ids", UUID(as_uuid=True)), jobs.c.status == "queued")
-    .values(queued_at=func.now())
+    .order_by(jobs.c.id)
+    .with_for_update()
+    .subquery("clocked")
 )
+PUBLISHED = update(jobs).where(jobs.c.id == _CLOCKED.c.id).values(queued_at=func.now())
 
 
 async def relay_outbox_once(
