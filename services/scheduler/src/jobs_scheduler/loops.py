@@ -45,6 +45,9 @@ async def run_sweep(engine: AsyncEngine, sweep: Sweep, on_dispatch: Callable[[],
     return count
 
 
+HORIZON_PRUNE_FACTOR = 10  # rows stale for this many times the staleness limit are deleted
+
+
 def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, float, int]]:
     """Every time-driven sweep: name -> (sweep, interval seconds, batch size)."""
     batch = settings.sweep_batch_size
@@ -73,6 +76,8 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
         return await release_blocked(c, ch, batch)
 
     async def reconciler(c: AsyncConnection, ch: Changes) -> int:
+        # Also the housekeeping of crashed replicas' read horizons, long after they went stale.
+        await horizons.prune(c, older_than=HORIZON_PRUNE_FACTOR * settings.horizon_stale_seconds)
         count = await reconcile_lost_dispatches(c, ch, batch, settings.reconcile_after_seconds)
         metrics.RECONCILED.inc(count)
         if count:

@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
@@ -16,7 +17,9 @@ from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import job_attempts, read_horizons
 from jobs_common.rabbit import BatchConsumer, RabbitBus
 from jobs_common.testing.waiting import eventually
-from jobs_scheduler.app import Runtime
+from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.app import Runtime, job_defaults
+from jobs_scheduler.loops import sweeps_for
 from jobs_scheduler.settings import Settings
 
 from .conftest import (
@@ -162,3 +165,28 @@ async def test_each_replica_records_how_far_it_has_read_and_forgets_it_on_stop(
     assert queues == {topology.RUNNING, topology.HEARTBEAT, topology.RESULTS}
     lag = scheduler.consumers.progress.lag_seconds(topology.HEARTBEAT)
     assert 0 <= lag < 5
+
+
+async def test_the_horizons_of_a_replica_gone_long_ago_are_pruned(
+    db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    stale = scheduler_settings.horizon_stale_seconds
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(read_horizons),
+            [
+                {
+                    "replica_id": replica,
+                    "queue": topology.RESULTS,
+                    "horizon": utcnow(),
+                    "updated_at": utcnow() - timedelta(seconds=age),
+                }
+                for replica, age in (("crashed-long-ago", 11 * stale), ("just-stale", 2 * stale))
+            ],
+        )
+    reconciler = sweeps_for(scheduler_settings, job_defaults(scheduler_settings))["reconciler"][0]
+    async with db.begin() as connection:
+        await reconciler(connection, Changes())
+    async with db.connect() as connection:
+        left = set((await connection.execute(select(read_horizons.c.replica_id))).scalars())
+    assert left == {"just-stale"}  # stale, but not long enough to be forgotten

@@ -61,3 +61,14 @@ async def current(connection: AsyncConnection, *, stale_after: float) -> datetim
 async def forget(connection: AsyncConnection, *, replica_id: str) -> None:
     """A replica that stops cleanly holds nothing back any more."""
     await connection.execute(delete(read_horizons).where(read_horizons.c.replica_id == replica_id))
+
+
+async def prune(connection: AsyncConnection, *, older_than: float) -> int:
+    """Forget the rows of replicas gone for ``older_than`` seconds (crashed, never stopped
+    cleanly): long stale, they hold nothing back; this keeps the table to the live ones."""
+    result = await connection.execute(
+        delete(read_horizons).where(
+            read_horizons.c.updated_at < func.now() - interval_seconds(older_than)
+        )
+    )
+    return int(result.rowcount or 0)
