@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -317,32 +318,47 @@ async def start_fresh_stack(workers: int) -> FreshStack:
     )
 
 
-async def half_of_peak(
-    client: KeepAliveClient, stack: Stack, database_url: str, rate: float, seconds: float
+async def measure(
+    stack: Stack, database_url: str, name: str, submit: Callable[[], Awaitable[list[str]]]
 ) -> Phase:
-    """Single requests paced at ``rate`` (an open loop: each fires at its time, whatever the
-    earlier answers) for ``seconds``: the latency of a platform that is not saturated."""
-    traffic = Traffic()
-    due = plan(rate, seconds, share=0.0, size=1)
+    """One phase: ``submit`` the jobs (their ids), wait until each is terminal, print and
+    return the figures (CPU of our services and beside them over the whole phase)."""
     cpu_before, beside_before, t0 = (
         service_cpu_seconds(stack),
         infra_cpu_seconds(),
         time.perf_counter(),
     )
-    await asyncio.gather(*await offer(client, traffic, due, bound=1000))
-    offered_s = time.perf_counter() - t0
-    if traffic.refused:
-        print(f"  refused: {dict(traffic.refused)} {traffic.refusal_bodies}")
-    outcomes = await wait_terminal(database_url, traffic.accepted)
-    return Phase(
-        f"half of the single-request peak ({rate:.0f} jobs/s paced for {seconds:.0f} s)",
-        len(traffic.accepted),
-        offered_s,
+    ids = await submit()
+    accepted_s = time.perf_counter() - t0
+    outcomes = await wait_terminal(database_url, ids)
+    phase = Phase(
+        name,
+        len(ids),
+        accepted_s,
         time.perf_counter() - t0,
         outcomes,
         cpu_since(stack, cpu_before),
         infra_cpu_since(beside_before),
     )
+    print(phase.report(), flush=True)
+    return phase
+
+
+async def half_of_peak(
+    client: KeepAliveClient, stack: Stack, database_url: str, rate: float, seconds: float
+) -> Phase:
+    """Single requests paced at ``rate`` (an open loop: each fires at its time, whatever the
+    earlier answers) for ``seconds``: the latency of a platform that is not saturated."""
+
+    async def submit() -> list[str]:
+        traffic = Traffic()
+        await asyncio.gather(*await offer(client, traffic, plan(rate, seconds, 0.0, 1), 1000))
+        if traffic.refused:
+            print(f"  refused: {dict(traffic.refused)} {traffic.refusal_bodies}")
+        return traffic.accepted
+
+    name = f"half of the single-request peak ({rate:.0f} jobs/s paced for {seconds:.0f} s)"
+    return await measure(stack, database_url, name, submit)
 
 
 async def run(
@@ -385,60 +401,23 @@ async def run(
                         raise RuntimeError(f"POST /api/jobs answered {status}: {body[:300]!r}")
                     return str(json.loads(body)["jobId"])
 
-            cpu_before, beside_before, t0 = (
-                service_cpu_seconds(stack),
-                infra_cpu_seconds(),
-                time.perf_counter(),
-            )
-            ids = await asyncio.gather(*(one(i) for i in range(n)))
-            submit_s = time.perf_counter() - t0
-            outcomes = await wait_terminal(database_url, ids)
-            phases.append(
-                Phase(
-                    f"single submissions ({concurrency} in flight, {workers} workers)",
-                    n,
-                    submit_s,
-                    time.perf_counter() - t0,
-                    outcomes,
-                    cpu_since(stack, cpu_before),
-                    infra_cpu_since(beside_before),
-                )
-            )
-            print(phases[-1].report(), flush=True)
+            async def singles() -> list[str]:
+                return list(await asyncio.gather(*(one(i) for i in range(n))))
 
-            cpu_before, beside_before, t0 = (
-                service_cpu_seconds(stack),
-                infra_cpu_seconds(),
-                time.perf_counter(),
-            )
-            r = await client.post(
-                "/api/batches",
-                json={
-                    "jobs": [{"type": "simulate", "priority": 2, "payload": NOOP} for _ in range(n)]
-                },
-            )
-            r.raise_for_status()
-            batch_ids = [str(j) for j in r.json()["jobIds"]]
-            accepted_s = time.perf_counter() - t0
-            outcomes = await wait_terminal(database_url, batch_ids)
-            phases.append(
-                Phase(
-                    "one batch",
-                    n,
-                    accepted_s,
-                    time.perf_counter() - t0,
-                    outcomes,
-                    cpu_since(stack, cpu_before),
-                    infra_cpu_since(beside_before),
-                )
-            )
-            print(phases[-1].report(), flush=True)
+            async def batch() -> list[str]:
+                spec = {"type": "simulate", "priority": 2, "payload": NOOP}
+                r = await client.post("/api/batches", json={"jobs": [spec] * n})
+                r.raise_for_status()
+                return [str(j) for j in r.json()["jobIds"]]
+
+            name = f"single submissions ({concurrency} in flight, {workers} workers)"
+            phases.append(await measure(stack, database_url, name, singles))
+            phases.append(await measure(stack, database_url, "one batch", batch))
             phases.append(
                 await half_of_peak(
                     fast, stack, database_url, phases[0].end_to_end_per_s / 2, half_peak_seconds
                 )
             )
-            print(phases[-1].report(), flush=True)
             fast.close()
     finally:
         stop_profilers(profilers)
