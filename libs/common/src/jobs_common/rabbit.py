@@ -23,6 +23,7 @@ from aio_pika.abc import (
 )
 
 from jobs_common.acks import AckPolicy, DeadLetterHook, Outcome, Settler
+from jobs_common.amqp_transport import connect_coalescing
 from jobs_common.contracts import Message
 from jobs_common.errors import PoisonMessage
 from jobs_common.topology import JOBS_EXCHANGE, Topology, declare_topology
@@ -31,7 +32,11 @@ log = logging.getLogger(__name__)
 
 
 async def connect(url: str, *, name: str) -> AbstractRobustConnection:
-    return await aio_pika.connect_robust(url, client_properties={"connection_name": name})
+    """A robust connection; on ``amqp://`` its frames are sent a loop pass at a time
+    (:mod:`jobs_common.amqp_transport`)."""
+    if url.startswith("amqps://"):
+        return await aio_pika.connect_robust(url, client_properties={"connection_name": name})
+    return await connect_coalescing(url, name=name)
 
 
 async def open_channel(
