@@ -182,15 +182,32 @@ class JobResult(Message):
     finished_at: AwareDatetime
 
 
+class JobLogLine(Message):
+    """worker -> scheduler (jobs.logs): one log line of a running attempt."""
+
+    type: Literal["job.log"] = "job.log"
+    job_id: uuid.UUID
+    attempt: int = Field(ge=1)
+    worker_id: str
+    level: Literal["debug", "info", "warning", "error"]
+    message: str = Field(max_length=8_000)
+    at: AwareDatetime
+
+
 class JobResults(Envelope):
     """worker -> scheduler (jobs.results): the results a worker had ready together, in one
     message (a message per result cost a confirmed publish and a delivery each). The scheduler
-    applies each result on its own terms (fenced on ``(job_id, attempt)`` and its holder)."""
+    applies each result on its own terms (fenced on ``(job_id, attempt)`` and its holder).
+
+    ``lines`` are log lines (of any of the worker's attempts) that were still waiting for
+    their own ``JobLogLines`` message when these results left: they ride along and are stored
+    in the same transaction, so a short job costs no message on ``jobs.logs``."""
 
     single: ClassVar[tuple[str, str, tuple[str, ...]]] = ("job.result", "results", ("trace_id",))
 
     type: Literal["job.results"] = "job.results"
     results: list[JobResult] = Field(min_length=1, max_length=1_000)
+    lines: list[JobLogLine] = Field(default_factory=list, max_length=1_000)
 
 
 class RetryRequested(Message):
@@ -254,18 +271,6 @@ class CancelAttempt(Message):
     reason: str
     # Only this worker acts on it (an attempt it lost); None: every worker (a cancelled job).
     worker_id: str | None = None
-
-
-class JobLogLine(Message):
-    """worker -> scheduler (jobs.logs): one log line of a running attempt."""
-
-    type: Literal["job.log"] = "job.log"
-    job_id: uuid.UUID
-    attempt: int = Field(ge=1)
-    worker_id: str
-    level: Literal["debug", "info", "warning", "error"]
-    message: str = Field(max_length=8_000)
-    at: AwareDatetime
 
 
 class JobLogLines(Envelope):

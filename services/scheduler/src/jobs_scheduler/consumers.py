@@ -220,7 +220,12 @@ class SchedulerConsumers:
             c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobResults]]
         ) -> Counter[str]:
             reports = [result for p in parsed for result in p.message.results]
-            return await apply_results(c, ch, reports, defaults)
+            outcomes = await apply_results(c, ch, reports, defaults)
+            # Log lines that rode along with the results (JobResults.lines).
+            lines = [line for p in parsed for line in p.message.lines]
+            if lines:
+                metrics.LOG_LINES.inc(await logs.store_log_lines(c, lines))
+            return outcomes
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
             return await commands.apply_retry_request(c, ch, m)

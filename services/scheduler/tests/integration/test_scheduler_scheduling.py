@@ -17,6 +17,7 @@ from jobs_common.contracts import (
     JobError,
     JobLogLine,
     JobLogLines,
+    JobResults,
     JobRunning,
     RetryPolicySpec,
     RetryRequested,
@@ -294,6 +295,47 @@ async def test_log_lines_are_stored_once(bus: RabbitBus, db: AsyncEngine) -> Non
 
     rows = await eventually(all_three, what="three log lines")
     assert [r.message for r in rows] == ["hello", "world", "end"]  # type: ignore[attr-defined]
+
+
+async def test_log_lines_riding_with_results_are_stored_with_them(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """A worker's queued lines travel in JobResults.lines: stored in the transaction that
+    applies the results, once however often the message comes, even beside a stale result."""
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    lines = [
+        JobLogLine(
+            job_id=message.job_id,
+            attempt=1,
+            worker_id="w",
+            level="info",
+            message=text,
+            at=utcnow(),
+        )
+        for text in ("starting", "done")
+    ]
+    results = JobResults(results=[job_result(message.job_id, 1, worker_id="w")], lines=lines)
+    await bus.publisher.publish(topology.RESULTS, results)
+    await bus.publisher.publish(topology.RESULTS, results)  # redelivered: the result is stale
+    await wait_status(db, message.job_id, "succeeded")
+
+    async def both() -> list[str] | None:
+        async with db.connect() as connection:
+            found = (
+                await connection.execute(
+                    select(job_logs.c.message)
+                    .where(job_logs.c.job_id == message.job_id)
+                    .order_by(job_logs.c.id)
+                )
+            ).scalars()
+            texts = list(found)
+        return texts if len(texts) >= 2 else None
+
+    assert await eventually(both, what="the two lines") == ["starting", "done"]
+    await asyncio.sleep(0.3)  # the stale copy has been applied by now: still two
+    assert await both() == ["starting", "done"]
 
 
 async def test_requeue_with_edited_payload_not_before_a_time(

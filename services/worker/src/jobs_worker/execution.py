@@ -45,7 +45,7 @@ from jobs_common.rabbit import Publisher
 from jobs_common.topology import RESULTS, RUNNING
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJob, ActiveJobs, Phase
-from jobs_worker.batching import ResultBatcher
+from jobs_worker.batching import QueuedLines, ResultBatcher
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify
@@ -82,6 +82,7 @@ class JobExecutor:
         active: ActiveJobs,
         cancelled: CancelledSet,
         log_forwarder: ForwarderFactory | None = None,
+        queued_lines: QueuedLines | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -93,7 +94,10 @@ class JobExecutor:
         self.forward_level = logging.getLevelNamesMapping()[settings.job_log_level.upper()]
         self.settler = acks.Settler(settings.ack_policy, capacity=settings.requeue_counts_capacity)
         self.results = ResultBatcher(
-            partial(publisher.publish, RESULTS), max_batch=settings.result_batch_size
+            partial(publisher.publish, RESULTS),
+            max_batch=settings.result_batch_size,
+            lines=queued_lines,
+            max_lines=settings.job_log_batch_size,
         )
 
     def type_label(self, job_type: str) -> str:

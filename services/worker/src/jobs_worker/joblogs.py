@@ -6,9 +6,11 @@ into a bounded queue: directly on the event loop's thread, through
 ``loop.call_soon_threadsafe`` from any other thread (handlers that run in
 ``asyncio.to_thread``). One task drains the queue: it waits ``linger`` seconds after
 the first line for others to join it, then publishes what it holds as one confirmed
-:class:`JobLogLines` message. A full queue, a stopped shipper or a failed publish drops
-lines and counts them (``worker_job_log_lines_dropped_total{reason}``): job logs are
-diagnostics, never worth delaying or failing a job for.
+:class:`JobLogLines` message. A results message leaving meanwhile takes the queued lines
+along (:meth:`LogBuffer.take`), so a short job's lines cost no message of their own. A
+full queue, a stopped shipper or a failed publish drops lines and counts them
+(``worker_job_log_lines_dropped_total{reason}``): job logs are diagnostics, never worth
+delaying or failing a job for.
 """
 
 from __future__ import annotations
@@ -114,6 +116,19 @@ class LogBuffer:
         while len(batch) < max_size and not self._queue.empty():
             batch.append(self._queue.get_nowait())
         return batch
+
+    def take(self, max_size: int) -> list[JobLogLine]:
+        """Take up to ``max_size`` queued lines at once, without waiting (lines riding
+        along with a results message)."""
+        lines: list[JobLogLine] = []
+        while len(lines) < max_size and not self._queue.empty():
+            lines.append(self._queue.get_nowait())
+            self._queue.task_done()
+        return lines
+
+    def shipped(self, count: int) -> None:
+        """``count`` taken lines were confirmed by the broker (in a results message)."""
+        metrics.LOG_LINES_PUBLISHED.inc(count)
 
     def done(self, count: int) -> None:
         for _ in range(count):

@@ -108,6 +108,7 @@ class WorkerRuntime:
             active=self.active,
             cancelled=self.cancelled,
             log_forwarder=self.logs.forwarder,
+            queued_lines=self.logs.buffer,
         )
         self.heartbeat = HeartbeatLoop(
             publisher=self._bus.publisher,
