@@ -66,6 +66,11 @@ def issue_token(
 
 
 def verify_token(token: str, *, secret: str, token_type: str = "access") -> Identity:
+    return verified(token, secret=secret, token_type=token_type)[0]
+
+
+def verified(token: str, *, secret: str, token_type: str = "access") -> tuple[Identity, float]:
+    """The identity a valid token carries and its expiry (epoch seconds); 401 otherwise."""
     try:
         claims = jwt.decode(
             token,
@@ -79,7 +84,8 @@ def verify_token(token: str, *, secret: str, token_type: str = "access") -> Iden
         raise Unauthorized("invalid token") from exc
     if claims.get("typ") != token_type or claims.get("role") not in ("admin", "user"):
         raise Unauthorized("invalid token")
-    return Identity(user_id=claims["sub"], email=claims["email"], role=claims["role"])
+    identity = Identity(user_id=claims["sub"], email=claims["email"], role=claims["role"])
+    return identity, float(claims["exp"])
 
 
 def identity_from_headers(headers: dict[str, str], *, internal_token: str) -> Identity:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import jwt
@@ -9,7 +10,7 @@ import pytest
 
 from jobs_common.auth import Identity, issue_token
 from jobs_common.errors import Unauthorized
-from jobs_gateway.domain.tokens import TokenIssuer, bearer_token
+from jobs_gateway.domain.tokens import TokenIssuer, VerifiedTokens, bearer_token
 
 pytestmark = pytest.mark.unit
 
@@ -87,3 +88,48 @@ def test_bearer_header_is_parsed(header: str, token: str) -> None:
 def test_missing_or_malformed_bearer_header_is_401(header: str | None) -> None:
     with pytest.raises(Unauthorized):
         bearer_token(header)
+
+
+def test_a_verified_access_token_is_not_verified_again_until_it_expires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tokens = issuer(access_ttl=timedelta(seconds=30))
+    token = tokens.pair(ALICE).access
+    decodes: list[str] = []
+    decode = jwt.decode
+
+    def counted(*args: object, **kwargs: object) -> object:
+        decodes.append("decode")
+        return decode(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jwt, "decode", counted)
+    assert [tokens.verify_access(token) for _ in range(3)] == [ALICE] * 3
+    assert len(decodes) == 1
+    # Past its exp the held entry is not used: the token is verified (and refused) anew.
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 31)
+    assert tokens.verified_access.get(token) is None
+    tokens.verify_access(token)  # PyJWT's own clock still says valid
+    assert len(decodes) == 2
+
+
+def test_a_refused_token_is_not_held_and_the_cache_is_bounded() -> None:
+    tokens = TokenIssuer(
+        secret=SECRET,
+        access_ttl=timedelta(minutes=5),
+        refresh_ttl=timedelta(days=1),
+        verified_access=VerifiedTokens(capacity=2),
+    )
+    forged = issue_token(ALICE, secret=OTHER_SECRET, ttl=timedelta(minutes=5))
+    for _ in range(2):
+        with pytest.raises(Unauthorized):
+            tokens.verify_access(forged)
+    refresh = tokens.pair(ALICE).refresh
+    with pytest.raises(Unauthorized):
+        tokens.verify_access(refresh)  # a refresh token is never an access token, held or not
+    users = [Identity(user_id=f"u{i}", email=f"u{i}@x.io", role="user") for i in range(3)]
+    held = [tokens.pair(user).access for user in users]
+    for token, user in zip(held, users, strict=True):
+        assert tokens.verify_access(token) == user
+    assert tokens.verified_access.get(held[0]) is None  # the oldest went first
+    assert tokens.verified_access.get(held[2]) == users[2]

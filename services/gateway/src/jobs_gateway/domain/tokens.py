@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from datetime import timedelta
 
-from jobs_common.auth import Identity, issue_token, verify_token
+from jobs_common.auth import Identity, issue_token, verified, verify_token
 from jobs_common.errors import Unauthorized
 
 ACCESS = "access"
@@ -30,11 +32,41 @@ class TokenPair:
     expires_in: int
 
 
+class VerifiedTokens:
+    """Access tokens already verified, with their identity, until they expire (LRU-bounded).
+
+    An access token's validity depends only on its signature and ``exp``, so verifying it
+    again on every request (HMAC, base64, JSON: a tenth of the gateway's CPU per request)
+    tells nothing new. A token is held by its full text and never past its ``exp``."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._held: OrderedDict[str, tuple[Identity, float]] = OrderedDict()
+
+    def get(self, token: str) -> Identity | None:
+        entry = self._held.get(token)
+        if entry is None:
+            return None
+        identity, expires = entry
+        if time.time() >= expires:
+            del self._held[token]
+            return None
+        self._held.move_to_end(token)
+        return identity
+
+    def put(self, token: str, identity: Identity, expires: float) -> None:
+        self._held[token] = (identity, expires)
+        self._held.move_to_end(token)
+        while len(self._held) > self.capacity:
+            self._held.popitem(last=False)
+
+
 @dataclass(frozen=True)
 class TokenIssuer:
     secret: str
     access_ttl: timedelta
     refresh_ttl: timedelta
+    verified_access: VerifiedTokens = field(default_factory=VerifiedTokens, compare=False)
 
     def pair(self, identity: Identity) -> TokenPair:
         return TokenPair(
@@ -46,7 +78,11 @@ class TokenIssuer:
         )
 
     def verify_access(self, token: str) -> Identity:
-        return verify_token(token, secret=self.secret, token_type=ACCESS)
+        identity = self.verified_access.get(token)
+        if identity is None:
+            identity, expires = verified(token, secret=self.secret, token_type=ACCESS)
+            self.verified_access.put(token, identity, expires)
+        return identity
 
     def verify_refresh(self, token: str) -> Identity:
         return verify_token(token, secret=self.secret, token_type=REFRESH)
