@@ -88,7 +88,9 @@ async def start_runtime(settings: Settings) -> Runtime:
     }
     relay = Loop(
         "outbox_relay",
-        lambda: relay_outbox_once(engine, publishers, settings.relay_batch_size),
+        lambda: relay_outbox_once(
+            engine, publishers, settings.relay_batch_size, settings.relay_clock_slack_seconds
+        ),
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
     )

@@ -94,3 +94,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
             pause=self.consumer_requeue_pause_seconds,
             max_pause=self.consumer_requeue_pause_max_seconds,
         )
+
+    @property
+    def relay_clock_slack_seconds(self) -> float:
+        """A dispatch that waited longer than this in the outbox has its reconciler clock
+        restarted once published: a tenth of ``reconcile_after_seconds``, at most 5 s."""
+        return min(5.0, self.reconcile_after_seconds / 10)

@@ -1,21 +1,25 @@
 """The outbox relay publishes a dispatch once: a relay pass that fails after the broker
-confirmed its publishes (a deadlock victim, a cancelled task) must not publish them again."""
+confirmed its publishes (a deadlock victim, a cancelled task) must not publish them again.
+And the reconciler's clock: never a lost message while the dispatch waits in the outbox,
+restarted for a dispatch published late."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import JobDispatch, parse_message
-from jobs_common.jobstore import jobs
+from jobs_common.contracts import JobDispatch, JobSubmitted, parse_message
+from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Publisher, RabbitBus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
+from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.app import job_defaults
 from jobs_scheduler.intake import record_jobs
 from jobs_scheduler.settings import Settings
@@ -47,7 +51,7 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
     ready = client_bus.topology.queues[topology.READY_MEDIUM]
     async with db.connect() as holder:  # another transaction holds the job's row
         await holder.execute(select(jobs.c.id).where(jobs.c.id == job.job_id).with_for_update())
-        relay = asyncio.create_task(relay_outbox_once(db, publishers, 100))
+        relay = asyncio.create_task(relay_outbox_once(db, publishers, 100, 5.0))
 
         async def published() -> JobDispatch | None:
             message = await ready.get(no_ack=True, fail=False)
@@ -59,6 +63,63 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
         relay.cancel()  # ... and fails there, as a deadlock victim would
         await asyncio.gather(relay, return_exceptions=True)
         await holder.rollback()
-    assert await relay_outbox_once(db, publishers, 100) == 0  # nothing left to publish
+    assert await relay_outbox_once(db, publishers, 100, 5.0) == 0  # nothing left to publish
     await asyncio.sleep(0.3)
     assert await ready.get(no_ack=True, fail=False) is None  # published exactly once
+
+
+async def record(db: AsyncEngine, settings: Settings) -> JobSubmitted:
+    job = submitted(priority=2)
+    async with db.begin() as connection:
+        changes = Changes()
+        await record_jobs(connection, changes, [job], job_defaults(settings))
+        await changes.flush(connection)
+    return job
+
+
+async def queued_at(db: AsyncEngine, job: JobSubmitted) -> datetime:
+    async with db.connect() as connection:
+        value = (
+            await connection.execute(select(jobs.c.queued_at).where(jobs.c.id == job.job_id))
+        ).scalar_one()
+    assert value is not None
+    return value  # type: ignore[no-any-return]
+
+
+async def test_a_dispatch_still_in_the_outbox_is_never_taken_for_lost(
+    db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    """The broker is away: the dispatch waits in the outbox, its clock runs past the limit."""
+    job = await record(db, scheduler_settings)
+    async with db.begin() as connection:
+        await connection.execute(
+            update(jobs)
+            .where(jobs.c.id == job.job_id)
+            .values(queued_at=func.now() - timedelta(minutes=10))
+        )
+        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0) == 0
+        await connection.execute(delete(outbox).where(outbox.c.job_id == job.job_id))
+        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0) == 1
+
+
+async def test_a_dispatch_published_late_restarts_its_clock_and_an_early_one_keeps_it(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    publishers = {
+        topology.JOBS_EXCHANGE: Publisher(client_bus.topology.jobs),
+        topology.EVENTS_EXCHANGE: Publisher(client_bus.topology.events),
+    }
+    early, late = await record(db, scheduler_settings), await record(db, scheduler_settings)
+    ten_minutes_ago = func.now() - timedelta(minutes=10)
+    async with db.begin() as connection:  # the late one waited ten minutes in the outbox
+        await connection.execute(
+            update(outbox).where(outbox.c.job_id == late.job_id).values(created_at=ten_minutes_ago)
+        )
+        await connection.execute(
+            update(jobs).where(jobs.c.id == late.job_id).values(queued_at=ten_minutes_ago)
+        )
+    early_clock = await queued_at(db, early)
+    assert await relay_outbox_once(db, publishers, 100, 5.0) == 2
+    assert await queued_at(db, early) == early_clock  # no write to jobs for it
+    restarted = await queued_at(db, late)
+    assert restarted > early_clock  # from about when the broker took it

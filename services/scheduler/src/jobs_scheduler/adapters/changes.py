@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Integer, LargeBinary, Text, update
+from sqlalchemy import Integer, LargeBinary, Text, func, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -36,8 +36,12 @@ MESSAGES = ArrayRows(
 INSERT_EVENTS = EVENTS.insert_into(job_events)
 INSERT_ATTEMPTS = ATTEMPTS.insert_into(job_attempts).on_conflict_do_nothing()
 INSERT_MESSAGES = MESSAGES.insert_into(outbox)
-# queued_at stays empty until the relay has published the dispatch (the reconciler's clock).
-CLEAR_QUEUED_AT = update(jobs).where(jobs.c.id == any_of("dispatched", _ID)).values(queued_at=None)
+# The reconciler's clock starts with the dispatch. The reconciler leaves a job alone while its
+# dispatch is still in the outbox, and the relay restarts the clock of a dispatch that waited
+# there long (outbox_relay.py), so the clock runs from about when the broker took the message.
+START_CLOCKS = (
+    update(jobs).where(jobs.c.id == any_of("dispatched", _ID)).values(queued_at=func.now())
+)
 
 
 @dataclass
@@ -147,6 +151,6 @@ class Changes:
         if self.messages:
             await connection.execute(INSERT_MESSAGES, MESSAGES.params(self.messages))
         if self.dispatched:
-            await connection.execute(CLEAR_QUEUED_AT, {"dispatched": sorted(self.dispatched)})
+            await connection.execute(START_CLOCKS, {"dispatched": sorted(self.dispatched)})
         if self.dead:
             await connection.execute(insert(dead_letters), self.dead)

@@ -1,6 +1,8 @@
 """The outbox relay: rows the scheduler's transactions wrote to ``outbox`` (dispatches,
-cancel requests) are published to RabbitMQ with confirms and deleted once confirmed; a
-published dispatch starts the reconciler's clock (``jobs.queued_at``)."""
+cancel requests) are published to RabbitMQ with confirms and deleted once confirmed. A
+dispatch's transaction started the reconciler's clock (``jobs.queued_at``); a dispatch that
+waited in the outbox longer than ``clock_slack`` (the broker was away) has it restarted once
+published, so the reconciler never takes a message still in a ready queue for a lost one."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_scheduler import metrics
-from jobs_scheduler.adapters.sql import any_of
+from jobs_scheduler.adapters.sql import any_of, interval_seconds
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +39,17 @@ PUBLISHED = update(jobs).where(jobs.c.id == _CLOCKED.c.id).values(queued_at=func
 
 
 async def relay_outbox_once(
-    engine: AsyncEngine, publishers: dict[str, Publisher], limit: int
+    engine: AsyncEngine, publishers: dict[str, Publisher], limit: int, clock_slack: float
 ) -> int:
     """Publish a batch of outbox rows with confirms in flight together; delete the confirmed.
 
     The transaction that publishes touches nothing but its outbox rows: a transaction that
     fails after the broker confirmed its publishes would publish them again on the next pass
     (a second dispatch of an attempt, run a second time by a worker). Writes to ``jobs`` can
-    deadlock with the consumers' batches, so the reconciler's clock is started afterwards,
-    in a transaction of its own. A row whose publish failed stays for the next pass; only a
-    crash between the confirms and the commit republishes rows (consumers are fenced on
-    ``(job_id, attempt)``).
+    deadlock with the consumers' batches, so the clocks of late dispatches are restarted
+    afterwards, in a transaction of its own (none in the usual case). A row whose publish
+    failed stays for the next pass; only a crash between the confirms and the commit
+    republishes rows (consumers are fenced on ``(job_id, attempt)``).
     """
     async with engine.begin() as connection:
         rows = (
@@ -61,6 +63,9 @@ async def relay_outbox_once(
                     outbox.c.message_type,
                     outbox.c.trace_id,
                     outbox.c.body,
+                    (outbox.c.created_at < func.now() - interval_seconds(clock_slack)).label(
+                        "late"
+                    ),
                 )
                 .order_by(outbox.c.id)
                 .limit(limit)
@@ -76,9 +81,9 @@ async def relay_outbox_once(
         failed = len(rows) - len(confirmed)
         if confirmed:
             await connection.execute(RELAYED, {"ids": [row.id for row in confirmed]})
-    dispatched = sorted({row.job_id for row in confirmed if row.job_id is not None})
-    if dispatched:
-        await start_reconciler_clocks(engine, dispatched)
+    late = sorted({row.job_id for row in confirmed if row.job_id is not None and row.late})
+    if late:
+        await start_reconciler_clocks(engine, late)
     metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
     if failed:
         metrics.OUTBOX_FAILED.inc(failed)
@@ -93,9 +98,9 @@ async def relay_outbox_once(
 async def start_reconciler_clocks(
     engine: AsyncEngine, job_ids: Sequence[Any], *, attempts: int = 5
 ) -> None:
-    """``queued_at = now()`` for published dispatches (in id order, the consumers' lock
-    order), retried when PostgreSQL picks it as a deadlock victim. Left unset, a job's ready
-    message would not be re-dispatched by the reconciler if the broker lost it."""
+    """``queued_at = now()`` for dispatches published late (in id order, the consumers' lock
+    order), retried when PostgreSQL picks it as a deadlock victim. Left at the dispatch's own
+    time, the reconciler could re-dispatch a job whose message is still in its ready queue."""
     for attempt in range(1, attempts + 1):
         try:
             async with engine.begin() as connection:

@@ -3,11 +3,11 @@ dead-lettered in time) are dispatched again. Safe with several replicas (``SKIP 
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import jobs
+from jobs_common.jobstore import jobs, outbox
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, finish_attempt
 from jobs_scheduler.adapters.sql import interval_seconds
@@ -30,7 +30,8 @@ async def reconcile_lost_dispatches(
     connection: AsyncConnection, changes: Changes, limit: int, after_seconds: float
 ) -> int:
     """Queued jobs whose ready message was neither consumed nor dead-lettered within
-    ``after_seconds`` of the broker confirming it: the broker lost it. Re-dispatch under a
+    ``after_seconds`` of the broker taking it (``queued_at``; none while the dispatch is still
+    in the outbox): the broker lost it. Re-dispatch under a
     new attempt number (so a late copy of the old message is fenced off) without spending
     the job's retry budget. Returns how many."""
     lost = (
@@ -39,6 +40,8 @@ async def reconcile_lost_dispatches(
             .where(
                 jobs.c.status == S.QUEUED.value,
                 jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
+                # Not while its dispatch is still waiting in the outbox (the broker is away).
+                ~exists().where(outbox.c.job_id == jobs.c.id),
             )
             .order_by(jobs.c.queued_at)
             .limit(limit)

@@ -15,11 +15,14 @@ class SimulationPlan:
     fails: bool
 
 
+_UNSEEDED = random.Random()  # seeding a generator per job read os.urandom every time
+
+
 def plan_simulation(payload: SimulatePayload) -> SimulationPlan:
     """Maybe fail at once; else run ``uniform(min, max)`` seconds, then flip a coin.
 
     With ``seed`` the plan is the same every time (``random.Random(seed)``)."""
-    rng = random.Random(payload.seed) if payload.seed is not None else random.Random()
+    rng = random.Random(payload.seed) if payload.seed is not None else _UNSEEDED
     if rng.random() < payload.immediate_failure_rate:
         return SimulationPlan(immediate_failure=True, duration_seconds=0.0, fails=True)
     duration = rng.uniform(payload.min_seconds, payload.max_seconds)
