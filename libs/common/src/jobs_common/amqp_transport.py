@@ -1,12 +1,14 @@
-"""An AMQP transport that sends what one event-loop pass wrote in one ``send()``.
+"""An AMQP transport that sends the frames written within half a millisecond in one write.
 
-aiormq writes every frame (each ack, each publish) to the socket on its own. On loopback the
-sender pays for the receiver's TCP processing too, so under load a worker spent a quarter of
-its CPU in those ``send()`` calls, and RabbitMQ as much again reading the small segments. The
-writer here buffers the frames written during one pass of the event loop and hands them to
-the transport together at the start of the next; nothing waits longer than that pass, and the
-order of the frames is kept. ``drain()`` and ``close()`` flush first, so a frame written
-before either is never held back.
+aiormq writes every frame (each ack, each publish) to the socket on its own; under load a
+fifth of a worker's samples (holding the GIL) were in those writes, and RabbitMQ reads as many
+small segments. The writer here buffers the frames written within half a millisecond and
+hands them to the transport together (at once past 256 KiB); the order of the frames is
+kept. ``drain()`` does not flush: aiormq drains after every frame that has a waiter (each
+publish and ack), which would make each frame a write again; it still waits while the
+transport is above its high-water mark, which is the flow control it stands for.
+``close()`` flushes first. Measured with ``strace -c`` during a batch: a worker's writes
+fell from 1,393 (flushing at every drain) to 494 for more work done.
 
 aiormq lets a connection bring its own transport factory; aio-pika's ``connect_robust`` only
 passes URL parameters on, so :func:`connect_coalescing` builds the connection itself.
@@ -22,9 +24,15 @@ from aiormq.connection import TransportFactory
 from aiormq.exceptions import AMQPConnectionError
 from yarl import URL
 
+FLUSH_AT_BYTES = 256 * 1024  # more than this buffered is handed over at once
+# Frames wait at most this long. One pass of the loop would do for acks (many tasks finish in
+# one pass), but publishes on one channel take turns (aiormq holds the channel's lock until
+# the writer has taken the frame): half a millisecond gathers a relay pass's publishes.
+FLUSH_DELAY_SECONDS = 0.0005
+
 
 class CoalescingStreamWriter(asyncio.StreamWriter):
-    """A stream writer whose writes within one loop pass reach the socket as one write."""
+    """A stream writer whose writes within ``FLUSH_DELAY_SECONDS`` reach the socket as one."""
 
     def __init__(
         self,
@@ -36,11 +44,15 @@ class CoalescingStreamWriter(asyncio.StreamWriter):
         super().__init__(transport, protocol, reader, loop)
         self._loop_ref = loop
         self._pending: list[bytes] = []
+        self._pending_bytes = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
-            self._loop_ref.call_soon(self.flush)
+            self._loop_ref.call_later(FLUSH_DELAY_SECONDS, self.flush)
         self._pending.append(bytes(data))
+        self._pending_bytes += len(data)
+        if self._pending_bytes >= FLUSH_AT_BYTES:
+            self.flush()
 
     def flush(self) -> None:
         """Hand every buffered frame to the transport now (one write)."""
@@ -48,12 +60,9 @@ class CoalescingStreamWriter(asyncio.StreamWriter):
             return
         data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
         self._pending.clear()
+        self._pending_bytes = 0
         if not self.transport.is_closing():
             super().write(data)
-
-    async def drain(self) -> None:
-        self.flush()
-        await super().drain()
 
     def close(self) -> None:
         self.flush()

@@ -1,5 +1,5 @@
-"""The coalescing AMQP transport: one socket write per loop pass, order kept, and a real
-broker round trip (confirmed publishes, consumed in order) over it."""
+"""The coalescing AMQP transport: the frames of half a millisecond in one socket write, order
+kept, and a real broker round trip (confirmed publishes, consumed in order) over it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import aio_pika
 import pytest
 from yarl import URL
 
-from jobs_common.amqp_transport import CoalescingStreamWriter, CoalescingTCPTransportFactory
+from jobs_common.amqp_transport import (
+    FLUSH_AT_BYTES,
+    FLUSH_DELAY_SECONDS,
+    CoalescingStreamWriter,
+    CoalescingTCPTransportFactory,
+)
 from jobs_common.rabbit import connect
 
 pytestmark = pytest.mark.integration
@@ -55,40 +60,50 @@ async def open_writer(port: int) -> tuple[CoalescingStreamWriter, list[bytes]]:
     return writer, handed
 
 
-async def test_frames_written_in_one_pass_reach_the_transport_as_one_write(
+async def test_frames_written_together_reach_the_transport_as_one_write(
     sink: tuple[Sink, int],
 ) -> None:
     server, port = sink
     writer, handed = await open_writer(port)
     for frame in (b"one,", b"two,", b"three"):
         writer.write(frame)
-    assert handed == []  # held until the pass ends
     await asyncio.sleep(0)
-    assert handed == [b"one,two,three"]
+    writer.write(b"|after a pass")  # a publisher's next turn on its channel
+    assert handed == []  # held for FLUSH_DELAY_SECONDS
+    await asyncio.sleep(FLUSH_DELAY_SECONDS * 4)
+    assert handed == [b"one,two,three|after a pass"]
     writer.write(b";next")
-    await asyncio.sleep(0)
-    assert handed == [b"one,two,three", b";next"]
+    await asyncio.sleep(FLUSH_DELAY_SECONDS * 4)
+    assert handed == [b"one,two,three|after a pass", b";next"]
     await asyncio.wait_for(server.got.wait(), 5)
     writer.close()
     await writer.wait_closed()
-    assert bytes(server.received).startswith(b"one,two,three")
+    assert bytes(server.received).startswith(b"one,two,three|after a pass")
 
 
-async def test_drain_and_close_send_what_is_buffered(sink: tuple[Sink, int]) -> None:
+async def test_drain_waits_for_the_pass_a_large_write_and_close_do_not(
+    sink: tuple[Sink, int],
+) -> None:
     server, port = sink
     writer, handed = await open_writer(port)
-    writer.write(b"before drain")
-    await writer.drain()
-    assert handed == [b"before drain"]
+    writer.write(b"ack")
+    await writer.drain()  # aiormq drains after every ack: that must not make it a write
+    writer.write(b"+publish")
+    await asyncio.sleep(FLUSH_DELAY_SECONDS * 4)
+    assert handed == [b"ack+publish"]
+    big = b"x" * FLUSH_AT_BYTES
+    writer.write(big)  # past the threshold: handed over at once
+    assert handed[-1] == big
     writer.write(b"|before close")
     writer.close()
-    assert handed == [b"before drain", b"|before close"]
+    assert handed[-1] == b"|before close"
     await writer.wait_closed()
-    for _ in range(100):
-        if bytes(server.received) == b"before drain|before close":
+    expected = b"ack+publish" + big + b"|before close"
+    for _ in range(200):
+        if len(server.received) >= len(expected):
             break
         await asyncio.sleep(0.01)
-    assert bytes(server.received) == b"before drain|before close"
+    assert bytes(server.received) == expected
 
 
 async def test_a_broker_round_trip_over_the_coalescing_transport(
