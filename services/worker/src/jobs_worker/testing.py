@@ -25,6 +25,8 @@ from jobs_common.contracts import (
 from jobs_common.rabbit import Publisher, RabbitBus
 from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, ready_queue_for
 
+RESULT_TYPES = ("job.results", "job.result")
+
 
 class Collector:
     """Every message consumed from one queue, acked on arrival."""
@@ -54,7 +56,10 @@ class Collector:
 
     def results(self) -> list[JobResult]:
         """Every result on jobs.results so far, in order (several to a JobResults message)."""
-        return [result for message in self.parsed(JobResults) for result in message.results]
+        return [result for message in self._results() for result in message.results]
+
+    def _results(self) -> list[JobResults]:
+        return [parse_message(JobResults, m.body) for m in self.messages if m.type in RESULT_TYPES]
 
     async def wait_results(self, job_id: Any, count: int = 1) -> list[JobResult]:
         """Wait (bounded by the caller) for ``count`` results of ``job_id``."""
@@ -64,15 +69,21 @@ class Collector:
         return found
 
     async def log_lines(self, job_id: Any, count: int) -> list[JobLogLine]:
-        """Wait (bounded by the caller) for ``count`` lines of ``job_id`` on jobs.logs."""
+        """Wait (bounded by the caller) for ``count`` lines of ``job_id``: on jobs.logs, or
+        riding along in a JobResults message (collect both queues)."""
 
         def lines() -> list[JobLogLine]:
-            return [
+            shipped = [
                 line
-                for message in self.parsed(JobLogLines)
-                for line in message.lines
-                if str(line.job_id) == str(job_id)
+                for m in self.messages
+                if m.type not in RESULT_TYPES
+                for line in parse_message(JobLogLines, m.body).lines
             ]
+            riding = [line for message in self._results() for line in message.lines]
+            return sorted(
+                (line for line in shipped + riding if str(line.job_id) == str(job_id)),
+                key=lambda line: line.at,
+            )
 
         while len(found := lines()) < count:
             self.changed.clear()
@@ -84,10 +95,12 @@ class Observer:
     def __init__(self, bus: RabbitBus) -> None:
         self.bus = bus
 
-    async def collect(self, queue: str) -> Collector:
+    async def collect(self, *queues: str) -> Collector:
+        """One collector of everything consumed from ``queues``."""
         collector = Collector()
         channel = await self.bus.connection.channel()
-        await (await channel.get_queue(queue)).consume(collector.on_message)
+        for queue in queues:
+            await (await channel.get_queue(queue)).consume(collector.on_message)
         return collector
 
     async def message_count(self, queue: str) -> int:

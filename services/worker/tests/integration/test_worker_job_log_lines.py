@@ -1,5 +1,5 @@
-"""Handler log lines arrive on jobs.logs with the job's id, attempt and worker, also when the
-handler logs from a thread."""
+"""Handler log lines arrive with the job's id, attempt and worker (on jobs.logs, or riding
+along with the job's result), also when the handler logs from a thread."""
 
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ def published() -> float:
 
 
 async def test_simulate_log_lines_arrive_in_order(start_worker: Any, observer: Observer) -> None:
-    logs = await observer.collect(LOGS)
-    results = await observer.collect(RESULTS)
+    logs = results = await observer.collect(LOGS, RESULTS)
     runtime = await start_worker()
     before = published()
     job = make_dispatch("simulate", quick_simulate(minSeconds=0.02, maxSeconds=0.02), attempt=2)
@@ -53,7 +52,7 @@ async def test_simulate_log_lines_arrive_in_order(start_worker: Any, observer: O
 
 
 async def test_a_failing_handler_ships_its_failure(start_worker: Any, observer: Observer) -> None:
-    logs = await observer.collect(LOGS)
+    logs = await observer.collect(LOGS, RESULTS)
     await start_worker()
     job = make_dispatch("simulate", quick_simulate(failureRate=1))
     await observer.publish(job)
@@ -69,7 +68,7 @@ def png(size: tuple[int, int]) -> str:
 
 
 async def test_lines_logged_in_a_thread_arrive(start_worker: Any, observer: Observer) -> None:
-    logs = await observer.collect(LOGS)
+    logs = await observer.collect(LOGS, RESULTS)
     await start_worker()
     job = make_dispatch("image_resize", {"imageBase64": png((64, 48)), "width": 16, "height": 12})
     await observer.publish(job)
