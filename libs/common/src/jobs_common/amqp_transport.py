@@ -7,8 +7,8 @@ hands them to the transport together (at once past 256 KiB); the order of the fr
 kept. ``drain()`` does not flush: aiormq drains after every frame that has a waiter (each
 publish and ack), which would make each frame a write again; it still waits while the
 transport is above its high-water mark, which is the flow control it stands for.
-``close()`` flushes first. Measured with ``strace -c`` during a batch: a worker's writes
-fell from 1,393 (flushing at every drain) to 494 for more work done.
+``close()`` flushes first. Measured with ``strace -c``: one worker's writes during a batch
+of 3,000 jobs fell from 1,301 to 444.
 
 aiormq lets a connection bring its own transport factory; aio-pika's ``connect_robust`` only
 passes URL parameters on, so :func:`connect_coalescing` builds the connection itself.
