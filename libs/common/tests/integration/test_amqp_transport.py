@@ -4,7 +4,10 @@ kept, and a real broker round trip (confirmed publishes, consumed in order) over
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
 
 import aio_pika
 import pytest
@@ -17,6 +20,8 @@ from jobs_common.amqp_transport import (
     CoalescingTCPTransportFactory,
 )
 from jobs_common.rabbit import connect
+from jobs_common.testing.plugin import RabbitServer
+from jobs_common.testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -139,3 +144,54 @@ async def test_a_broker_round_trip_over_the_coalescing_transport(
         assert flushes, "connect() did not use the coalescing transport"
     finally:
         await connection.close()
+
+
+async def test_a_connection_the_broker_closed_comes_back_on_the_coalescing_transport(
+    rabbit_server: RabbitServer, rabbit_vhost: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers: list[CoalescingStreamWriter] = []
+    init = CoalescingStreamWriter.__init__
+
+    def remembered(self: CoalescingStreamWriter, *args: Any) -> None:
+        init(self, *args)
+        writers.append(self)
+
+    monkeypatch.setattr(CoalescingStreamWriter, "__init__", remembered)
+    name = f"reconnect-{uuid.uuid4().hex[:8]}"
+    connection = await connect(rabbit_server.url_for(rabbit_vhost), name=name)
+    try:
+        channel = await connection.channel(publisher_confirms=True)
+        queue = await channel.declare_queue(f"q-{name}", durable=True)
+        await channel.default_exchange.publish(aio_pika.Message(b"before"), routing_key=queue.name)
+        assert len(writers) == 1
+
+        async def broker_side() -> list[dict[str, Any]]:
+            listed = (await rabbit_server.management("GET", "/connections")).json()
+            return [c for c in listed if c["client_properties"].get("connection_name") == name]
+
+        (theirs,) = await eventually(broker_side, what="the connection listed by the broker")
+        await rabbit_server.management("DELETE", f"/connections/{quote(theirs['name'], safe='')}")
+
+        async def reconnected() -> bool:
+            return len(writers) == 2 and connection.connected.is_set()
+
+        await eventually(reconnected, timeout=30, what="the robust connection back")
+        channel = await connection.channel(publisher_confirms=True)
+        await channel.default_exchange.publish(aio_pika.Message(b"after"), routing_key=queue.name)
+        bodies = []
+        for _ in range(2):
+            message = await eventually(
+                lambda: channel_get(channel, queue.name), what="a message on the queue"
+            )
+            bodies.append(message.body)
+            await message.ack()
+        assert bodies == [b"before", b"after"]
+    finally:
+        await connection.close()
+
+
+async def channel_get(
+    channel: aio_pika.abc.AbstractChannel, name: str
+) -> aio_pika.abc.AbstractIncomingMessage | None:
+    queue = await channel.get_queue(name)
+    return await queue.get(fail=False)
