@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -50,8 +51,12 @@ class ActiveJob:
 
 
 class ActiveJobs:
-    def __init__(self) -> None:
+    def __init__(self, *, reported_capacity: int = 10_000) -> None:
         self._jobs: dict[JobKey, ActiveJob] = {}
+        # Attempts whose result the broker confirmed, most recent last: a redelivery of one
+        # (its ack was lost with the connection) is acked without running the handler again.
+        self._reported: OrderedDict[JobKey, None] = OrderedDict()
+        self.reported_capacity = reported_capacity
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -65,6 +70,15 @@ class ActiveJobs:
     def remove(self, job: ActiveJob) -> None:
         if self._jobs.get(job.key) is job:
             del self._jobs[job.key]
+        if job.result_confirmed:
+            self._reported[job.key] = None
+            self._reported.move_to_end(job.key)
+            while len(self._reported) > self.reported_capacity:
+                self._reported.popitem(last=False)
+
+    def reported(self, key: JobKey) -> bool:
+        """This worker ran ``key`` and the broker confirmed its result (recently)."""
+        return key in self._reported
 
     def keys(self) -> list[JobKey]:
         return list(self._jobs)

@@ -116,10 +116,11 @@ class JobExecutor:
         if existing is not None:
             # A redelivery of an attempt still running here (its first channel died).
             await existing.done.wait()
-            if existing.result_confirmed:
-                log.info("duplicate delivery of a finished attempt acked", extra=self._fields(job))
-                await self._ack(message, job)
-                return
+        if self.active.reported(job.key):
+            # A redelivery of an attempt finished here, its ack lost with the connection.
+            log.info("duplicate delivery of a finished attempt acked", extra=self._fields(job))
+            await self._ack(message, job)
+            return
         self.active.add(job)
         try:
             reason = self.cancelled.reason_for(dispatch.job_id, dispatch.attempt)

@@ -63,6 +63,28 @@ async def test_simulate_job_runs_reports_and_is_acked(
     assert await observer.message_count(READY_MEDIUM) == 0
 
 
+async def test_a_second_delivery_of_a_finished_attempt_is_acked_without_running_it(
+    start_worker: Any, observer: Observer
+) -> None:
+    """The ack of a finished attempt can be lost with its connection; the broker then
+    delivers the attempt again. The worker remembers what it reported and does not run it
+    twice."""
+    results = await observer.collect(RESULTS)
+    runtime = await start_worker()
+    before = finished("simulate", "succeeded", "none")
+    dispatch = make_dispatch("simulate", quick_simulate(), priority=2)
+    await observer.publish(dispatch)
+    await observer.wait_result(results, dispatch.job_id)
+    await observer.publish(dispatch)  # the same attempt once more
+    async with asyncio.timeout(10):
+        await observer.wait_for_count(READY_MEDIUM, 0)
+    await asyncio.sleep(0.3)
+    await runtime.stop()
+    assert finished("simulate", "succeeded", "none") == before + 1  # the handler ran once
+    assert len([r for r in results.results() if r.job_id == dispatch.job_id]) == 1
+    assert await observer.message_count(READY_MEDIUM) == 0  # and the copy was acked
+
+
 @pytest.mark.parametrize(
     ("job_type", "payload", "timeout", "kind", "error_class"),
     [

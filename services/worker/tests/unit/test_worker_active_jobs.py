@@ -131,3 +131,16 @@ async def test_remove_only_the_registered_instance() -> None:
     registry.remove(second)
     assert registry.get(first.key) is None
     await task
+
+
+async def test_attempts_with_a_confirmed_result_are_remembered_the_latest_first() -> None:
+    registry = ActiveJobs(reported_capacity=2)
+    delivery = asyncio.create_task(asyncio.sleep(0))
+    jobs = [ActiveJob(dispatch=dispatch(), queue="q", task=delivery) for _ in range(4)]
+    for job in jobs[:3]:
+        job.result_confirmed = True
+    for job in jobs:
+        registry.add(job)
+        registry.remove(job)
+    assert [registry.reported(job.key) for job in jobs] == [False, True, True, False]
+    await delivery
