@@ -70,10 +70,11 @@ demo: install
 bench: install infra
 	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_pipeline.py
 
-# Celery and Dramatiq are benchmark-only dependencies (scripts/requirements-bench.txt).
+# Celery and Dramatiq are benchmark-only dependencies (scripts/requirements-bench.txt);
+# REPEAT=k runs ours, Celery and Dramatiq k times interleaved and prints the median ratios.
 bench-compare: install infra
 	$(PY) -m pip install --quiet --disable-pip-version-check -r scripts/requirements-bench.txt
-	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_compare.py
+	N=$${N:-2000} REPEAT=$${REPEAT:-1} WORKERS=$(WORKERS) $(PY) scripts/bench_compare.py
 
 # Capacity measured first (or CAPACITY=jobs/s), then FACTOR (2.0) x capacity offered for
 # DURATION (120) s as an open loop, at most MAX_IN_FLIGHT (512) requests in flight; exits

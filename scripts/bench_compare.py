@@ -3,14 +3,17 @@ PostgreSQL, in one run, and the ratios that matter (issue 6).
 
 Our single-request path (64 HTTP clients through the gateway) is compared with Celery, our
 batch path with Dramatiq, end to end. Only ratios mean anything on a shared 2-core machine:
-each figure moves with whatever else runs. Every run's outcomes are checked (each job
-succeeded once, ours on its first attempt); the script exits non-zero when one was not.
+each figure moves with whatever else runs, and the machine's speed itself drifts by a third
+within minutes. ``REPEAT=k`` runs the three k times, interleaved, and prints each round's
+ratios and their medians. Every run's outcomes are checked (each job succeeded once, ours on
+its first attempt); the script exits non-zero when one was not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 
 import bench_baselines
@@ -21,7 +24,8 @@ def per_thousand(cpu_seconds: float, n: int) -> float:
     return cpu_seconds / n * 1000
 
 
-async def compare(n: int, concurrency: int, workers: int) -> bool:
+async def compare(n: int, concurrency: int, workers: int) -> tuple[bool, float, float]:
+    """One round: ours, Celery, Dramatiq; whether every outcome held, and the two ratios."""
     ours = await bench_pipeline.run(n, concurrency, workers)
     single, batch = ours[:2]  # the third phase (half of peak) has no baseline
     celery = await bench_baselines.run_celery_async(n, concurrency)
@@ -44,14 +48,35 @@ async def compare(n: int, concurrency: int, workers: int) -> bool:
     clean = all(p.outcomes.clean for p in ours) and celery["ok"] and dramatiq["ok"]
     if not clean:
         print("\nbench-compare FAILED: an outcome check did not hold (see above)")
-    return clean
+    (_, single_ours, celery_rate), (_, batch_ours, dramatiq_rate) = rows
+    return clean, single_ours / celery_rate, batch_ours / dramatiq_rate
+
+
+async def rounds(n: int, concurrency: int, workers: int, repeat: int) -> bool:
+    ok = True
+    singles: list[float] = []
+    batches: list[float] = []
+    for index in range(repeat):
+        if repeat > 1:
+            print(f"\n===== round {index + 1} of {repeat} =====")
+        clean, single, batch = await compare(n, concurrency, workers)
+        ok = ok and clean
+        singles.append(single)
+        batches.append(batch)
+    if repeat > 1:
+        print(f"\nratios over {repeat} interleaved rounds (each round: ours, Celery, Dramatiq):")
+        for name, ratios in (("single vs Celery", singles), ("batch vs Dramatiq", batches)):
+            listed = ", ".join(f"{r:.2f}x" for r in ratios)
+            print(f"  {name:18} median {statistics.median(ratios):.2f}x  ({listed})")
+    return ok
 
 
 def main() -> None:
     n = int(os.environ.get("N", "2000"))
     concurrency = int(os.environ.get("C", "64"))
     workers = int(os.environ.get("WORKERS", "2"))
-    ok = asyncio.run(compare(n, concurrency, workers))
+    repeat = int(os.environ.get("REPEAT", "1"))
+    ok = asyncio.run(rounds(n, concurrency, workers, repeat))
     sys.stdout.flush()
     sys.exit(0 if ok else 1)
 
