@@ -74,6 +74,7 @@ def service_cpu_seconds(stack: Stack) -> dict[str, float]:
 
 
 INFRA = {"postgres": "postgresql", "beam.smp": "rabbitmq"}
+CORES = os.cpu_count() or 1
 
 
 def infra_cpu_seconds() -> dict[str, float]:
@@ -222,6 +223,12 @@ class Phase:
     def end_to_end_per_s(self) -> float:
         return self.n / self.total_s
 
+    @property
+    def machine_busy(self) -> float:
+        """Share of the machine's cores our processes and the servers beside them used: at
+        half of peak it says whether the latency is the platform's or a queue for a core."""
+        return (self.cpu_s + sum(self.cpu_beside.values())) / (self.total_s * CORES)
+
     def report(self) -> str:
         o = self.outcomes
         return "\n".join(
@@ -250,6 +257,8 @@ class Phase:
                     f"{name} {cpu / self.n * 1000:.2f}"
                     for name, cpu in sorted(self.cpu_beside.items(), key=lambda i: -i[1])
                 ),
+                f"  the machine was {self.machine_busy:.0%} busy ({CORES} cores; ours and beside"
+                " them)",
                 f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
                 f"more than one attempt, {o.lost_attempts} lost leases, {o.dead} dead"
                 + ("" if o.clean else "   <-- FAILED: every noop job must succeed at once"),
