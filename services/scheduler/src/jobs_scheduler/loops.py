@@ -78,7 +78,9 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
     async def reconciler(c: AsyncConnection, ch: Changes) -> int:
         # Also the housekeeping of crashed replicas' read horizons, long after they went stale.
         await horizons.prune(c, older_than=HORIZON_PRUNE_FACTOR * settings.horizon_stale_seconds)
-        count = await reconcile_lost_dispatches(c, ch, batch, settings.reconcile_after_seconds)
+        count = await reconcile_lost_dispatches(
+            c, ch, batch, settings.reconcile_after_seconds, defaults
+        )
         metrics.RECONCILED.inc(count)
         if count:
             log.warning(

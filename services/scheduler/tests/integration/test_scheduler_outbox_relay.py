@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import JobDispatch, JobSubmitted, parse_message
-from jobs_common.jobstore import jobs, outbox
+from jobs_common.jobstore import dead_letters, jobs, outbox
 from jobs_common.rabbit import Publisher, RabbitBus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
@@ -97,9 +98,10 @@ async def test_a_dispatch_still_in_the_outbox_is_never_taken_for_lost(
             .where(jobs.c.id == job.job_id)
             .values(queued_at=func.now() - timedelta(minutes=10))
         )
-        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0) == 0
+        defaults = job_defaults(scheduler_settings)
+        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0, defaults) == 0
         await connection.execute(delete(outbox).where(outbox.c.job_id == job.job_id))
-        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0) == 1
+        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0, defaults) == 1
 
 
 async def test_a_dispatch_published_late_restarts_its_clock_and_an_early_one_keeps_it(
@@ -123,3 +125,40 @@ async def test_a_dispatch_published_late_restarts_its_clock_and_an_early_one_kee
     assert await queued_at(db, early) == early_clock  # no write to jobs for it
     restarted = await queued_at(db, late)
     assert restarted > early_clock  # from about when the broker took it
+
+
+async def test_a_job_whose_ready_messages_keep_getting_lost_is_dead_at_the_limit(
+    db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    """Lost messages count like messages that died in the broker (ttl_redispatch_limit):
+    below the limit a new attempt is dispatched, at it the job is dead, not re-dispatched
+    for ever."""
+    defaults = replace(job_defaults(scheduler_settings), ttl_redispatch_limit=2)
+    below, at = await record(db, scheduler_settings), await record(db, scheduler_settings)
+    async with db.begin() as connection:
+        await connection.execute(delete(outbox))  # both published, then lost by the broker
+        for job, lost_before in ((below, 1), (at, 2)):
+            await connection.execute(
+                update(jobs)
+                .where(jobs.c.id == job.job_id)
+                .values(queued_at=func.now() - timedelta(minutes=10), expired_count=lost_before)
+            )
+        changes = Changes()
+        assert await reconcile_lost_dispatches(connection, changes, 100, 60.0, defaults) == 2
+        await changes.flush(connection)
+    async with db.connect() as connection:
+        rows = {
+            row.id: row
+            for row in await connection.execute(
+                select(jobs.c.id, jobs.c.status, jobs.c.attempt, jobs.c.expired_count)
+            )
+        }
+        dead = (
+            await connection.execute(
+                select(dead_letters.c.reason).where(dead_letters.c.job_id == at.job_id)
+            )
+        ).scalar_one()
+    assert (rows[below.job_id].status, rows[below.job_id].attempt) == ("queued", 2)
+    assert rows[below.job_id].expired_count == 2
+    assert rows[at.job_id].status == "dead"
+    assert dead == "ttl_expired"
