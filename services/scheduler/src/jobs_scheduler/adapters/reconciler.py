@@ -12,7 +12,7 @@ from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs, outbox
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import mark_dead
-from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, finish_attempt, lock_job
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JOB_COLUMNS, JobRow, finish_attempt
 from jobs_scheduler.adapters.sql import interval_seconds
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -48,7 +48,7 @@ async def reconcile_lost_dispatches(
     dead. Returns how many were handled."""
     lost = (
         await connection.execute(
-            select(jobs.c.id, jobs.c.expired_count)
+            select(*JOB_COLUMNS)
             .where(
                 jobs.c.status == S.QUEUED.value,
                 jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
@@ -60,15 +60,17 @@ async def reconcile_lost_dispatches(
             .with_for_update(skip_locked=True)
         )
     ).all()
-    again = [
-        row.id
-        for row in lost
-        if after_dead_lettered(expired_count=row.expired_count, limit=defaults.ttl_redispatch_limit)
-        == "redispatch"
-    ]
+    # In job id order, the lock order of every batch.
+    again: list[JobRow] = []
+    limit_reached: list[JobRow] = []
+    for row in sorted(lost, key=lambda row: row.id):
+        action = after_dead_lettered(
+            expired_count=row.expired_count, limit=defaults.ttl_redispatch_limit
+        )
+        (again if action == "redispatch" else limit_reached).append(row)
     moves = [
-        Transition(job_id, S.QUEUED, S.QUEUED, "ready message lost by the broker; re-dispatched")
-        for job_id in sorted(again)
+        Transition(row.id, S.QUEUED, S.QUEUED, "ready message lost by the broker; re-dispatched")
+        for row in again
     ]
     redispatched = await apply_transitions(connection, changes, moves, REDISPATCH_LOST)
     for move in moves:
@@ -85,11 +87,7 @@ async def reconcile_lost_dispatches(
         )
         changes.dispatch(job, attempt=job.attempt, new_attempt=True)
     dead = 0
-    redispatching = set(again)
-    for job_id in sorted(row.id for row in lost if row.id not in redispatching):
-        job = await lock_job(connection, job_id, None, (S.QUEUED.value,))
-        if job is None:
-            continue
+    for job in limit_reached:  # locked above, with every column mark_dead needs
         await finish_attempt(
             connection,
             job.id,
