@@ -97,7 +97,7 @@ class CoalescingRobustConnection(aio_pika.RobustConnection):
 
 
 async def connect_coalescing(url: str, *, name: str) -> CoalescingRobustConnection:
-    """Open a robust ``amqp://`` connection that sends a loop pass's frames together."""
+    """Open a robust ``amqp://`` connection on :class:`CoalescingTCPTransportFactory`."""
     connection = CoalescingRobustConnection(URL(url), client_properties={"connection_name": name})
     await connection.connect()
     return connection

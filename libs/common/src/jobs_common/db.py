@@ -19,7 +19,7 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     """An engine whose pool hands out only connections the server has not closed.
 
     SQLAlchemy's ``pool_pre_ping`` costs three round trips per checkout on asyncpg (``BEGIN``,
-    ``;``, ``ROLLBACK``): in the scheduler, a third of PostgreSQL's transactions. asyncpg sees
+    ``;``, ``ROLLBACK``): in the scheduler, half of PostgreSQL's transactions. asyncpg sees
     a server closing a connection (a restart, a terminated backend) as it happens, so a
     checkout asks the connection instead; a connection that breaks while in use invalidates
     the pool as usual and the caller's retry gets a fresh one.

@@ -139,11 +139,7 @@ class LogBuffer:
 
     def discard(self) -> int:
         """Drop what is still queued (after the last flush timed out); how many."""
-        count = 0
-        while not self._queue.empty():
-            self._queue.get_nowait()
-            self._queue.task_done()
-            count += 1
+        count = len(self.take(len(self)))
         if count:
             self.drop("stopped", count)
         return count
