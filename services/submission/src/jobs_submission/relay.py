@@ -1,4 +1,5 @@
-"""The outbox relay: claim pending submissions, publish them with confirms, mark them sent.
+"""The outbox relay: claim pending submissions, publish them with confirms, mark them sent
+(gathered: :mod:`jobs_submission.settling`).
 
 Safe with any number of replicas: a claim is a lease fenced by a token; a relay marks an entry
 sent only while its token still holds it. A crash between publish and mark leaves the claim to
@@ -30,6 +31,7 @@ from jobs_submission.domain.documents import job_submitted
 from jobs_submission.domain.outbox import pack, retry_delay_ms
 from jobs_submission.handoff import HandOff
 from jobs_submission.settings import Settings
+from jobs_submission.settling import SentEntries
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,11 @@ class OutboxRelay:
         self.handoff = HandOff(
             lease_ms=int(settings.relay_claim_lease_seconds * 1000), wake=self.wake
         )
+        self.sent = SentEntries(
+            store,
+            interval=settings.relay_settle_interval_seconds,
+            max_pending=settings.relay_batch_size,
+        )
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._oldest_pending_ms: int | None = None
@@ -80,19 +87,40 @@ class OutboxRelay:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self._mark_sent_quietly()  # else they would be published again after the lease
 
-    async def _sleep(self, seconds: float) -> None:
+    async def _idle(self) -> None:
+        """Wait for a wake-up or the poll interval, marking confirmed entries when they are
+        due meanwhile (a pass is not worth its claim round trips just for that)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.relay_poll_interval_seconds
+        while (left := deadline - loop.time()) > 0:
+            due = self.sent.seconds_until_due()
+            woken = await self._wait_for_wake(left if due is None else min(left, due))
+            await self._mark_due()
+            if woken:
+                return
+
+    async def _wait_for_wake(self, seconds: float) -> bool:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await self._wake.wait()
+        woken = self._wake.is_set()
         self._wake.clear()
+        return woken
+
+    async def _mark_due(self, everything: bool = False) -> None:
+        if everything or self.sent.seconds_until_due() == 0:
+            await self.sent.mark(now_ms=self.clock())
 
     async def _run(self) -> None:
         log.info("outbox relay started", extra={"action": "relay_start"})
         while True:
             try:
                 publisher = (await self.bus.get()).publisher
-                published = await self.run_once(publisher)
+                published = await self.relay_once(publisher)
+                if published < self.settings.relay_batch_size and not self.handoff:
+                    await self._idle()
             except asyncio.CancelledError:
                 raise
             except BrokerUnavailable as exc:
@@ -102,18 +130,20 @@ class OutboxRelay:
                 )
                 await self._refresh_gauges_quietly()  # the backlog grows: keep showing it
                 await asyncio.sleep(self.settings.broker_retry_seconds)
-                continue
             except Exception:
                 log.exception("relay pass failed", extra={"action": "relay_error"})
                 await asyncio.sleep(self.settings.relay_poll_interval_seconds)
-                continue
-            if published < self.settings.relay_batch_size and not self.handoff:
-                await self._sleep(self.settings.relay_poll_interval_seconds)
 
     async def run_once(self, publisher: Publisher) -> int:
+        """One pass that marks everything it published sent; returns the batch size."""
+        return await self.relay_once(publisher, mark_all=True)
+
+    async def relay_once(self, publisher: Publisher, *, mark_all: bool = False) -> int:
         """One pass: what this process handed over (already claimed) if anything, else claim
-        a batch; publish it, settle every entry, refresh the outbox gauges (at most once a
-        second while hand-offs keep coming). Returns the batch size.
+        a batch; publish it, queue the confirmed entries to be marked sent (and mark them
+        when due, or all with ``mark_all``), release the refused ones with a backoff, refresh
+        the outbox gauges (at most once a second while hand-offs keep coming). Returns the
+        batch size.
         """
         self._wake.clear()
         if self._handed_last and len(self.handoff) < self.settings.relay_jobs_per_message:
@@ -125,6 +155,7 @@ class OutboxRelay:
         self._handed_last = bool(handed)
         if handed:
             await self._publish(publisher, handed, self.handoff.token)
+            await self._mark_due(mark_all)
             if now_ms - self._gauges_at_ms >= 1000:
                 await self.refresh_gauges()
             return len(handed)
@@ -137,6 +168,7 @@ class OutboxRelay:
         )
         if claimed:
             await self._publish(publisher, claimed, token)
+        await self._mark_due(mark_all)
         await self.refresh_gauges()
         return len(claimed)
 
@@ -167,7 +199,9 @@ class OutboxRelay:
         outcomes = [outcome for g, outcome in zip(groups, published, strict=True) for _ in g]
         now_ms = self.clock()
         sent = [doc for doc, outcome in zip(claimed, outcomes, strict=True) if outcome is None]
-        await self._settle_sent(sent, token=token, now_ms=now_ms)
+        for doc in sent:
+            metrics.RELAY_LAG.observe(max(0, now_ms - int(doc["createdAtMs"])) / 1000)
+        self.sent.add(sent, token=token)
         await asyncio.gather(
             *(
                 self._settle_failed(doc, outcome, token=token, now_ms=now_ms)
@@ -175,24 +209,6 @@ class OutboxRelay:
                 if outcome is not None
             )
         )
-
-    async def _settle_sent(self, sent: Sequence[Document], *, token: str, now_ms: int) -> None:
-        """One write marks every confirmed entry whose claim this token still holds."""
-        if not sent:
-            return
-        marked = await self.store.mark_sent(
-            [doc["_id"] for doc in sent], token=token, now_ms=now_ms
-        )
-        metrics.RELAY_PUBLISHED.inc(marked)
-        for doc in sent:
-            metrics.RELAY_LAG.observe(max(0, now_ms - int(doc["createdAtMs"])) / 1000)
-            log.info("job published", extra={"action": "relay_published", "job_id": doc["_id"]})
-        if marked < len(sent):
-            metrics.RELAY_STALE.inc(len(sent) - marked)
-            log.warning(
-                "published after the claim expired; another relay may publish again",
-                extra={"action": "relay_stale_claim", "count": len(sent) - marked},
-            )
 
     async def _settle_failed(
         self, doc: Document, outcome: BaseException, *, token: str, now_ms: int
@@ -237,6 +253,15 @@ class OutboxRelay:
         if self._oldest_pending_ms is None:
             return 0.0
         return max(0, self.clock() - self._oldest_pending_ms) / 1000
+
+    async def _mark_sent_quietly(self) -> None:
+        try:
+            await self.sent.mark(now_ms=self.clock())
+        except Exception as exc:
+            log.warning(
+                "confirmed entries not marked sent; they are published again after the lease",
+                extra={"action": "relay_mark_failed", "error": repr(exc)},
+            )
 
     async def _refresh_gauges_quietly(self) -> None:
         try:

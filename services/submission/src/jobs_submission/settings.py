@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.settings import AmqpSettingsMixin, InternalAuthMixin, ServiceSettings
@@ -25,6 +25,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     relay_message_max_bytes: int = Field(default=1_000_000, ge=1_000)
     relay_poll_interval_seconds: float = Field(default=0.5, gt=0)
     relay_claim_lease_seconds: float = Field(default=30.0, gt=0)
+    # Confirmed publishes are marked sent together, at most this long after (settling.py).
+    relay_settle_interval_seconds: float = Field(default=0.1, ge=0, le=5.0)
     relay_retry_base_seconds: float = Field(default=1.0, gt=0)
     relay_retry_max_seconds: float = Field(default=30.0, gt=0)
     relay_publish_timeout_seconds: float = Field(default=10.0, gt=0)
@@ -32,3 +34,12 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     # index scan per relay pass); the limit itself means "at least this many".
     relay_pending_count_limit: int = Field(default=1000, ge=1, le=100_000)
     broker_retry_seconds: float = Field(default=2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _settle_within_the_claim(self) -> Settings:
+        if self.relay_settle_interval_seconds * 2 > self.relay_claim_lease_seconds:
+            raise ValueError(
+                "SUBMISSION_RELAY_SETTLE_INTERVAL_SECONDS must be at most half of "
+                "SUBMISSION_RELAY_CLAIM_LEASE_SECONDS: entries are marked sent under their claim"
+            )
+        return self
