@@ -298,6 +298,39 @@ class ReadTick(Message):
     sent_at: AwareDatetime
 
 
+class JobChange(BaseModel):
+    """One status change of a job, as its transaction committed it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_id: uuid.UUID
+    attempt: int = Field(ge=0)
+    from_status: JobStatus | None
+    to_status: JobStatus
+    reason: str
+    job_type: str
+    submitted_by: str  # whose job: live listeners show a user only their own
+    at: AwareDatetime
+
+
+class JobChanges(Message):
+    """scheduler -> live listeners (jobs.events, routing key ``job.changes``): the status
+    changes one transaction committed, published after the commit, transient and unconfirmed.
+    Live views are best effort: a listener that missed some reads the state back over HTTP."""
+
+    type: Literal["job.changes"] = "job.changes"
+    changes: list[JobChange] = Field(min_length=1, max_length=1_000)
+
+
+class JobLogTail(Message):
+    """scheduler -> live listeners (jobs.events, routing key ``job.logs``): log lines one
+    transaction stored, published after the commit like :class:`JobChanges`. Lines carry no
+    owner: a listener shows a job's lines to whoever may read that job."""
+
+    type: Literal["job.log_tail"] = "job.log_tail"
+    lines: list[JobLogLine] = Field(min_length=1, max_length=1_000)
+
+
 AnyMessage = (
     JobSubmitted
     | JobDispatch

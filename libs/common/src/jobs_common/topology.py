@@ -44,6 +44,8 @@ DEAD: Final = "jobs.dead"
 CONTROL_CANCEL: Final = "control.cancel"
 CONTROL_PATTERN: Final = "control.#"
 JOB_EVENT_PATTERN: Final = "job.#"
+JOB_CHANGES: Final = "job.changes"  # JobChanges: status changes, for live views
+JOB_LOGS_LIVE: Final = "job.logs"  # JobLogTail: stored log lines, for live views
 
 READY_MESSAGE_TTL_MS: Final = 60_000
 QUEUE_TYPE: Final = "classic"

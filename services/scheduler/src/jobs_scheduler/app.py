@@ -20,6 +20,7 @@ from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
+from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -60,6 +61,7 @@ class Runtime:
     consumers: SchedulerConsumers
     loops: list[Loop]
     replica_id: str
+    live: LiveEvents
 
     async def ready(self) -> dict[str, bool]:
         try:
@@ -102,18 +104,25 @@ async def start_runtime(settings: Settings) -> Runtime:
         full_batch=1,
     )
     loops = [relay, ticks]
+    live = LiveEvents(bus.topology.events)
     for name, (sweep, interval, batch) in sweeps_for(settings, defaults).items():
         loops.append(
             Loop(
                 name,
-                partial(run_sweep, engine, sweep, relay.wake),
+                partial(run_sweep, engine, sweep, relay.wake, live.committed),
                 interval=interval,
                 full_batch=batch,
             )
         )
     for loop in loops:
         loop.start()
-    consumers = SchedulerConsumers(engine, defaults, on_dispatch=relay.wake, replica_id=replica_id)
+    consumers = SchedulerConsumers(
+        engine,
+        defaults,
+        on_dispatch=relay.wake,
+        replica_id=replica_id,
+        on_committed=live.committed,
+    )
     # A channel per consumed queue: each consumer acks a whole batch with one basic.ack.
     queues = {}
     for name in consumers.appliers():
@@ -127,7 +136,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
-    return Runtime(engine, bus, consumers, loops, replica_id)
+    return Runtime(engine, bus, consumers, loops, replica_id, live)
 
 
 def make_replica_id() -> str:
@@ -143,6 +152,7 @@ async def stop_runtime(runtime: Runtime) -> None:
             await horizons.forget(connection, replica_id=runtime.replica_id)
     except Exception:  # the database may be gone; the rows go stale by themselves
         log.warning("read horizons not forgotten", extra={"action": "forget_failed"})
+    await runtime.live.close()
     await runtime.bus.close()
     await runtime.engine.dispose()
 

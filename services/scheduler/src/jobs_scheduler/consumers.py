@@ -171,10 +171,12 @@ class SchedulerConsumers:
         on_dispatch: Callable[[], None],
         *,
         replica_id: str,
+        on_committed: Callable[[Changes], None] = lambda _: None,
     ) -> None:
         self.engine = engine
         self.defaults = defaults
         self.on_dispatch = on_dispatch
+        self.on_committed = on_committed
         self.replica_id = replica_id
         self.progress = ReadProgress()
         self.consumers: list[BatchConsumer] = []
@@ -209,10 +211,11 @@ class SchedulerConsumers:
             return Counter(applied=len(parsed))
 
         async def log_lines(
-            c: AsyncConnection, _: Changes, parsed: list[Parsed[JobLogLines]]
+            c: AsyncConnection, ch: Changes, parsed: list[Parsed[JobLogLines]]
         ) -> Counter[str]:
             lines = [line for p in parsed for line in p.message.lines]
             stored = await logs.store_log_lines(c, lines)
+            ch.lines.extend(lines)
             metrics.LOG_LINES.inc(stored)
             return Counter(applied=stored, duplicate=len(lines) - stored)
 
@@ -225,6 +228,7 @@ class SchedulerConsumers:
             lines = [line for p in parsed for line in p.message.lines]
             if lines:
                 metrics.LOG_LINES.inc(await logs.store_log_lines(c, lines))
+                ch.lines.extend(lines)
             return outcomes
 
         async def retry(c: AsyncConnection, ch: Changes, m: RetryRequested, _: Any) -> bool:
@@ -281,6 +285,7 @@ class SchedulerConsumers:
             metrics.TRANSITIONS.labels(from_status, to_status).inc()
         if changes.messages:
             self.on_dispatch()
+        self.on_committed(changes)
 
     async def record_dead(self, queue: str, delivery: AbstractIncomingMessage, reason: str) -> None:
         """The dead path of a queue without a dead-letter exchange: ``poison_messages``."""

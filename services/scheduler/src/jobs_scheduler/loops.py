@@ -31,9 +31,14 @@ log = logging.getLogger(__name__)
 Sweep = Callable[[AsyncConnection, Changes], Awaitable[int]]
 
 
-async def run_sweep(engine: AsyncEngine, sweep: Sweep, on_dispatch: Callable[[], None]) -> int:
+async def run_sweep(
+    engine: AsyncEngine,
+    sweep: Sweep,
+    on_dispatch: Callable[[], None],
+    on_committed: Callable[[Changes], None] = lambda _: None,
+) -> int:
     """Run one sweep in its own transaction, write its side rows, wake the relay if it
-    dispatched anything."""
+    dispatched anything, hand the committed changes to ``on_committed`` (live views)."""
     changes = Changes()
     async with engine.begin() as connection:
         count = await sweep(connection, changes)
@@ -42,6 +47,7 @@ async def run_sweep(engine: AsyncEngine, sweep: Sweep, on_dispatch: Callable[[],
         metrics.TRANSITIONS.labels(from_status, to_status).inc()
     if changes.messages:
         on_dispatch()
+    on_committed(changes)
     return count
 
 

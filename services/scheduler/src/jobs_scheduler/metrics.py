@@ -50,3 +50,9 @@ REAPER_WAITING = Counter(
     "scheduler_reaper_waiting_total",
     "Reaper passes that judged nothing because some lease queue has no live reader yet.",
 )
+LIVE_EVENTS = Counter(
+    "scheduler_live_events_total",
+    "Messages for live views on jobs.events, by routing key and outcome "
+    "(published, failed, dropped while too many were in flight).",
+    ["routing_key", "outcome"],
+)

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import Integer, LargeBinary, Text, func, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import CancelAttempt, JobDispatch, JobStatus, Message, utcnow
+from jobs_common.contracts import (
+    CancelAttempt,
+    JobDispatch,
+    JobLogLine,
+    JobStatus,
+    Message,
+    utcnow,
+)
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, outbox
 from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
 from jobs_scheduler.adapters.sql import ArrayRows, any_of
@@ -44,6 +52,19 @@ START_CLOCKS = (
 )
 
 
+class LiveChange(NamedTuple):
+    """A status change as live views see it (``JobChange``), published after the commit."""
+
+    job_id: uuid.UUID
+    attempt: int
+    from_status: str | None
+    to_status: str
+    reason: str
+    job_type: str
+    submitted_by: str
+    at: datetime
+
+
 @dataclass
 class Changes:
     # Rows in the column order of EVENTS, ATTEMPTS and MESSAGES.
@@ -53,6 +74,9 @@ class Changes:
     dispatched: list[uuid.UUID] = field(default_factory=list)
     dead: list[dict[str, Any]] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)
+    # For live views, published once the transaction committed (adapters/live.py).
+    live: list[LiveChange] = field(default_factory=list)
+    lines: list[JobLogLine] = field(default_factory=list)
 
     def move(
         self,
@@ -61,20 +85,22 @@ class Changes:
         current: JobStatus | None,
         target: JobStatus,
         reason: str,
+        *,
+        job_type: str,
+        submitted_by: str,
     ) -> JobStatus:
         """Check ``current -> target`` against the table and record the event. Called by the
         status writer (``status.py``) for the rows it wrote, and by no one else."""
         transition(current, target)
-        self.events.append(
-            (
-                job_id,
-                attempt,
-                None if current is None else current.value,
-                target.value,
-                reason[:500],
+        source = None if current is None else current.value
+        reason = reason[:500]
+        self.events.append((job_id, attempt, source, target.value, reason))
+        self.moves.append((source or "none", target.value))
+        self.live.append(
+            LiveChange(
+                job_id, attempt, source, target.value, reason, job_type, submitted_by, utcnow()
             )
         )
-        self.moves.append(("none" if current is None else current.value, target.value))
         return target
 
     def _publish(

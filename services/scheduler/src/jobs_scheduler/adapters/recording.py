@@ -140,7 +140,14 @@ async def record_submissions(
         else:
             why = "dispatched"
         record_creation(
-            changes, m.job_id, status, attempt=first_attempt(status), submitted=reason, reason=why
+            changes,
+            m.job_id,
+            status,
+            attempt=first_attempt(status),
+            submitted=reason,
+            reason=why,
+            job_type=m.job_type,
+            submitted_by=m.submitted_by,
         )
         if status is S.QUEUED:
             changes.dispatch(job, attempt=1, new_attempt=True)

@@ -125,7 +125,9 @@ class Write:
                 r.attempt.label("fenced_attempt"),
                 jobs.c.id,
                 jobs.c.attempt,
-                *(c for c in returning if c.key not in ("id", "attempt")),
+                jobs.c.type,
+                jobs.c.submitted_by,
+                *(c for c in returning if c.key not in ALWAYS_RETURNED),
             )
         )
 
@@ -145,6 +147,9 @@ class Write:
             )
         return self.rows.params(rows)
 
+
+# Every write returns these (the status events and live views need them).
+ALWAYS_RETURNED = ("id", "attempt", "type", "submitted_by")
 
 # A move that writes nothing but the status.
 STATUS_ONLY = Write("moved")
@@ -185,7 +190,15 @@ async def apply_transitions(
         row = written.get(t.key)
         if row is not None:
             for current, target, reason in t.steps():
-                changes.move(t.job_id, row.attempt, current, target, reason)
+                changes.move(
+                    t.job_id,
+                    row.attempt,
+                    current,
+                    target,
+                    reason,
+                    job_type=row.type,
+                    submitted_by=row.submitted_by,
+                )
     return written
 
 
@@ -197,9 +210,12 @@ def record_creation(
     attempt: int,
     submitted: str,
     reason: str,
+    job_type: str,
+    submitted_by: str,
 ) -> None:
     """The first moves of a job ``recording.py`` just inserted as ``status`` (at ``attempt``):
     from "does not exist" to ``pending`` (why it was recorded; no attempt yet), then to
     ``status`` (why), each checked against the state machine."""
-    changes.move(job_id, 0, None, S.PENDING, submitted)
-    changes.move(job_id, attempt, S.PENDING, status, reason)
+    owner = {"job_type": job_type, "submitted_by": submitted_by}
+    changes.move(job_id, 0, None, S.PENDING, submitted, **owner)
+    changes.move(job_id, attempt, S.PENDING, status, reason, **owner)
