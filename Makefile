@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 2
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        dev demo bench bench-compare bench-overload migrate topology-definitions clean
+        dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
 
 help:
 	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
@@ -55,6 +55,11 @@ test: install infra lint test-unit test-integration test-e2e
 migrate: install
 	$(PY) -m jobs_scheduler.migrate
 	$(PY) -m jobs_gateway.migrate
+
+# The public API contract the gateway serves (services/gateway/.../openapi/public.json),
+# assembled from the backends' schemas; a gateway test fails when it is stale.
+openapi: install
+	$(PY) scripts/public_openapi.py
 
 topology-definitions: install
 	$(PY) -m jobs_common.topology_definitions > infra/rabbitmq/definitions.json

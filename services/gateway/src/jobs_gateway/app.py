@@ -23,6 +23,7 @@ from jobs_gateway.adapters.upstream import Upstreams, build_client
 from jobs_gateway.adapters.users import UserRepository
 from jobs_gateway.api import auth, proxy
 from jobs_gateway.api.middleware import RequestContextMiddleware
+from jobs_gateway.api.openapi import install_public_openapi
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER
 from jobs_gateway.domain.rate_limit import TokenBucketLimiter
 from jobs_gateway.domain.routing import UPSTREAMS
@@ -101,6 +102,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.internal_token = settings.internal_token
     install_error_handlers(app)
+    install_public_openapi(app)
 
     async def ready() -> dict[str, bool]:
         async def database() -> bool:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.unit
             "jobs/j-1/status",
             "submission",
             "/api/v1/jobs/j-1/status",
-            "/api/jobs/{id}/status",
+            "/api/jobs/{jobId}/status",
         ),
         ("POST", "batches", "submission", "/api/v1/batches", "/api/batches"),
         (
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.unit
             "batches/b%201/status",
             "submission",
             "/api/v1/batches/b%201/status",
-            "/api/batches/{id}/status",
+            "/api/batches/{batchId}/status",
         ),
         ("GET", "jobs", "dashboard", "/api/jobs", "/api/{path}"),
         ("GET", "jobs/j-1", "dashboard", "/api/jobs/j-1", "/api/{path}"),

@@ -196,4 +196,4 @@ async def test_ops_routes(app_factory: AppFactory) -> None:
         schema = orjson.loads((await app.client.get("/openapi.json")).content)
         assert "/api/v1/jobs" in schema["paths"]
         assert "/api/v1/batches" in schema["paths"]
-        assert "/api/v1/batches/{batch_id}/status" in schema["paths"]
+        assert "/api/v1/batches/{batchId}/status" in schema["paths"]

@@ -1,4 +1,4 @@
-"""POST /api/v1/batches and GET /api/v1/batches/{id}/status against MongoDB and RabbitMQ."""
+"""POST /api/v1/batches and GET /api/v1/batches/{batchId}/status against MongoDB and RabbitMQ."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The routing table: which backend answers a public ``/api/...`` call, and at which path.
 
 A few submission routes are listed explicitly; every other ``/api/{path}`` (any method) goes to
-the dashboard unchanged. Matching works on decoded path segments; ``{id}`` matches one segment.
+the dashboard unchanged. Matching works on decoded path segments; ``{name}`` matches one segment.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ UPSTREAMS: tuple[Upstream, ...] = ("submission", "dashboard")
 @dataclass(frozen=True)
 class RouteRule:
     method: str
-    pattern: str  # public path below /api, e.g. "jobs/{id}/status"
+    pattern: str  # public path below /api, e.g. "jobs/{jobId}/status"
     upstream: Upstream
-    target: str  # upstream path with the same placeholders, e.g. "/api/v1/jobs/{id}/status"
+    target: str  # upstream path with the same placeholders, e.g. "/api/v1/jobs/{jobId}/status"
 
     @property
     def template(self) -> str:
@@ -37,9 +37,9 @@ class Target:
 
 ROUTES: tuple[RouteRule, ...] = (
     RouteRule("POST", "jobs", "submission", "/api/v1/jobs"),
-    RouteRule("GET", "jobs/{id}/status", "submission", "/api/v1/jobs/{id}/status"),
+    RouteRule("GET", "jobs/{jobId}/status", "submission", "/api/v1/jobs/{jobId}/status"),
     RouteRule("POST", "batches", "submission", "/api/v1/batches"),
-    RouteRule("GET", "batches/{id}/status", "submission", "/api/v1/batches/{id}/status"),
+    RouteRule("GET", "batches/{batchId}/status", "submission", "/api/v1/batches/{batchId}/status"),
 )
 FALLBACK_UPSTREAM: Upstream = "dashboard"
 FALLBACK_TEMPLATE = "/api/{path}"

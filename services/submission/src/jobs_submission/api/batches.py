@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 
 from jobs_submission.api.deps import BatchServiceDep, CurrentIdentity, IdempotencyKey, TraceId
 from jobs_submission.api.routes import ERRORS, REPLAYED_HEADER, json_body
@@ -52,9 +53,11 @@ def build_batch_router() -> APIRouter:
             response.headers[REPLAYED_HEADER] = "true"
         return BatchAccepted(batch_id=accepted.batch_id, job_ids=accepted.job_ids)
 
-    @router.get("/{batch_id}/status", response_model=BatchStatusPublic, responses=ERRORS)
+    @router.get("/{batchId}/status", response_model=BatchStatusPublic, responses=ERRORS)
     async def batch_status(
-        batch_id: str, identity: CurrentIdentity, service: BatchServiceDep
+        batch_id: Annotated[str, Path(alias="batchId")],
+        identity: CurrentIdentity,
+        service: BatchServiceDep,
     ) -> BatchStatusPublic:
         """The batch as stored by this service, with how many members were published."""
         return await service.status(batch_id, identity=identity)

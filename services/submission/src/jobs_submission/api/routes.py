@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 
 from jobs_common.errors import BadRequest, ErrorEnvelope
 from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
@@ -76,9 +76,11 @@ def build_router() -> APIRouter:
             response.headers[REPLAYED_HEADER] = "true"
         return JobAccepted(job_id=accepted.job_id)
 
-    @router.get("/{job_id}/status", response_model=SubmissionPublic, responses=ERRORS)
+    @router.get("/{jobId}/status", response_model=SubmissionPublic, responses=ERRORS)
     async def job_status(
-        job_id: str, identity: CurrentIdentity, service: ServiceDep
+        job_id: Annotated[str, Path(alias="jobId")],
+        identity: CurrentIdentity,
+        service: ServiceDep,
     ) -> SubmissionPublic:
         """The submission record (accepted / published); owner or admin only."""
         return await service.status(job_id, identity=identity)

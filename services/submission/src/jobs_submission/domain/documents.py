@@ -120,7 +120,7 @@ class JobAccepted(CamelModel):
 
 
 class SubmissionPublic(CamelModel):
-    """``GET /api/v1/jobs/{id}/status``: the submission record, not the job's run state."""
+    """``GET /api/v1/jobs/{jobId}/status``: the submission record, not the job's run state."""
 
     job_id: str
     type: str
@@ -190,7 +190,7 @@ class BatchAccepted(CamelModel):
 
 
 class BatchStatusPublic(CamelModel):
-    """``GET /api/v1/batches/{id}/status``: the batch as stored here, not its members' runs."""
+    """``GET /api/v1/batches/{batchId}/status``: the batch as stored here, not its members' runs."""
 
     batch_id: str
     name: str | None
