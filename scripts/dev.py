@@ -24,6 +24,7 @@ from jobs_common.testing.stack import Stack, StackConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 VAR = ROOT / "var"
+UI_BUILD = ROOT / "frontend" / "dist"  # `make dev` builds it first
 DATABASE = os.environ.get("DEV_DATABASE", "jobs")
 PG_ADMIN = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -99,6 +100,7 @@ def main() -> None:
         artifacts_dir=str(VAR / "artifacts"),
         workers=workers,
         log_json=False,
+        ui_dir=str(UI_BUILD),
     )
     stack = Stack(config, VAR / "logs")
     stopping = False
@@ -114,8 +116,11 @@ def main() -> None:
         stack.wait_ready(timeout=90)
         if os.environ.get("DEMO", "1") != "0":
             subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], check=False)
+        built = (UI_BUILD / "index.html").is_file()
+        ui_note = "" if built else "  (not built: run `make ui`)"
         print(
             "\nThe platform is running:\n"
+            f"  web UI                http://127.0.0.1:{config.gateway_port}/{ui_note}\n"
             f"  gateway (public API)  http://127.0.0.1:{config.gateway_port}  (OpenAPI at /docs)\n"
             f"  submission            http://127.0.0.1:{config.submission_port}\n"
             f"  scheduler             http://127.0.0.1:{config.scheduler_port}/ready\n"

@@ -24,6 +24,7 @@ from jobs_gateway.adapters.users import UserRepository
 from jobs_gateway.api import auth, proxy
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_public_openapi
+from jobs_gateway.api.ui import install_ui
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER
 from jobs_gateway.domain.rate_limit import TokenBucketLimiter
 from jobs_gateway.domain.routing import UPSTREAMS
@@ -124,6 +125,7 @@ def create_app(settings: Settings) -> FastAPI:
     add_ops_routes(app, ready)
     app.include_router(auth.router)
     app.include_router(proxy.router)
+    install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -37,6 +39,8 @@ class Settings(ServiceSettings, PostgresSettingsMixin, InternalAuthMixin):
     startup_timeout_seconds: float = Field(default=30.0, ge=0)
 
     cors_origins: list[str] = ["http://localhost:5173"]
+    # The web UI's build (frontend/dist), served at / when set and built (api/ui.py).
+    ui_dir: Path | None = None
 
     login_attempts_per_minute: int = Field(default=10, gt=0)
     rate_limit_max_keys: int = Field(default=10_000, gt=0)

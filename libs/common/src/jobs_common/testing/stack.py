@@ -39,6 +39,8 @@ class StackConfig:
     workers: int = 2
     log_json: bool = True
     environment: str = "development"
+    # The web UI's build the gateway serves at / (frontend/dist); None: no UI.
+    ui_dir: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -118,6 +120,8 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                 INTERNAL_TOKEN=config.internal_token,
                 SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
                 DASHBOARD_URL=f"http://127.0.0.1:{config.dashboard_port}",
+                AMQP_URL=config.amqp_url,
+                **({"UI_DIR": config.ui_dir} if config.ui_dir else {}),
             ),
         ),
     ]
