@@ -120,8 +120,9 @@ class EchoUpstream:
 
 
 @asynccontextmanager
-async def serve(app: Any, port: int) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1:``port`` until the block ends."""
+async def serve(app: Any, port: int, *, ws: str = "none") -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1:``port`` until the block ends (``ws="auto"``:
+    with WebSockets, as the service itself serves)."""
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -129,7 +130,7 @@ async def serve(app: Any, port: int) -> AsyncIterator[str]:
         lifespan="off",
         log_config=None,
         log_level="warning",
-        ws="none",
+        ws=ws,
         http="h11",
         timeout_graceful_shutdown=2,
     )
@@ -179,6 +180,8 @@ def make_settings(gateway_database_url: str) -> SettingsFactory:
             "internal_token": TEST_INTERNAL_TOKEN,
             "submission_url": f"http://127.0.0.1:{free_port()}",
             "dashboard_url": f"http://127.0.0.1:{free_port()}",
+            # No broker unless a test passes one: live events are optional for HTTP.
+            "amqp_url": f"amqp://guest:guest@127.0.0.1:{free_port()}/",
             "log_json": False,
             "startup_timeout_seconds": 5,
         }
@@ -234,3 +237,12 @@ async def admin_token(gateway: httpx.AsyncClient) -> str:
 @pytest.fixture
 async def user_token(gateway: httpx.AsyncClient) -> str:
     return str((await login(gateway, "user@test.com", "user123"))["token"])
+
+
+ServeApp = Callable[..., AbstractAsyncContextManager[str]]
+
+
+@pytest.fixture
+def serve_app() -> ServeApp:
+    """:func:`serve` for test modules: ``async with serve_app(app, port, ws="auto") as url``."""
+    return serve

@@ -17,18 +17,21 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_gateway.accounts import Accounts
+from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.seed import seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
 from jobs_gateway.adapters.users import UserRepository
-from jobs_gateway.api import auth, proxy
+from jobs_gateway.api import auth, events, proxy
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_public_openapi
 from jobs_gateway.api.ui import install_ui
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER
+from jobs_gateway.domain.live import LiveLimits
 from jobs_gateway.domain.rate_limit import TokenBucketLimiter
 from jobs_gateway.domain.routing import UPSTREAMS
 from jobs_gateway.domain.tokens import TokenIssuer
+from jobs_gateway.fanout import LiveHub
 from jobs_gateway.migrate import upgrade_async
 from jobs_gateway.settings import Settings
 
@@ -63,6 +66,17 @@ def create_app(settings: Settings) -> FastAPI:
             connect_timeout=settings.upstream_connect_timeout_seconds,
             max_connections=settings.upstream_max_connections,
         )
+        # Live events (GET /ws/events): the hub, fed by this replica's own broker queue.
+        hub = LiveHub(
+            LiveLimits(
+                send_queue_size=settings.ws_send_queue_size,
+                max_subscriptions=settings.ws_max_subscriptions,
+                max_message_bytes=settings.ws_max_message_bytes,
+            )
+        )
+        live_events = LiveEventsConsumer(
+            url=settings.amqp_url, sink=hub, max_length=settings.live_queue_max_length
+        )
         try:
             await wait_for_database(engine, within=settings.startup_timeout_seconds)
             if settings.migrate_on_start:
@@ -89,9 +103,14 @@ def create_app(settings: Settings) -> FastAPI:
                 client,
                 {"submission": settings.submission_url, "dashboard": settings.dashboard_url},
             )
+            app.state.live_hub = hub
+            live_events.start()  # in the background: the broker is not needed to serve HTTP
+            events.redact_tokens_in_server_logs()
             log.info("gateway started", extra={"action": "startup", "port": settings.port})
             yield
         finally:
+            hub.close_all()
+            await live_events.stop()
             await client.aclose()
             await engine.dispose()
 
@@ -126,6 +145,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
+    app.include_router(events.router)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUESTS = Counter(
     "gateway_http_requests_total",
@@ -24,4 +24,28 @@ LOGIN_ATTEMPTS = Counter(
     "gateway_login_attempts_total",
     "Login attempts by outcome (success, invalid_credentials, rate_limited)",
     ["outcome"],
+)
+WS_CONNECTIONS = Gauge("gateway_ws_connections", "Open live-event WebSocket connections")
+WS_FRAMES_SENT = Counter(
+    "gateway_ws_frames_sent_total",
+    "Frames sent on live-event WebSockets, by type (hello, job.changes, job.logs, subscribed, ...)",
+    ["type"],
+)
+WS_SLOW_CLOSED = Counter(
+    "gateway_ws_slow_closed_total",
+    "Live-event WebSockets closed with 1013 because their send queue was full",
+)
+WS_CLOSED = Counter(
+    "gateway_ws_closed_total",
+    "Live-event WebSockets closed by the gateway, by close code",
+    ["code"],
+)
+LIVE_EVENTS_RECEIVED = Counter(
+    "gateway_live_events_received_total",
+    "Messages taken from the replica's live-events queue, by type (job.changes, job.logs, invalid)",
+    ["type"],
+)
+LIVE_EVENTS_CONNECTED = Gauge(
+    "gateway_live_events_connected",
+    "1 while the live-events consumer is connected to RabbitMQ and consuming, else 0",
 )

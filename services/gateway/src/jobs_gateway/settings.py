@@ -9,6 +9,7 @@ from pydantic_settings import SettingsConfigDict
 
 from jobs_common.settings import (
     DEV_SECRET,
+    AmqpSettingsMixin,
     InternalAuthMixin,
     PostgresSettingsMixin,
     ServiceSettings,
@@ -18,7 +19,7 @@ DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789abcdef"
 MIN_SECRET_LENGTH = 32
 
 
-class Settings(ServiceSettings, PostgresSettingsMixin, InternalAuthMixin):
+class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, InternalAuthMixin):
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
 
     port: int = 3000
@@ -44,6 +45,12 @@ class Settings(ServiceSettings, PostgresSettingsMixin, InternalAuthMixin):
 
     login_attempts_per_minute: int = Field(default=10, gt=0)
     rate_limit_max_keys: int = Field(default=10_000, gt=0)
+
+    # Live events (GET /ws/events), fed by this replica's own queue on jobs.events.
+    live_queue_max_length: int = Field(default=10_000, gt=0)  # broker side, oldest dropped
+    ws_send_queue_size: int = Field(default=256, gt=0)  # frames waiting per connection
+    ws_max_subscriptions: int = Field(default=50, gt=0)  # jobs whose lines one connection follows
+    ws_max_message_bytes: int = Field(default=4_096, gt=0)  # one client frame
 
     @model_validator(mode="after")
     def _refuse_dev_jwt_secret_in_production(self) -> Settings:

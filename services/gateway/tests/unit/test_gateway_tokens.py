@@ -133,3 +133,13 @@ def test_a_refused_token_is_not_held_and_the_cache_is_bounded() -> None:
         assert tokens.verify_access(token) == user
     assert tokens.verified_access.get(held[0]) is None  # the oldest went first
     assert tokens.verified_access.get(held[2]) == users[2]
+
+
+def test_verify_access_until_gives_the_tokens_expiry_fresh_and_held() -> None:
+    tokens = issuer()
+    token = issue_token(ALICE, secret=SECRET, ttl=timedelta(minutes=5))
+    expected = jwt.decode(token, SECRET, algorithms=["HS256"])["exp"]
+    assert tokens.verify_access_until(token) == (ALICE, float(expected))  # verified
+    assert tokens.verify_access_until(token) == (ALICE, float(expected))  # held
+    with pytest.raises(Unauthorized, match="expired"):
+        tokens.verify_access_until(issue_token(ALICE, secret=SECRET, ttl=timedelta(seconds=-5)))

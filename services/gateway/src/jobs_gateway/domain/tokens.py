@@ -44,15 +44,19 @@ class VerifiedTokens:
         self._held: OrderedDict[str, tuple[Identity, float]] = OrderedDict()
 
     def get(self, token: str) -> Identity | None:
+        entry = self.lookup(token)
+        return entry[0] if entry is not None else None
+
+    def lookup(self, token: str) -> tuple[Identity, float] | None:
+        """The identity of a held token and its expiry (epoch seconds)."""
         entry = self._held.get(token)
         if entry is None:
             return None
-        identity, expires = entry
-        if time.time() >= expires:
+        if time.time() >= entry[1]:
             del self._held[token]
             return None
         self._held.move_to_end(token)
-        return identity
+        return entry
 
     def put(self, token: str, identity: Identity, expires: float) -> None:
         self._held[token] = (identity, expires)
@@ -78,11 +82,16 @@ class TokenIssuer:
         )
 
     def verify_access(self, token: str) -> Identity:
-        identity = self.verified_access.get(token)
-        if identity is None:
-            identity, expires = verified(token, secret=self.secret, token_type=ACCESS)
-            self.verified_access.put(token, identity, expires)
-        return identity
+        return self.verify_access_until(token)[0]
+
+    def verify_access_until(self, token: str) -> tuple[Identity, float]:
+        """The identity of a valid access token and when it expires (epoch seconds); 401
+        otherwise. A WebSocket holds the expiry to close itself when the token runs out."""
+        entry = self.verified_access.lookup(token)
+        if entry is None:
+            entry = verified(token, secret=self.secret, token_type=ACCESS)
+            self.verified_access.put(token, *entry)
+        return entry
 
     def verify_refresh(self, token: str) -> Identity:
         return verify_token(token, secret=self.secret, token_type=REFRESH)
