@@ -37,3 +37,17 @@ else
   curl -fsS -u guest:guest http://127.0.0.1:15672/api/overview >/dev/null \
     && echo "RabbitMQ: running, management API on :15672"
 fi
+
+# The browser tests drive Debian's Chromium through Playwright (never a downloaded browser).
+if command -v chromium >/dev/null; then
+  echo "Chromium: $(chromium --version 2>/dev/null | head -n1)"
+elif command -v apt-get >/dev/null; then
+  echo "Chromium: installing Debian's package"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  chromium --version
+else
+  echo "Chromium: not installed and no apt-get; the browser tests need /usr/bin/chromium" >&2
+  exit 1
+fi

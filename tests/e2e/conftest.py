@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +19,9 @@ from jobs_common.testing.plugin import (
     running_smtp_sink,
 )
 from jobs_common.testing.stack import Stack, StackConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+UI_BUILD = ROOT / "frontend" / "dist"  # `make ui` (and `make test`) build it first
 
 
 @pytest.fixture(scope="session")
@@ -53,6 +57,7 @@ async def stack(
         worker_ports=(free_port(), free_port()),
         workers=2,
         environment="test",
+        ui_dir=str(UI_BUILD),
         extra_env={
             # Fast retries so the retry paths finish within the test's patience.
             "SCHEDULER_RETRY_BASE_DELAY_MS": "200",
@@ -117,3 +122,78 @@ async def wait_for_job(
                 return last
         await asyncio.sleep(0.1)
     raise AssertionError(f"job {job_id} did not reach {statuses}; last seen {last}")
+
+
+# --- the browser (tests/e2e/test_ui_e2e.py) ---------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package (scripts/ensure-infra.sh); never downloaded
+AXE = ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / "var" / "artifacts" / "ui"
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    if not (UI_BUILD / "index.html").is_file():
+        pytest.fail("the web UI is not built: run `make ui` (make test builds it)")
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+class PageErrors:
+    """Console errors and uncaught exceptions of one page: a test fails on any."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def console(self, message: Any) -> None:
+        if message.type == "error":
+            self.seen.append(f"console: {message.text}")
+
+    def uncaught(self, error: Any) -> None:
+        self.seen.append(f"uncaught: {error}")
+
+
+@pytest.fixture
+async def page(browser: Any, gateway_url: str) -> AsyncIterator[Any]:
+    context = await browser.new_context(
+        base_url=gateway_url, viewport={"width": 1280, "height": 800}
+    )
+    tab = await context.new_page()
+    errors = PageErrors()
+    tab.on("console", errors.console)
+    tab.on("pageerror", errors.uncaught)
+    tab.set_default_timeout(15_000)
+    try:
+        yield tab
+    finally:
+        await context.close()
+    assert errors.seen == [], errors.seen
+
+
+async def axe_violations(
+    page: Any, *, impacts: tuple[str, ...] = ("serious", "critical")
+) -> list[str]:
+    """axe-core's violations of at least ``impacts`` on the page as it is now."""
+    await page.add_script_tag(path=str(AXE))
+    result = await page.evaluate(
+        "async () => await axe.run(document, {resultTypes: ['violations']})"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in impacts
+    ]
+
+
+async def screenshot(page: Any, name: str) -> Path:
+    """Save the whole page as a test artifact (var/artifacts/ui/<name>.png)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=True)
+    return path
