@@ -99,5 +99,10 @@ class CoalescingRobustConnection(aio_pika.RobustConnection):
 async def connect_coalescing(url: str, *, name: str) -> CoalescingRobustConnection:
     """Open a robust ``amqp://`` connection on :class:`CoalescingTCPTransportFactory`."""
     connection = CoalescingRobustConnection(URL(url), client_properties={"connection_name": name})
-    await connection.connect()
+    try:
+        await connection.connect()
+    except BaseException:
+        # Dropped unclosed, its __del__ would schedule a close that no one awaits.
+        await asyncio.shield(connection.close())
+        raise
     return connection

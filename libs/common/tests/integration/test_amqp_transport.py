@@ -11,15 +11,19 @@ from urllib.parse import quote
 
 import aio_pika
 import pytest
+from aiormq.exceptions import AMQPConnectionError
 from yarl import URL
 
 from jobs_common.amqp_transport import (
     FLUSH_AT_BYTES,
     FLUSH_DELAY_SECONDS,
+    CoalescingRobustConnection,
     CoalescingStreamWriter,
     CoalescingTCPTransportFactory,
+    connect_coalescing,
 )
 from jobs_common.rabbit import connect
+from jobs_common.testing.infra import free_port
 from jobs_common.testing.plugin import RabbitServer
 from jobs_common.testing.waiting import eventually
 
@@ -195,3 +199,21 @@ async def channel_get(
 ) -> aio_pika.abc.AbstractIncomingMessage | None:
     queue = await channel.get_queue(name)
     return await queue.get(fail=False)
+
+
+async def test_a_connection_that_never_connected_is_closed_not_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Left to its ``__del__``, it would schedule a close no one awaits (seen as a warning
+    or an error in whatever code the garbage collector interrupted)."""
+    closed: list[CoalescingRobustConnection] = []
+    original = CoalescingRobustConnection.close
+
+    async def close(self: CoalescingRobustConnection, *args: Any, **kwargs: Any) -> Any:
+        closed.append(self)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CoalescingRobustConnection, "close", close)
+    with pytest.raises(AMQPConnectionError):
+        await connect_coalescing(f"amqp://guest:guest@127.0.0.1:{free_port()}/", name="refused")
+    assert len(closed) == 1 and closed[0].is_closed
