@@ -8,12 +8,15 @@ PY := $(BIN)/python
 PACKAGES := libs/common $(sort $(wildcard services/*))
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
+UI := frontend
+UI_STAMP := $(UI)/node_modules/.installed
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
+        ui ui-install test-ui dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
 
 help:
 	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
+	@echo "make ui       build the web UI (frontend/dist), served by the gateway at /"
 	@echo "make test     install, start dependencies, lint and run unit, integration, e2e"
 	@echo "make demo     seed demo jobs into a running stack"
 	@echo "make migrate  apply the PostgreSQL migrations"
@@ -28,6 +31,16 @@ $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The web UI: npm packages from the committed lock file, then the build the gateway serves.
+$(UI_STAMP): $(UI)/package.json $(UI)/package-lock.json
+	cd $(UI) && npm ci --no-audit --no-fund
+	touch $(UI_STAMP)
+
+ui-install: $(UI_STAMP)
+
+ui: ui-install
+	cd $(UI) && npm run build
 
 infra:
 	bash scripts/ensure-infra.sh
@@ -47,10 +60,16 @@ test-unit: install
 test-integration: install infra
 	$(BIN)/pytest -m integration -q libs/common/tests services
 
+# Lint, types, API types against the gateway's contract, component tests, then the build
+# the browser tests of test-e2e drive.
+test-ui: ui-install
+	cd $(UI) && npm run lint && npm run typecheck && npm run check:api && npm test
+	cd $(UI) && npm run build
+
 test-e2e: install infra
 	$(BIN)/pytest -m e2e -q tests/e2e
 
-test: install infra lint test-unit test-integration test-e2e
+test: install infra lint test-unit test-integration test-ui test-e2e
 
 migrate: install
 	$(PY) -m jobs_scheduler.migrate
@@ -64,7 +83,7 @@ openapi: install
 topology-definitions: install
 	$(PY) -m jobs_common.topology_definitions > infra/rabbitmq/definitions.json
 
-dev: install infra
+dev: install infra ui
 	WORKERS=$(WORKERS) $(PY) scripts/dev.py
 
 demo: install

@@ -61,7 +61,7 @@ The public API of the jobs platform. Every `/api` operation needs an access toke
 `POST /auth/login` (or `/auth/register`, `/auth/refresh`) in `Authorization: Bearer <token>`.
 Errors have one shape: `{"error": code, "message": text, "details": [{"field", "message"}]}`
 with `code` one of bad_request, unauthorized, forbidden, not_found, conflict,
-validation_error, too_many_requests, internal_error, unavailable.
+validation_error, too_many_requests, internal_error, service_unavailable.
 
 Live events: `GET /ws/events?token=<access token>` upgrades to a WebSocket that pushes the
 status changes of the jobs you may see and, after `{"type": "subscribe", "jobId": ...}`, a

@@ -146,10 +146,17 @@ async def browser() -> AsyncIterator[Any]:
 
 
 class PageErrors:
-    """Console errors and uncaught exceptions of one page: a test fails on any."""
+    """Console errors and uncaught exceptions of one page: a test fails on any it did not
+    :meth:`allow` (the browser itself logs a refused request, e.g. an expected 422). Refused
+    requests are kept with their URL to say which one it was."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.allowed: list[str] = []
+        self.refused: list[str] = []
+
+    def allow(self, fragment: str) -> None:
+        self.allowed.append(fragment)
 
     def console(self, message: Any) -> None:
         if message.type == "error":
@@ -158,22 +165,34 @@ class PageErrors:
     def uncaught(self, error: Any) -> None:
         self.seen.append(f"uncaught: {error}")
 
+    def response(self, response: Any) -> None:
+        if response.status >= 400:
+            self.refused.append(f"{response.status} {response.request.method} {response.url}")
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.seen if not any(a in e for a in self.allowed)]
+
 
 @pytest.fixture
-async def page(browser: Any, gateway_url: str) -> AsyncIterator[Any]:
+def page_errors() -> PageErrors:
+    return PageErrors()
+
+
+@pytest.fixture
+async def page(browser: Any, gateway_url: str, page_errors: PageErrors) -> AsyncIterator[Any]:
     context = await browser.new_context(
         base_url=gateway_url, viewport={"width": 1280, "height": 800}
     )
     tab = await context.new_page()
-    errors = PageErrors()
-    tab.on("console", errors.console)
-    tab.on("pageerror", errors.uncaught)
+    tab.on("console", page_errors.console)
+    tab.on("pageerror", page_errors.uncaught)
+    tab.on("response", page_errors.response)
     tab.set_default_timeout(15_000)
     try:
         yield tab
     finally:
         await context.close()
-    assert errors.seen == [], errors.seen
+    assert page_errors.unexpected() == [], (page_errors.seen, page_errors.refused)
 
 
 async def axe_violations(

@@ -1,0 +1,65 @@
+import { QueryClientProvider } from '@tanstack/react-query';
+import { lazy, useState } from 'react';
+import { BrowserRouter, Route, Routes } from 'react-router';
+import { authStore } from './api/instance';
+import { RequireAuth } from './auth/RequireAuth';
+import { Layout } from './components/Layout';
+import { LiveProvider } from './live/LiveProvider';
+import { JobsPage } from './pages/JobsPage';
+import { LoginPage } from './pages/LoginPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { RegisterPage } from './pages/RegisterPage';
+import { SubmitPage } from './pages/SubmitPage';
+
+// Pages with heavy dependencies (charts, cron) or rarely visited load on demand.
+const OverviewPage = lazy(() => import('./pages/OverviewPage').then((m) => ({ default: m.OverviewPage })));
+const JobDetailPage = lazy(() => import('./pages/job/JobDetailPage').then((m) => ({ default: m.JobDetailPage })));
+const DeadLettersPage = lazy(() =>
+  import('./pages/dead/DeadLettersPage').then((m) => ({ default: m.DeadLettersPage })),
+);
+const SchedulesPage = lazy(() =>
+  import('./pages/schedules/SchedulesPage').then((m) => ({ default: m.SchedulesPage })),
+);
+const BatchesPage = lazy(() => import('./pages/BatchesPage').then((m) => ({ default: m.BatchesPage })));
+const WorkersPage = lazy(() => import('./pages/WorkersPage').then((m) => ({ default: m.WorkersPage })));
+import { createQueryClient } from './queryClient';
+
+/** Client routes: none starts with /api, /auth, /ws, /docs, /openapi.json, /health, /ready, /metrics. */
+export function AppRoutes() {
+  return (
+    <Routes>
+      <Route path="/login" element={<LoginPage />} />
+      <Route path="/register" element={<RegisterPage />} />
+      <Route
+        element={
+          <RequireAuth>
+            <Layout />
+          </RequireAuth>
+        }
+      >
+        <Route index element={<OverviewPage />} />
+        <Route path="submit" element={<SubmitPage />} />
+        <Route path="jobs" element={<JobsPage />} />
+        <Route path="jobs/:jobId" element={<JobDetailPage />} />
+        <Route path="dead-letters" element={<DeadLettersPage />} />
+        <Route path="schedules" element={<SchedulesPage />} />
+        <Route path="batches" element={<BatchesPage />} />
+        <Route path="workers" element={<WorkersPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
+  );
+}
+
+export function App() {
+  const [client] = useState(createQueryClient);
+  return (
+    <QueryClientProvider client={client}>
+      <LiveProvider auth={authStore}>
+        <BrowserRouter>
+          <AppRoutes />
+        </BrowserRouter>
+      </LiveProvider>
+    </QueryClientProvider>
+  );
+}

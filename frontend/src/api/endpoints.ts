@@ -1,0 +1,221 @@
+/** One typed function per public API call (paths relative: same origin as the UI). */
+import { api } from './instance';
+import type {
+  BatchAccepted,
+  BatchCreate,
+  BatchStatusPublic,
+  BatchView,
+  BulkRequest,
+  BulkResult,
+  CancelOutcome,
+  DeadLetterActionPage,
+  DeadLetterGroups,
+  DeadLetterItem,
+  DeadLetterPage,
+  DeadLetterState,
+  JobAccepted,
+  JobAnalytics,
+  JobCreate,
+  JobDetail,
+  JobsPage,
+  LogPage,
+  RequeueAccepted,
+  RequeueBody,
+  RetryAccepted,
+  RetryPolicyFields,
+  RetryPolicyList,
+  ScheduleCreate,
+  ScheduleDetail,
+  SchedulePage,
+  ScheduleView,
+  TokenResponse,
+  UserCreate,
+  UserPublic,
+  WorkerList,
+} from './types';
+
+const enc = encodeURIComponent;
+
+// ---- auth ----
+
+export function login(email: string, password: string): Promise<TokenResponse> {
+  return api.request('/auth/login', { method: 'POST', body: { email, password }, auth: false });
+}
+
+export function register(body: UserCreate): Promise<UserPublic> {
+  return api.request('/auth/register', { method: 'POST', body, auth: false });
+}
+
+// ---- jobs ----
+
+export interface JobListParams {
+  pageNumber?: number;
+  pageSize?: number;
+  sortBy?: 'createdAt' | 'updatedAt' | 'priority' | 'status' | 'type';
+  sortDirection?: 'asc' | 'desc';
+  status?: readonly string[];
+  type?: string;
+  priority?: number;
+  createdFrom?: string;
+  createdTo?: string;
+  submittedBy?: string;
+  scheduleId?: string;
+  batchId?: string;
+}
+
+export function listJobs(params: JobListParams, signal?: AbortSignal): Promise<JobsPage> {
+  const { status, ...rest } = params;
+  return api.request('/api/jobs', {
+    query: { ...rest, status: status && status.length > 0 ? status.join(',') : undefined },
+    signal,
+  });
+}
+
+export function getJob(jobId: string, signal?: AbortSignal): Promise<JobDetail> {
+  return api.request(`/api/jobs/${enc(jobId)}`, { signal });
+}
+
+export function getJobLogs(
+  jobId: string,
+  afterId = 0,
+  limit = 500,
+  signal?: AbortSignal,
+): Promise<LogPage> {
+  return api.request(`/api/jobs/${enc(jobId)}/logs`, { query: { afterId, limit }, signal });
+}
+
+export function retryJob(jobId: string): Promise<RetryAccepted> {
+  return api.request(`/api/jobs/${enc(jobId)}/retry`, { method: 'POST' });
+}
+
+export function cancelJob(jobId: string, reason?: string): Promise<CancelOutcome> {
+  return api.request(`/api/jobs/${enc(jobId)}/cancel`, {
+    method: 'POST',
+    body: reason ? { reason } : undefined,
+  });
+}
+
+export interface AnalyticsParams {
+  createdFrom?: string;
+  createdTo?: string;
+}
+
+export function getAnalytics(params: AnalyticsParams = {}, signal?: AbortSignal): Promise<JobAnalytics> {
+  return api.request('/api/jobs/analytics', { query: { ...params }, signal });
+}
+
+/** POST /api/jobs with a fresh Idempotency-Key (one per submission attempt). */
+export function submitJob(body: JobCreate, idempotencyKey: string): Promise<JobAccepted> {
+  return api.request('/api/jobs', {
+    method: 'POST',
+    body,
+    headers: { 'Idempotency-Key': idempotencyKey },
+  });
+}
+
+// ---- batches ----
+
+export function submitBatch(body: BatchCreate, idempotencyKey: string): Promise<BatchAccepted> {
+  return api.request('/api/batches', {
+    method: 'POST',
+    body,
+    headers: { 'Idempotency-Key': idempotencyKey },
+  });
+}
+
+export function getBatchStatus(batchId: string, signal?: AbortSignal): Promise<BatchStatusPublic> {
+  return api.request(`/api/batches/${enc(batchId)}/status`, { signal });
+}
+
+export function getBatch(batchId: string, signal?: AbortSignal): Promise<BatchView> {
+  return api.request(`/api/batches/${enc(batchId)}`, { signal });
+}
+
+// ---- dead letters ----
+
+export interface DeadLetterParams {
+  status?: DeadLetterState;
+  reason?: string;
+  jobType?: string;
+  fingerprint?: string;
+  createdFrom?: string;
+  createdTo?: string;
+  pageNumber?: number;
+  pageSize?: number;
+}
+
+export function listDeadLetters(params: DeadLetterParams, signal?: AbortSignal): Promise<DeadLetterPage> {
+  return api.request('/api/dead-letters', { query: { ...params }, signal });
+}
+
+export function deadLetterGroups(
+  params: Omit<DeadLetterParams, 'pageNumber' | 'pageSize'>,
+  signal?: AbortSignal,
+): Promise<DeadLetterGroups> {
+  return api.request('/api/dead-letters/groups', { query: { ...params }, signal });
+}
+
+export function deadLetterActions(
+  params: { pageNumber?: number; pageSize?: number; deadLetterId?: string; jobId?: string },
+  signal?: AbortSignal,
+): Promise<DeadLetterActionPage> {
+  return api.request('/api/dead-letters/actions', { query: { ...params }, signal });
+}
+
+export function requeueDeadLetter(id: string, body: RequeueBody): Promise<RequeueAccepted> {
+  return api.request(`/api/dead-letters/${enc(id)}/requeue`, { method: 'POST', body });
+}
+
+export function discardDeadLetter(id: string, reason?: string): Promise<DeadLetterItem> {
+  return api.request(`/api/dead-letters/${enc(id)}/discard`, {
+    method: 'POST',
+    body: reason ? { reason } : undefined,
+  });
+}
+
+export function bulkDeadLetters(body: BulkRequest): Promise<BulkResult> {
+  return api.request('/api/dead-letters/bulk', { method: 'POST', body });
+}
+
+// ---- schedules ----
+
+export function listSchedules(
+  params: { pageNumber?: number; pageSize?: number },
+  signal?: AbortSignal,
+): Promise<SchedulePage> {
+  return api.request('/api/schedules', { query: { ...params }, signal });
+}
+
+export function getSchedule(id: string, signal?: AbortSignal): Promise<ScheduleDetail> {
+  return api.request(`/api/schedules/${enc(id)}`, { signal });
+}
+
+export function createSchedule(body: ScheduleCreate): Promise<ScheduleView> {
+  return api.request('/api/schedules', { method: 'POST', body });
+}
+
+export function pauseSchedule(id: string): Promise<ScheduleView> {
+  return api.request(`/api/schedules/${enc(id)}/pause`, { method: 'POST' });
+}
+
+export function resumeSchedule(id: string): Promise<ScheduleView> {
+  return api.request(`/api/schedules/${enc(id)}/resume`, { method: 'POST' });
+}
+
+export function deleteSchedule(id: string): Promise<undefined> {
+  return api.request(`/api/schedules/${enc(id)}`, { method: 'DELETE' });
+}
+
+// ---- registry ----
+
+export function listRetryPolicies(signal?: AbortSignal): Promise<RetryPolicyList> {
+  return api.request('/api/retry-policies', { signal });
+}
+
+export function defaultRetryPolicy(signal?: AbortSignal): Promise<RetryPolicyFields> {
+  return api.request('/api/retry-policies/defaults', { signal });
+}
+
+export function listWorkers(includeDeadForMinutes = 60, signal?: AbortSignal): Promise<WorkerList> {
+  return api.request('/api/workers', { query: { includeDeadForMinutes }, signal });
+}

@@ -1,0 +1,19 @@
+/** The app's one auth store and API client, wired together. */
+import { createAuthStore } from '../auth/store';
+import { createApiClient } from './client';
+import type { TokenResponse } from './types';
+
+export const api = createApiClient({
+  getToken: () => authStore.getState().session?.token ?? null,
+  refresh: () => authStore.getState().refresh(),
+  onUnauthorized: () => authStore.getState().logout('expired'),
+});
+
+export const authStore = createAuthStore({
+  refreshRequest: (refreshToken) =>
+    api.request<TokenResponse>('/auth/refresh', {
+      method: 'POST',
+      body: { refreshToken },
+      auth: false,
+    }),
+});

@@ -1,0 +1,30 @@
+/** TanStack Query keys, grouped so live events can invalidate by prefix. */
+import type { DeadLetterParams, JobListParams } from './endpoints';
+
+export const queryKeys = {
+  jobs: ['jobs'] as const,
+  jobLists: ['jobs', 'list'] as const,
+  jobList: (params: JobListParams) => ['jobs', 'list', params] as const,
+  jobDetails: ['jobs', 'detail'] as const,
+  jobDetail: (jobId: string) => ['jobs', 'detail', jobId] as const,
+  jobLogs: (jobId: string) => ['jobs', 'logs', jobId] as const,
+  jobChildren: (batchId: string) => ['jobs', 'children', batchId] as const,
+  analytics: ['analytics'] as const,
+  analyticsTotals: ['analytics', 'totals'] as const,
+  analyticsSeries: (bucketMinutes: number, buckets: number) =>
+    ['analytics', 'series', bucketMinutes, buckets] as const,
+  queues: ['queues'] as const,
+  deadLetters: ['dead-letters'] as const,
+  deadLetterList: (params: DeadLetterParams) => ['dead-letters', 'list', params] as const,
+  deadLetterGroups: (params: DeadLetterParams) => ['dead-letters', 'groups', params] as const,
+  deadLetterActions: (page: number) => ['dead-letters', 'actions', page] as const,
+  deadLetterOpenCount: ['dead-letters', 'open-count'] as const,
+  schedules: ['schedules'] as const,
+  scheduleList: (page: number) => ['schedules', 'list', page] as const,
+  scheduleDetail: (id: string) => ['schedules', 'detail', id] as const,
+  workers: ['workers'] as const,
+  batches: ['batches'] as const,
+  batchView: (id: string) => ['batches', id, 'view'] as const,
+  batchStatus: (id: string) => ['batches', id, 'status'] as const,
+  retryPolicies: ['retry-policies'] as const,
+};

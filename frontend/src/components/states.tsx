@@ -1,0 +1,44 @@
+import type { ReactNode } from 'react';
+import { errorMessage, isApiError } from '../api/client';
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <div className="state" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </div>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return (
+    <div className="state" data-testid="empty-state">
+      {children}
+    </div>
+  );
+}
+
+export function ErrorState({
+  error,
+  onRetry,
+  title = 'Could not load this',
+}: {
+  error: unknown;
+  onRetry?: () => void;
+  title?: string;
+}) {
+  const code = isApiError(error) ? error.code : null;
+  return (
+    <div className="state state-error" role="alert">
+      <strong>{title}.</strong> {errorMessage(error)}
+      {code && code !== 'network_error' ? <span className="muted"> ({code})</span> : null}
+      {onRetry ? (
+        <div style={{ marginTop: '0.5rem' }}>
+          <button type="button" onClick={onRetry}>
+            Try again
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}

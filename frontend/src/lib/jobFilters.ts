@@ -1,0 +1,135 @@
+/**
+ * The jobs table's state lives in the URL query string (shareable views):
+ * `?status=running,queued&type=email&priority=3&createdFrom=...&sortBy=priority&sortDirection=asc&page=2`.
+ * Values the API would refuse are dropped when reading, defaults are left out when writing.
+ */
+import type { JobListParams } from '../api/endpoints';
+import { JOB_STATUSES, type JobStatus } from '../api/types';
+
+export const SORT_FIELDS = ['createdAt', 'updatedAt', 'priority', 'status', 'type'] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+export type SortDirection = 'asc' | 'desc';
+export const PAGE_SIZES = [10, 20, 50, 100] as const;
+
+export interface JobFilters {
+  status: JobStatus[];
+  type: string;
+  priority: string;
+  createdFrom: string;
+  createdTo: string;
+  submittedBy: string;
+  scheduleId: string;
+  batchId: string;
+  sortBy: SortField;
+  sortDirection: SortDirection;
+  page: number;
+  pageSize: number;
+}
+
+export const DEFAULT_FILTERS: JobFilters = {
+  status: [],
+  type: '',
+  priority: '',
+  createdFrom: '',
+  createdTo: '',
+  submittedBy: '',
+  scheduleId: '',
+  batchId: '',
+  sortBy: 'createdAt',
+  sortDirection: 'desc',
+  page: 1,
+  pageSize: 20,
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function validIso(value: string | null): string {
+  if (!value) return '';
+  return Number.isNaN(new Date(value).getTime()) ? '' : value;
+}
+
+export function filtersFromSearch(search: URLSearchParams): JobFilters {
+  const statuses = search
+    .getAll('status')
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim().toLowerCase())
+    .filter((value): value is JobStatus => (JOB_STATUSES as readonly string[]).includes(value));
+  const sortBy = search.get('sortBy');
+  const direction = search.get('sortDirection');
+  const priority = search.get('priority') ?? '';
+  const page = Number(search.get('page') ?? '1');
+  const pageSize = Number(search.get('pageSize') ?? String(DEFAULT_FILTERS.pageSize));
+  const uuid = (name: string) => {
+    const value = search.get(name) ?? '';
+    return UUID.test(value) ? value : '';
+  };
+  return {
+    status: [...new Set(statuses)],
+    type: (search.get('type') ?? '').trim(),
+    priority: ['1', '2', '3'].includes(priority) ? priority : '',
+    createdFrom: validIso(search.get('createdFrom')),
+    createdTo: validIso(search.get('createdTo')),
+    submittedBy: (search.get('submittedBy') ?? '').trim(),
+    scheduleId: uuid('scheduleId'),
+    batchId: uuid('batchId'),
+    sortBy: (SORT_FIELDS as readonly string[]).includes(sortBy ?? '') ? (sortBy as SortField) : 'createdAt',
+    sortDirection: direction === 'asc' ? 'asc' : 'desc',
+    page: Number.isInteger(page) && page >= 1 ? page : 1,
+    pageSize: (PAGE_SIZES as readonly number[]).includes(pageSize) ? pageSize : DEFAULT_FILTERS.pageSize,
+  };
+}
+
+export function filtersToSearch(filters: JobFilters): URLSearchParams {
+  const search = new URLSearchParams();
+  if (filters.status.length > 0) search.set('status', filters.status.join(','));
+  const text: (keyof JobFilters)[] = [
+    'type',
+    'priority',
+    'createdFrom',
+    'createdTo',
+    'submittedBy',
+    'scheduleId',
+    'batchId',
+  ];
+  for (const key of text) {
+    const value = filters[key];
+    if (typeof value === 'string' && value) search.set(key, value);
+  }
+  if (filters.sortBy !== DEFAULT_FILTERS.sortBy) search.set('sortBy', filters.sortBy);
+  if (filters.sortDirection !== DEFAULT_FILTERS.sortDirection) search.set('sortDirection', filters.sortDirection);
+  if (filters.page !== 1) search.set('page', String(filters.page));
+  if (filters.pageSize !== DEFAULT_FILTERS.pageSize) search.set('pageSize', String(filters.pageSize));
+  return search;
+}
+
+export function toListParams(filters: JobFilters): JobListParams {
+  const params: JobListParams = {
+    pageNumber: filters.page,
+    pageSize: filters.pageSize,
+    sortBy: filters.sortBy,
+    sortDirection: filters.sortDirection,
+  };
+  if (filters.status.length > 0) params.status = filters.status;
+  if (filters.type) params.type = filters.type;
+  if (filters.priority) params.priority = Number(filters.priority);
+  if (filters.createdFrom) params.createdFrom = filters.createdFrom;
+  if (filters.createdTo) params.createdTo = filters.createdTo;
+  if (filters.submittedBy) params.submittedBy = filters.submittedBy;
+  if (filters.scheduleId) params.scheduleId = filters.scheduleId;
+  if (filters.batchId) params.batchId = filters.batchId;
+  return params;
+}
+
+/** The number of filters in use (not sorting or paging). */
+export function activeFilterCount(filters: JobFilters): number {
+  return [
+    filters.status.length > 0,
+    filters.type,
+    filters.priority,
+    filters.createdFrom,
+    filters.createdTo,
+    filters.submittedBy,
+    filters.scheduleId,
+    filters.batchId,
+  ].filter(Boolean).length;
+}

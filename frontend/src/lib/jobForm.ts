@@ -1,0 +1,417 @@
+/**
+ * The submit form's model and its client-side validation: the same rules the submission
+ * service enforces (services/submission/.../domain/requests.py, fields.py) and the payload
+ * models of the job types (libs/common/.../payloads.py). Errors are keyed by the API's field
+ * paths (`payload.to`, `retryPolicy.maxDelayMs`, `dependsOn`), so the API's own 422 details
+ * land on the same fields.
+ */
+import type { JobCreate, JobType, RetryPolicyIn, RetryStrategy } from '../api/types';
+
+export type FieldErrors = Record<string, string>;
+
+export const MAX_TIMEOUT_SECONDS = 1_700;
+export const MAX_DELAY_SECONDS = 31_536_000;
+export const MAX_RETRY_DELAY_MS = 86_400_000;
+export const MAX_DEPENDENCIES = 100;
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface EmailValues {
+  to: string;
+  subject: string;
+  body: string;
+}
+export interface ImageValues {
+  imageBase64: string;
+  fileName: string;
+  width: string;
+  height: string;
+  format: '' | 'png' | 'jpeg' | 'webp';
+}
+export interface ReportValues {
+  from: string;
+  to: string;
+  format: '' | 'csv' | 'json';
+}
+export interface SimulateValues {
+  immediateFailureRate: string;
+  failureRate: string;
+  minSeconds: string;
+  maxSeconds: string;
+  seed: string;
+}
+
+export interface PayloadValues {
+  email: EmailValues;
+  image_resize: ImageValues;
+  report_generation: ReportValues;
+  simulate: SimulateValues;
+}
+
+export type RetryMode = 'default' | 'named' | 'inline';
+
+export interface RetryValues {
+  mode: RetryMode;
+  name: string;
+  strategy: '' | RetryStrategy;
+  baseDelayMs: string;
+  multiplier: string;
+  maxDelayMs: string;
+  jitter: '' | 'true' | 'false';
+}
+
+export interface JobFormValues {
+  type: JobType;
+  priority: string;
+  payload: PayloadValues;
+  when: 'now' | 'delay' | 'runAt';
+  delaySeconds: string;
+  runAt: string;
+  maxAttempts: string;
+  timeoutSeconds: string;
+  retry: RetryValues;
+  dependsOn: string;
+  submittedBy: string;
+}
+
+export function emptyPayloads(): PayloadValues {
+  return {
+    email: { to: '', subject: '', body: '' },
+    image_resize: { imageBase64: '', fileName: '', width: '', height: '', format: '' },
+    report_generation: { from: '', to: '', format: 'csv' },
+    simulate: {
+      immediateFailureRate: '0',
+      failureRate: '0',
+      minSeconds: '1',
+      maxSeconds: '4',
+      seed: '',
+    },
+  };
+}
+
+export function emptyRetry(): RetryValues {
+  return {
+    mode: 'default',
+    name: '',
+    strategy: '',
+    baseDelayMs: '',
+    multiplier: '',
+    maxDelayMs: '',
+    jitter: '',
+  };
+}
+
+export function emptyJobForm(): JobFormValues {
+  return {
+    type: 'simulate',
+    priority: '2',
+    payload: emptyPayloads(),
+    when: 'now',
+    delaySeconds: '',
+    runAt: '',
+    maxAttempts: '',
+    timeoutSeconds: '',
+    retry: emptyRetry(),
+    dependsOn: '',
+    submittedBy: '',
+  };
+}
+
+// ---- number helpers ----
+
+type NumberResult = { value: number } | { error: string } | null;
+
+function parseNumber(
+  raw: string,
+  { min, max, integer, label }: { min: number; max: number; integer: boolean; label?: string },
+): NumberResult {
+  const text = raw.trim();
+  if (text === '') return null;
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return { error: 'Enter a number' };
+  const value = Number(text);
+  if (integer && !Number.isInteger(value)) return { error: 'Enter a whole number' };
+  if (value < min || value > max) {
+    return { error: `${label ?? 'Value'} must be between ${min} and ${max}` };
+  }
+  return { value };
+}
+
+function requireNumber(
+  raw: string,
+  errors: FieldErrors,
+  field: string,
+  options: { min: number; max: number; integer: boolean; label?: string },
+): number | undefined {
+  const result = parseNumber(raw, options);
+  if (result === null) {
+    errors[field] = 'Required';
+    return undefined;
+  }
+  if ('error' in result) {
+    errors[field] = result.error;
+    return undefined;
+  }
+  return result.value;
+}
+
+function optionalNumber(
+  raw: string,
+  errors: FieldErrors,
+  field: string,
+  options: { min: number; max: number; integer: boolean; label?: string },
+): number | undefined {
+  const result = parseNumber(raw, options);
+  if (result === null) return undefined;
+  if ('error' in result) {
+    errors[field] = result.error;
+    return undefined;
+  }
+  return result.value;
+}
+
+export function isEmail(value: string): boolean {
+  return EMAIL_PATTERN.test(value.trim());
+}
+
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value.trim());
+}
+
+/** Does `bytes` start like a PNG, JPEG or WebP image (what the worker accepts)? */
+export function sniffImage(bytes: Uint8Array): 'png' | 'jpeg' | 'webp' | null {
+  const starts = (magic: number[], at = 0) => magic.every((b, i) => bytes[at + i] === b);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'png';
+  if (starts([0xff, 0xd8, 0xff])) return 'jpeg';
+  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'webp';
+  return null;
+}
+
+// ---- payloads ----
+
+/** Validate the payload of `type`; errors go to `${prefix}.<field>` (and `${prefix}` itself). */
+export function validatePayload(
+  type: JobType,
+  values: PayloadValues,
+  errors: FieldErrors,
+  prefix = 'payload',
+): Record<string, unknown> {
+  const at = (name: string) => `${prefix}.${name}`;
+  switch (type) {
+    case 'email': {
+      const v = values.email;
+      if (!v.to.trim()) errors[at('to')] = 'Required';
+      else if (!isEmail(v.to)) errors[at('to')] = 'Enter a valid email address';
+      if (v.subject.length === 0) errors[at('subject')] = 'Required';
+      else if (v.subject.length > 200) errors[at('subject')] = 'At most 200 characters';
+      return { to: v.to.trim(), subject: v.subject, body: v.body };
+    }
+    case 'image_resize': {
+      const v = values.image_resize;
+      if (!v.imageBase64) errors[at('imageBase64')] = 'Choose a PNG, JPEG or WebP image (at most 5 MB)';
+      const size = { min: 1, max: 10_000, integer: true };
+      const width = requireNumber(v.width, errors, at('width'), { ...size, label: 'Width' });
+      const height = requireNumber(v.height, errors, at('height'), { ...size, label: 'Height' });
+      const payload: Record<string, unknown> = {
+        imageBase64: v.imageBase64,
+        width,
+        height,
+      };
+      if (v.format) payload.format = v.format;
+      return payload;
+    }
+    case 'report_generation': {
+      const v = values.report_generation;
+      if (!v.format) errors[at('format')] = 'Choose csv or json';
+      const date = /^\d{4}-\d{2}-\d{2}$/;
+      if (v.from && !date.test(v.from)) errors[at('from')] = 'Enter a date (YYYY-MM-DD)';
+      if (v.to && !date.test(v.to)) errors[at('to')] = 'Enter a date (YYYY-MM-DD)';
+      if (v.from && v.to && date.test(v.from) && date.test(v.to) && v.from > v.to) {
+        errors[at('to')] = "'From' must not be after 'to'";
+      }
+      const payload: Record<string, unknown> = { reportType: 'jobs_summary', format: v.format };
+      if (v.from) payload.from = v.from;
+      if (v.to) payload.to = v.to;
+      return payload;
+    }
+    case 'simulate': {
+      const v = values.simulate;
+      const rate = { min: 0, max: 1, integer: false };
+      const secs = { min: 0, max: 300, integer: false };
+      const payload: Record<string, unknown> = {};
+      const immediate = optionalNumber(v.immediateFailureRate, errors, at('immediateFailureRate'), rate);
+      const failure = optionalNumber(v.failureRate, errors, at('failureRate'), rate);
+      const min = optionalNumber(v.minSeconds, errors, at('minSeconds'), secs);
+      const max = optionalNumber(v.maxSeconds, errors, at('maxSeconds'), secs);
+      const seed = optionalNumber(v.seed, errors, at('seed'), {
+        min: Number.MIN_SAFE_INTEGER,
+        max: Number.MAX_SAFE_INTEGER,
+        integer: true,
+      });
+      if (immediate !== undefined) payload.immediateFailureRate = immediate;
+      if (failure !== undefined) payload.failureRate = failure;
+      if (min !== undefined) payload.minSeconds = min;
+      if (max !== undefined) payload.maxSeconds = max;
+      if (seed !== undefined) payload.seed = seed;
+      const effectiveMin = min ?? 1;
+      const effectiveMax = max ?? 4;
+      if (!errors[at('minSeconds')] && !errors[at('maxSeconds')] && effectiveMin > effectiveMax) {
+        errors[at('maxSeconds')] = 'Max seconds must not be below min seconds';
+      }
+      return payload;
+    }
+  }
+}
+
+// ---- retry policy ----
+
+export function validateRetry(
+  values: RetryValues,
+  errors: FieldErrors,
+  prefix = 'retryPolicy',
+): RetryPolicyIn | string | undefined {
+  if (values.mode === 'default') return undefined;
+  if (values.mode === 'named') {
+    if (!values.name) errors[prefix] = 'Choose a policy';
+    else if (!POLICY_NAME_PATTERN.test(values.name)) {
+      errors[prefix] = 'A policy name is 1-64 of a-z, 0-9, - and _';
+    }
+    return values.name;
+  }
+  const delay = { min: 0, max: MAX_RETRY_DELAY_MS, integer: true };
+  const policy: RetryPolicyIn = {};
+  if (values.strategy) policy.strategy = values.strategy;
+  const base = optionalNumber(values.baseDelayMs, errors, `${prefix}.baseDelayMs`, delay);
+  const maxDelay = optionalNumber(values.maxDelayMs, errors, `${prefix}.maxDelayMs`, delay);
+  const multiplier = optionalNumber(values.multiplier, errors, `${prefix}.multiplier`, {
+    min: 1,
+    max: 100,
+    integer: false,
+  });
+  if (base !== undefined) policy.baseDelayMs = base;
+  if (maxDelay !== undefined) policy.maxDelayMs = maxDelay;
+  if (multiplier !== undefined) policy.multiplier = multiplier;
+  if (values.jitter) policy.jitter = values.jitter === 'true';
+  if (base !== undefined && maxDelay !== undefined && maxDelay < base) {
+    errors[`${prefix}.maxDelayMs`] = 'Max delay must be at least the base delay';
+  }
+  return policy;
+}
+
+// ---- dependencies ----
+
+export function parseIdList(text: string): string[] {
+  return text
+    .split(/[\s,;]+/)
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+function validateDependsOn(text: string, errors: FieldErrors): string[] | undefined {
+  const ids = parseIdList(text);
+  if (ids.length === 0) return undefined;
+  const problems: string[] = [];
+  const bad = ids.filter((id) => !isUuid(id));
+  if (bad.length > 0) problems.push(`not a job id: ${bad.slice(0, 3).join(', ')}`);
+  if (new Set(ids.map((id) => id.toLowerCase())).size !== ids.length) {
+    problems.push('each job id only once');
+  }
+  if (ids.length > MAX_DEPENDENCIES) problems.push(`at most ${MAX_DEPENDENCIES} job ids`);
+  if (problems.length > 0) errors.dependsOn = `Check the list: ${problems.join('; ')}`;
+  return ids.map((id) => id.toLowerCase());
+}
+
+// ---- the whole form ----
+
+export interface ValidationResult {
+  errors: FieldErrors;
+  body: JobCreate | null;
+}
+
+export function validateJobForm(values: JobFormValues, now: Date = new Date()): ValidationResult {
+  const errors: FieldErrors = {};
+  const priority = requireNumber(values.priority, errors, 'priority', {
+    min: 1,
+    max: 3,
+    integer: true,
+    label: 'Priority',
+  });
+  const payload = validatePayload(values.type, values.payload, errors);
+  const body: JobCreate = { type: values.type, priority: priority ?? 0, payload };
+
+  if (values.when === 'delay') {
+    const delay = requireNumber(values.delaySeconds, errors, 'delaySeconds', {
+      min: 0,
+      max: MAX_DELAY_SECONDS,
+      integer: true,
+      label: 'Delay',
+    });
+    if (delay !== undefined) body.delaySeconds = delay;
+  } else if (values.when === 'runAt') {
+    if (!values.runAt) {
+      errors.runAt = 'Required';
+    } else {
+      const at = new Date(values.runAt);
+      if (Number.isNaN(at.getTime())) errors.runAt = 'Enter a date and time';
+      else if (at.getTime() - now.getTime() > MAX_DELAY_SECONDS * 1_000) {
+        errors.runAt = 'At most 1 year ahead';
+      } else body.runAt = at.toISOString();
+    }
+  }
+
+  const attempts = optionalNumber(values.maxAttempts, errors, 'maxAttempts', {
+    min: 1,
+    max: 20,
+    integer: true,
+    label: 'Max attempts',
+  });
+  if (attempts !== undefined) body.maxAttempts = attempts;
+  const timeout = optionalNumber(values.timeoutSeconds, errors, 'timeoutSeconds', {
+    min: 1,
+    max: MAX_TIMEOUT_SECONDS,
+    integer: true,
+    label: 'Timeout',
+  });
+  if (timeout !== undefined) body.timeoutSeconds = timeout;
+
+  const retry = validateRetry(values.retry, errors);
+  if (retry !== undefined) body.retryPolicy = retry;
+
+  const dependsOn = validateDependsOn(values.dependsOn, errors);
+  if (dependsOn) body.dependsOn = dependsOn;
+
+  if (values.submittedBy.trim()) {
+    if (!isEmail(values.submittedBy)) errors.submittedBy = 'Enter a valid email address';
+    else body.submittedBy = values.submittedBy.trim();
+  }
+
+  return { errors, body: Object.keys(errors).length === 0 ? body : null };
+}
+
+/**
+ * Fold API error details onto the form's fields: `dependsOn.3` goes to `dependsOn`,
+ * `retryPolicy.object.x` style paths are already flattened by the API. Unknown fields are kept
+ * under their own path and shown in the error summary.
+ */
+export function apiFieldErrors(
+  details: readonly { field: string; message: string }[],
+  dependsOn: readonly string[] = [],
+): FieldErrors {
+  const errors: FieldErrors = {};
+  const dependencyProblems: string[] = [];
+  for (const { field, message } of details) {
+    const dep = /^dependsOn\.(\d+)$/.exec(field);
+    if (dep) {
+      const index = Number(dep[1]);
+      const id = dependsOn[index];
+      dependencyProblems.push(`${id ? id.slice(0, 8) : `entry ${index + 1}`}: ${message}`);
+      continue;
+    }
+    errors[field] = errors[field] ? `${errors[field]}; ${message}` : message;
+  }
+  if (dependencyProblems.length > 0) {
+    errors.dependsOn = dependencyProblems.join('; ');
+  }
+  return errors;
+}

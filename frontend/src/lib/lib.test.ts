@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import type { DeadLetterItem } from '../api/types';
+import { parseBatchCsv, parseBatchJson, parseCsv } from './batch';
+import { parsePayload, snapshotPayload } from './deadLetters';
+import { apiFieldErrors, emptyJobForm, sniffImage, validateJobForm } from './jobForm';
+import { mergeLines } from './logs';
+import { validateScheduleForm, emptyScheduleForm } from './scheduleForm';
+
+describe('batch parsing', () => {
+  it('reads quoted CSV with commas, quotes and line breaks', () => {
+    expect(parseCsv('a,b\n"x, y","say ""hi""\nthere"\r\n1,2\n')).toEqual([
+      ['a', 'b'],
+      ['x, y', 'say "hi"\nthere'],
+      ['1', '2'],
+    ]);
+  });
+
+  it('turns CSV rows into job specs', () => {
+    const result = parseBatchCsv(
+      'type,priority,ref,dependsOn,payload.to,payload.subject,payload.body,delaySeconds\n' +
+        'email,3,a,,x@example.com,Hi,Hello,\n' +
+        'email,1,,ref:a;ref:b,y@example.com,"Re: Hi, again",Body,60\n',
+      'nightly',
+    );
+    expect(result).toEqual({
+      ok: true,
+      batch: {
+        name: 'nightly',
+        jobs: [
+          { type: 'email', priority: 3, ref: 'a', payload: { to: 'x@example.com', subject: 'Hi', body: 'Hello' } },
+          {
+            type: 'email',
+            priority: 1,
+            dependsOn: ['ref:a', 'ref:b'],
+            delaySeconds: 60,
+            payload: { to: 'y@example.com', subject: 'Re: Hi, again', body: 'Body' },
+          },
+        ],
+      },
+    });
+  });
+
+  it('refuses CSV it cannot map', () => {
+    expect(parseBatchCsv('priority\n1')).toMatchObject({ ok: false, error: expect.stringMatching(/"type" column/) });
+    expect(parseBatchCsv('type,colour\nemail,red')).toMatchObject({ ok: false, error: 'Unknown column(s): colour' });
+    expect(parseBatchCsv('type,priority\nemail,high')).toMatchObject({ ok: false, error: expect.stringMatching(/Row 2: priority/) });
+  });
+
+  it('accepts a JSON list or an object with jobs', () => {
+    expect(parseBatchJson('[{"type":"simulate","priority":1,"payload":{}}]')).toMatchObject({ ok: true, batch: { jobs: [{ type: 'simulate' }] } });
+    expect(parseBatchJson('{"name":"n","jobs":[{"type":"simulate"}]}')).toMatchObject({ ok: true, batch: { name: 'n' } });
+    expect(parseBatchJson('[]')).toEqual({ ok: false, error: 'The batch has no jobs.' });
+    expect(parseBatchJson('[1]')).toEqual({ ok: false, error: 'Job 1 is not a JSON object.' });
+    expect(parseBatchJson('{oops')).toMatchObject({ ok: false, error: expect.stringMatching(/^Not valid JSON/) });
+  });
+});
+
+describe('log merging', () => {
+  it('drops lines that came both ways and orders by time', () => {
+    const rest = [
+      { id: 1, attempt: 1, workerId: 'w', level: 'info', message: 'sleeping 1 s', at: '2030-01-01T00:00:01.000000Z' },
+      { id: 2, attempt: 1, workerId: 'w', level: 'info', message: 'worked', at: '2030-01-01T00:00:02.000000Z' },
+    ];
+    const live = [
+      { jobId: 'j', attempt: 1, level: 'info', message: 'worked', at: '2030-01-01T00:00:02+00:00' },
+      { jobId: 'j', attempt: 1, level: 'error', message: 'early', at: '2030-01-01T00:00:00.500Z' },
+    ];
+    expect(mergeLines(rest, live).map((l) => l.message)).toEqual(['early', 'sleeping 1 s', 'worked']);
+  });
+});
+
+describe('dead letter payloads', () => {
+  it('edits the job payload inside the snapshot', () => {
+    const letter = { payloadSnapshot: { type: 'simulate', payload: { seed: 1 }, priority: 2 } } as unknown as DeadLetterItem;
+    expect(snapshotPayload(letter)).toEqual({ seed: 1 });
+  });
+
+  it('accepts only a JSON object', () => {
+    expect(parsePayload('{"a": 1}')).toEqual({ ok: true, value: { a: 1 } });
+    expect(parsePayload('[1]')).toEqual({ ok: false, error: 'The payload must be a JSON object' });
+    expect(parsePayload('{"a": ')).toMatchObject({ ok: false, error: expect.stringMatching(/^Not valid JSON/) });
+  });
+});
+
+describe('job form rules', () => {
+  it('knows image signatures', () => {
+    expect(sniffImage(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe('png');
+    expect(sniffImage(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe('jpeg');
+    expect(sniffImage(new TextEncoder().encode('RIFF1234WEBPVP8 '))).toBe('webp');
+    expect(sniffImage(new TextEncoder().encode('GIF89a'))).toBeNull();
+  });
+
+  it('checks runAt at most a year ahead and never together with a delay', () => {
+    const now = new Date('2030-01-01T00:00:00Z');
+    const values = { ...emptyJobForm(), when: 'runAt' as const, runAt: '2031-06-01T00:00' };
+    expect(validateJobForm(values, now).errors.runAt).toBe('At most 1 year ahead');
+    const ok = validateJobForm({ ...values, runAt: '2030-02-01T10:00' }, now);
+    expect(ok.body?.runAt).toBe(new Date('2030-02-01T10:00').toISOString());
+    expect(ok.body?.delaySeconds).toBeUndefined();
+  });
+
+  it('checks report dates and simulate ranges', () => {
+    const report = emptyJobForm();
+    report.type = 'report_generation';
+    report.payload.report_generation = { from: '2030-02-01', to: '2030-01-01', format: 'json' };
+    expect(validateJobForm(report).errors['payload.to']).toBe("'From' must not be after 'to'");
+    const sim = emptyJobForm();
+    sim.payload.simulate = { immediateFailureRate: '1.5', failureRate: '', minSeconds: '10', maxSeconds: '5', seed: '' };
+    const { errors } = validateJobForm(sim);
+    expect(errors['payload.immediateFailureRate']).toMatch(/between 0 and 1/);
+    expect(errors['payload.maxSeconds']).toMatch(/not be below/);
+  });
+
+  it('folds dependsOn.N API errors onto the list field', () => {
+    expect(
+      apiFieldErrors(
+        [
+          { field: 'dependsOn.1', message: 'unknown job' },
+          { field: 'priority', message: 'too big' },
+          { field: 'priority', message: 'strict' },
+        ],
+        ['aaaaaaaa-1', 'bbbbbbbb-2'],
+      ),
+    ).toEqual({ dependsOn: 'bbbbbbbb: unknown job', priority: 'too big; strict' });
+  });
+});
+
+describe('schedule form rules', () => {
+  it('builds the dashboard body and checks cron and zone', () => {
+    const values = { ...emptyScheduleForm('Europe/Berlin'), name: ' nightly ', cron: ' 0  3 * * * ' };
+    values.retry = { ...values.retry, mode: 'named', name: 'gentle' };
+    const { body, errors } = validateScheduleForm(values);
+    expect(errors).toEqual({});
+    expect(body).toEqual({
+      name: 'nightly',
+      cron: '0 3 * * *',
+      timezone: 'Europe/Berlin',
+      jobTemplate: {
+        type: 'simulate',
+        priority: 1,
+        payload: { immediateFailureRate: 0, failureRate: 0, minSeconds: 1, maxSeconds: 4 },
+        retryPolicyName: 'gentle',
+      },
+    });
+    const bad = validateScheduleForm({ ...values, name: '', cron: '* * *', timezone: 'Nowhere', maxAttempts: '30' });
+    expect(Object.keys(bad.errors).sort()).toEqual(['cron', 'jobTemplate.maxAttempts', 'name', 'timezone']);
+  });
+});

@@ -1,0 +1,185 @@
+import { QueryClientProvider, useQuery } from '@tanstack/react-query';
+import { act, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { queryKeys } from '../api/queryKeys';
+import type { JobsPage } from '../api/types';
+import { createAuthStore } from '../auth/store';
+import { fakeTokens, testQueryClient } from '../test/utils';
+import type { SocketLike } from './connection';
+import { usePollWhileOffline } from './context';
+import { LiveProvider } from './LiveProvider';
+import { affectedKeys, patchJobCaches } from './cache';
+
+class FakeSocket implements SocketLike {
+  static all: FakeSocket[] = [];
+  readyState = 0;
+  onopen: ((event: unknown) => void) | null = null;
+  onclose: ((event: { code: number; reason: string }) => void) | null = null;
+  onmessage: ((event: { data: unknown }) => void) | null = null;
+  onerror: ((event: unknown) => void) | null = null;
+  sent: string[] = [];
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+  }
+  send(data: string) {
+    this.sent.push(data);
+  }
+  close() {
+    this.readyState = 3;
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  push(message: unknown) {
+    this.onmessage?.({ data: JSON.stringify(message) });
+  }
+  drop(code: number) {
+    this.readyState = 3;
+    this.onclose?.({ code, reason: '' });
+  }
+}
+
+const JOB = 'aaaaaaaa-0000-4000-8000-000000000001';
+const listKey = queryKeys.jobList({ pageNumber: 1 });
+
+function seededPage(): JobsPage {
+  return {
+    items: [
+      {
+        jobId: JOB,
+        type: 'email',
+        priority: 2,
+        status: 'queued',
+        attempt: 1,
+        maxAttempts: 3,
+        submittedBy: 'user@test.com',
+        createdAt: '2030-01-01T00:00:00Z',
+        updatedAt: '2030-01-01T00:00:00Z',
+        startedAt: null,
+        finishedAt: null,
+        lastError: null,
+        scheduleId: null,
+        batchId: null,
+        runAt: null,
+        dependsOn: [],
+        cancelRequestedAt: null,
+        retryPolicy: null,
+      },
+    ],
+    pageNumber: 1,
+    pageSize: 20,
+    totalItems: 1,
+    totalPages: 1,
+  };
+}
+
+function PollProbe() {
+  const interval = usePollWhileOffline(5_000);
+  return <output data-testid="poll">{String(interval)}</output>;
+}
+
+function JobsProbe({ fetcher }: { fetcher: () => Promise<JobsPage> }) {
+  const query = useQuery({ queryKey: listKey, queryFn: fetcher, staleTime: Infinity });
+  return <output data-testid="status">{query.data?.items[0]?.status ?? 'none'}</output>;
+}
+
+function setup() {
+  const auth = createAuthStore({ refreshRequest: vi.fn(), storage: null });
+  auth.getState().login(fakeTokens());
+  const client = testQueryClient();
+  const fetcher = vi.fn(() => Promise.resolve(seededPage()));
+  render(
+    <QueryClientProvider client={client}>
+      <LiveProvider auth={auth} createSocket={(url) => new FakeSocket(url)} throttleMs={50}>
+        <PollProbe />
+        <JobsProbe fetcher={fetcher} />
+      </LiveProvider>
+    </QueryClientProvider>,
+  );
+  return { auth, client, fetcher };
+}
+
+describe('<LiveProvider>', () => {
+  beforeEach(() => {
+    FakeSocket.all = [];
+  });
+  afterEach(() => {
+    FakeSocket.all = [];
+  });
+
+  it('polls only while the socket is down', async () => {
+    setup();
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    expect(screen.getByTestId('poll')).toHaveTextContent('5000');
+    act(() => FakeSocket.all[0]!.open());
+    expect(screen.getByTestId('poll')).toHaveTextContent('false');
+    act(() => FakeSocket.all[0]!.drop(1006));
+    expect(screen.getByTestId('poll')).toHaveTextContent('5000');
+  });
+
+  it('patches cached rows at once and refetches affected queries, throttled', async () => {
+    const { fetcher, client } = setup();
+    await waitFor(() => expect(screen.getByTestId('status')).toHaveTextContent('queued'));
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    act(() => FakeSocket.all[0]!.open());
+    // the (re)connect refetches everything once
+    await waitFor(() => expect(fetcher).toHaveBeenCalledTimes(2));
+    fetcher.mockImplementation(() => {
+      const page = seededPage();
+      page.items[0]!.status = 'succeeded';
+      return Promise.resolve(page);
+    });
+    const change = (to: string) => ({
+      jobId: JOB,
+      attempt: 1,
+      fromStatus: 'queued',
+      toStatus: to,
+      reason: 'x',
+      jobType: 'email',
+      at: '2030-01-01T00:00:01Z',
+    });
+    act(() => {
+      FakeSocket.all[0]!.push({ type: 'job.changes', changes: [change('running')] });
+      FakeSocket.all[0]!.push({ type: 'job.changes', changes: [change('succeeded')] });
+    });
+    // patched without a request ...
+    expect(client.getQueryData<JobsPage>(listKey)?.items[0]?.status).toBe('succeeded');
+    expect(fetcher).toHaveBeenCalledTimes(2);
+    await waitFor(() => expect(screen.getByTestId('status')).toHaveTextContent('succeeded'));
+    // ... then one refetch for the burst
+    await waitFor(() => expect(fetcher).toHaveBeenCalledTimes(3));
+    await new Promise((r) => setTimeout(r, 120));
+    expect(fetcher).toHaveBeenCalledTimes(3);
+  });
+
+  it('stops the socket on logout', async () => {
+    const { auth } = setup();
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    act(() => FakeSocket.all[0]!.open());
+    act(() => auth.getState().logout());
+    expect(FakeSocket.all[0]!.readyState).toBe(3);
+  });
+});
+
+describe('cache helpers', () => {
+  it('names the queries a change makes stale', () => {
+    const keys = affectedKeys([
+      { jobId: JOB, attempt: 3, fromStatus: 'running', toStatus: 'dead', reason: 'max_attempts', jobType: 'email', at: '' },
+    ]).map((k) => JSON.stringify(k));
+    expect(keys).toContain(JSON.stringify(queryKeys.jobLists));
+    expect(keys).toContain(JSON.stringify(queryKeys.jobDetail(JOB)));
+    expect(keys).toContain(JSON.stringify(queryKeys.deadLetters));
+    expect(keys).toContain(JSON.stringify(queryKeys.analytics));
+  });
+
+  it('leaves pages without the job untouched', () => {
+    const client = testQueryClient();
+    const page = seededPage();
+    client.setQueryData(listKey, page);
+    patchJobCaches(client, [
+      { jobId: 'other', attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: '', jobType: 'email', at: '' },
+    ]);
+    expect(client.getQueryData(listKey)).toBe(page);
+  });
+});

@@ -1,0 +1,170 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as endpoints from '../api/endpoints';
+import type { JobSummary, JobsPage as Page } from '../api/types';
+import { filtersFromSearch, filtersToSearch, toListParams } from '../lib/jobFilters';
+import { renderWithProviders, seriousViolations } from '../test/utils';
+import { JobsPage } from './JobsPage';
+
+vi.mock('../api/endpoints', () => ({
+  listJobs: vi.fn(),
+  cancelJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'cancelled' })),
+  retryJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'retry_requested' })),
+}));
+
+const listJobs = vi.mocked(endpoints.listJobs);
+const cancelJob = vi.mocked(endpoints.cancelJob);
+
+function job(id: string, status: JobSummary['status']): JobSummary {
+  return {
+    jobId: id,
+    type: 'email',
+    priority: 3,
+    status,
+    attempt: 1,
+    maxAttempts: 3,
+    submittedBy: 'user@test.com',
+    createdAt: '2030-01-01T10:00:00Z',
+    updatedAt: '2030-01-01T10:00:01Z',
+    startedAt: null,
+    finishedAt: null,
+    lastError: null,
+    scheduleId: null,
+    batchId: null,
+    runAt: null,
+    dependsOn: [],
+    cancelRequestedAt: null,
+    retryPolicy: null,
+  };
+}
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000001';
+const B = 'bbbbbbbb-0000-4000-8000-000000000002';
+
+function page(items: JobSummary[]): Page {
+  return { items, pageNumber: 2, pageSize: 20, totalItems: 45, totalPages: 3 };
+}
+
+const location = () => screen.getByTestId('location').textContent;
+
+describe('job filters in the URL', () => {
+  it('reads what the API accepts and drops the rest', () => {
+    const filters = filtersFromSearch(
+      new URLSearchParams('status=running,QUEUED&status=bogus&priority=7&sortBy=evil&sortDirection=asc&page=0&batchId=not-a-uuid&type=email'),
+    );
+    expect(filters).toMatchObject({
+      status: ['running', 'queued'],
+      priority: '',
+      sortBy: 'createdAt',
+      sortDirection: 'asc',
+      page: 1,
+      batchId: '',
+      type: 'email',
+    });
+  });
+
+  it('writes only what differs from the defaults and round-trips', () => {
+    const filters = filtersFromSearch(new URLSearchParams('status=dead&priority=2&page=3&pageSize=50'));
+    const search = filtersToSearch(filters);
+    expect(search.toString()).toBe('status=dead&priority=2&page=3&pageSize=50');
+    expect(filtersFromSearch(search)).toEqual(filters);
+    expect(toListParams(filters)).toEqual({
+      status: ['dead'],
+      priority: 2,
+      pageNumber: 3,
+      pageSize: 50,
+      sortBy: 'createdAt',
+      sortDirection: 'desc',
+    });
+  });
+});
+
+describe('<JobsPage>', () => {
+  beforeEach(() => {
+    listJobs.mockReset();
+    listJobs.mockResolvedValue(page([job(A, 'running'), job(B, 'succeeded')]));
+    cancelJob.mockClear();
+  });
+
+  it('queries the API with the filters held in the URL', async () => {
+    renderWithProviders(<JobsPage />, {
+      route: '/jobs?status=running,queued&priority=3&sortBy=priority&sortDirection=asc&page=2&createdFrom=2030-01-01T00:00:00.000Z',
+    });
+    await screen.findByTestId('jobs-table');
+    expect(listJobs).toHaveBeenCalledWith(
+      {
+        status: ['running', 'queued'],
+        priority: 3,
+        sortBy: 'priority',
+        sortDirection: 'asc',
+        pageNumber: 2,
+        pageSize: 20,
+        createdFrom: '2030-01-01T00:00:00.000Z',
+      },
+      expect.anything(),
+    );
+    expect(screen.getByRole('checkbox', { name: 'running' })).toBeChecked();
+    expect(screen.getByRole('checkbox', { name: 'queued' })).toBeChecked();
+    expect(screen.getByRole('checkbox', { name: 'dead' })).not.toBeChecked();
+    expect(screen.getByLabelText('Priority')).toHaveValue('3');
+    expect(screen.getByRole('columnheader', { name: /Priority/ })).toHaveAttribute('aria-sort', 'ascending');
+    expect(screen.getByText(/Page 2 of 3/)).toBeInTheDocument();
+  });
+
+  it('changing a filter updates the URL (back to page 1) and the query', async () => {
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs?status=running&page=2' });
+    await screen.findByTestId('jobs-table');
+    await user.click(screen.getByRole('checkbox', { name: 'dead' }));
+    expect(location()).toBe('/jobs?status=running%2Cdead');
+    await waitFor(() =>
+      expect(listJobs).toHaveBeenLastCalledWith(
+        expect.objectContaining({ status: ['running', 'dead'], pageNumber: 1 }),
+        expect.anything(),
+      ),
+    );
+    await user.selectOptions(screen.getByLabelText('Type'), 'email');
+    expect(location()).toBe('/jobs?status=running%2Cdead&type=email');
+    await user.click(screen.getByRole('button', { name: /^Type/ }));
+    expect(location()).toContain('sortBy=type');
+    expect(location()).toContain('sortDirection=asc');
+    await user.click(screen.getByRole('button', { name: 'Clear filters' }));
+    expect(location()).toBe('/jobs');
+  });
+
+  it('id filters apply on submit', async () => {
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByTestId('jobs-table');
+    await user.type(screen.getByLabelText('Batch id'), 'cccccccc-0000-4000-8000-000000000003');
+    expect(location()).toBe('/jobs');
+    await user.click(screen.getByRole('button', { name: 'Apply ids' }));
+    expect(location()).toBe('/jobs?batchId=cccccccc-0000-4000-8000-000000000003');
+  });
+
+  it('bulk-cancels only the selected jobs that can still be cancelled', async () => {
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    const table = await screen.findByTestId('jobs-table');
+    await user.click(within(table).getByRole('checkbox', { name: 'Select all jobs on this page' }));
+    const cancel = screen.getByRole('button', { name: 'Cancel selected (1)' });
+    expect(screen.getByRole('button', { name: 'Retry selected dead (0)' })).toBeDisabled();
+    await user.click(cancel);
+    await waitFor(() => expect(cancelJob).toHaveBeenCalledTimes(1));
+    expect(cancelJob).toHaveBeenCalledWith(A);
+  });
+
+  it('shows an empty state and no table when nothing matches', async () => {
+    listJobs.mockResolvedValue({ items: [], pageNumber: 1, pageSize: 20, totalItems: 0, totalPages: 0 });
+    renderWithProviders(<JobsPage />, { route: '/jobs?status=dead' });
+    expect(await screen.findByText('No job matches these filters.')).toBeInTheDocument();
+    expect(screen.queryByTestId('jobs-table')).not.toBeInTheDocument();
+  });
+
+  it('has no serious accessibility violations', async () => {
+    const { container } = renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByTestId('jobs-table');
+    expect(await seriousViolations(container)).toEqual([]);
+  });
+});

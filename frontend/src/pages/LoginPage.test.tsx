@@ -1,0 +1,69 @@
+import { QueryClientProvider } from '@tanstack/react-query';
+import { act, render, screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../api/client';
+import * as endpoints from '../api/endpoints';
+import { authStore } from '../api/instance';
+import { RequireAuth } from '../auth/RequireAuth';
+import { MemoryRouter, Route, Routes } from 'react-router';
+import { fakeTokens, LocationProbe, seriousViolations, testQueryClient } from '../test/utils';
+import { LoginPage } from './LoginPage';
+
+vi.mock('../api/endpoints', () => ({ login: vi.fn() }));
+const login = vi.mocked(endpoints.login);
+
+function renderApp(route: string) {
+  return render(
+    <QueryClientProvider client={testQueryClient()}>
+      <MemoryRouter initialEntries={[route]}>
+        <Routes>
+          <Route path="/login" element={<LoginPage />} />
+          <Route
+            path="/jobs"
+            element={
+              <RequireAuth>
+                <h1>Jobs page</h1>
+              </RequireAuth>
+            }
+          />
+        </Routes>
+        <LocationProbe />
+      </MemoryRouter>
+    </QueryClientProvider>,
+  );
+}
+
+describe('login', () => {
+  afterEach(() => {
+    act(() => authStore.getState().logout());
+    login.mockReset();
+  });
+
+  it('sends a protected route to /login and back there after logging in', async () => {
+    const user = userEvent.setup();
+    login.mockResolvedValue(fakeTokens({ email: 'user@test.com' }));
+    const { container } = renderApp('/jobs?status=dead');
+    expect(screen.getByTestId('location')).toHaveTextContent('/login');
+    expect(await seriousViolations(container)).toEqual([]);
+    await user.type(screen.getByLabelText('Email'), 'user@test.com');
+    await user.type(screen.getByLabelText('Password'), 'user123');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    expect(await screen.findByRole('heading', { name: 'Jobs page' })).toBeInTheDocument();
+    expect(screen.getByTestId('location')).toHaveTextContent('/jobs?status=dead');
+    expect(login).toHaveBeenCalledWith('user@test.com', 'user123');
+    expect(authStore.getState().session?.user.email).toBe('user@test.com');
+    expect(sessionStorage.getItem('jobs.session')).toContain('user@test.com');
+  });
+
+  it('says so when the password is wrong', async () => {
+    const user = userEvent.setup();
+    login.mockRejectedValue(new ApiError(401, 'unauthorized', 'invalid email or password'));
+    renderApp('/login');
+    await user.type(screen.getByLabelText('Email'), 'user@test.com');
+    await user.type(screen.getByLabelText('Password'), 'nope');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    expect(await screen.findByTestId('login-error')).toHaveTextContent('Wrong email or password.');
+    expect(authStore.getState().session).toBeNull();
+  });
+});

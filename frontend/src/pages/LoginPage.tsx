@@ -1,0 +1,104 @@
+import { useState, type SyntheticEvent } from 'react';
+import { Link, Navigate, useLocation, useNavigate } from 'react-router';
+import { errorMessage, isApiError } from '../api/client';
+import { login } from '../api/endpoints';
+import { authStore } from '../api/instance';
+import { useAuth } from '../auth/hooks';
+import { Field } from '../components/Field';
+import { usePageTitle } from '../lib/usePageTitle';
+
+function target(state: unknown): string {
+  const from = (state as { from?: unknown } | null)?.from;
+  return typeof from === 'string' && from.startsWith('/') && !from.startsWith('//') ? from : '/';
+}
+
+export function LoginPage() {
+  usePageTitle('Log in');
+  const location = useLocation();
+  const navigate = useNavigate();
+  const loggedIn = useAuth((state) => state.session !== null);
+  const endedBecause = useAuth((state) => state.endedBecause);
+  const registered = (location.state as { registered?: string } | null)?.registered;
+  const [email, setEmail] = useState(registered ?? '');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  if (loggedIn) return <Navigate to={target(location.state)} replace />;
+
+  const submit = async (event: SyntheticEvent) => {
+    event.preventDefault();
+    setError(null);
+    if (!email.trim() || !password) {
+      setError('Enter your email and password.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const tokens = await login(email.trim(), password);
+      authStore.getState().login(tokens);
+      void navigate(target(location.state), { replace: true });
+    } catch (err) {
+      if (isApiError(err) && err.status === 401) setError('Wrong email or password.');
+      else if (isApiError(err) && err.status === 429) setError('Too many attempts. Wait a minute and try again.');
+      else setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" className="auth-page">
+      <div className="card">
+        <h1>Log in</h1>
+        {endedBecause === 'expired' ? (
+          <p role="status" className="muted">
+            Your session ended. Please log in again.
+          </p>
+        ) : null}
+        {registered ? (
+          <p role="status" className="ok-text">
+            Account created. You can log in now.
+          </p>
+        ) : null}
+        {error ? (
+          <div className="error-summary" role="alert" data-testid="login-error">
+            {error}
+          </div>
+        ) : null}
+        <form onSubmit={submit} noValidate aria-label="Log in">
+          <Field path="email" label="Email">
+            {(props) => (
+              <input
+                {...props}
+                type="email"
+                autoComplete="username"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+                required
+              />
+            )}
+          </Field>
+          <Field path="password" label="Password">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="current-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                required
+              />
+            )}
+          </Field>
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Logging in…' : 'Log in'}
+          </button>
+        </form>
+        <p>
+          No account yet? <Link to="/register">Register</Link>
+        </p>
+      </div>
+    </main>
+  );
+}

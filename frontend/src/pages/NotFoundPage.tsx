@@ -1,0 +1,14 @@
+import { Link } from 'react-router';
+import { usePageTitle } from '../lib/usePageTitle';
+
+export function NotFoundPage() {
+  usePageTitle('Not found');
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>
+        There is nothing here. <Link to="/">Go to the overview</Link>.
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,293 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Legend,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
+import { getAnalytics, listDeadLetters, listJobs, listWorkers } from '../api/endpoints';
+import { queryKeys } from '../api/queryKeys';
+import { JOB_STATUSES } from '../api/types';
+import { useIsAdmin } from '../auth/hooks';
+import { StatusBadge } from '../components/StatusBadge';
+import { ErrorState, Loading } from '../components/states';
+import { formatDuration, formatNumber, formatPercent, priorityLabel } from '../lib/format';
+import { usePageTitle } from '../lib/usePageTitle';
+import { usePollWhileOffline } from '../live/context';
+
+const BUCKET_MINUTES = 5;
+const BUCKETS = 12;
+
+interface SeriesPoint {
+  label: string;
+  from: string;
+  succeeded: number;
+  dead: number;
+  cancelled: number;
+  unfinished: number;
+}
+
+/**
+ * Outcome of the jobs created in each of the last 12 five-minute windows. The API has only
+ * totals (no time series), so this asks the analytics endpoint once per window.
+ */
+async function fetchSeries(signal: AbortSignal): Promise<SeriesPoint[]> {
+  const step = BUCKET_MINUTES * 60_000;
+  const end = Math.ceil(Date.now() / step) * step;
+  const windows = Array.from({ length: BUCKETS }, (_, i) => {
+    const from = new Date(end - (BUCKETS - i) * step);
+    const to = new Date(from.getTime() + step);
+    return { from, to };
+  });
+  const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  const answers = await Promise.all(
+    windows.map(({ from, to }) =>
+      getAnalytics({ createdFrom: from.toISOString(), createdTo: to.toISOString() }, signal),
+    ),
+  );
+  return answers.map((analytics, i) => {
+    const counts = analytics.countsByStatus;
+    const succeeded = counts.succeeded ?? 0;
+    const dead = counts.dead ?? 0;
+    const cancelled = counts.cancelled ?? 0;
+    const window = windows[i];
+    return {
+      label: window ? time.format(window.from) : String(i),
+      from: window ? window.from.toISOString() : '',
+      succeeded,
+      dead,
+      cancelled,
+      unfinished: analytics.total - succeeded - dead - cancelled,
+    };
+  });
+}
+
+async function fetchQueueDepth(signal: AbortSignal): Promise<{ priority: number; queued: number }[]> {
+  const priorities = [3, 2, 1];
+  const pages = await Promise.all(
+    priorities.map((priority) =>
+      listJobs({ status: ['queued'], priority, pageSize: 1 }, signal),
+    ),
+  );
+  return priorities.map((priority, i) => ({ priority, queued: pages[i]?.totalItems ?? 0 }));
+}
+
+function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+  return (
+    <div className="stat" data-testid={testId}>
+      <dt>{label}</dt>
+      <dd>{value}</dd>
+    </div>
+  );
+}
+
+export function OverviewPage() {
+  usePageTitle('Overview');
+  const isAdmin = useIsAdmin();
+  const poll = usePollWhileOffline(10_000);
+
+  const totals = useQuery({
+    queryKey: queryKeys.analyticsTotals,
+    queryFn: ({ signal }) => getAnalytics({}, signal),
+    refetchInterval: poll,
+  });
+  const series = useQuery({
+    queryKey: queryKeys.analyticsSeries(BUCKET_MINUTES, BUCKETS),
+    queryFn: ({ signal }) => fetchSeries(signal),
+    // the windows move with the clock even without events
+    refetchInterval: poll === false ? 60_000 : poll,
+  });
+  const queues = useQuery({
+    queryKey: queryKeys.queues,
+    queryFn: ({ signal }) => fetchQueueDepth(signal),
+    refetchInterval: poll,
+  });
+  const deadLetters = useQuery({
+    queryKey: queryKeys.deadLetterOpenCount,
+    queryFn: ({ signal }) => listDeadLetters({ status: 'open', pageSize: 1 }, signal),
+    refetchInterval: poll,
+  });
+  const workers = useQuery({
+    queryKey: queryKeys.workers,
+    queryFn: ({ signal }) => listWorkers(60, signal),
+    // heartbeats are not on the live socket: poll
+    refetchInterval: 5_000,
+    enabled: isAdmin,
+  });
+
+  const data = totals.data;
+
+  return (
+    <>
+      <div className="page-header">
+        <h1>Overview</h1>
+        <Link to="/submit" className="button primary">
+          Submit a job
+        </Link>
+      </div>
+
+      <section aria-labelledby="stats-heading">
+        <h2 id="stats-heading" className="visually-hidden">
+          Key figures
+        </h2>
+        {totals.isPending ? <Loading label="Loading figures…" /> : null}
+        {totals.isError ? <ErrorState error={totals.error} onRetry={() => void totals.refetch()} /> : null}
+        {data ? (
+          <dl className="grid grid-stats" data-testid="stat-cards">
+            <Stat label="Jobs" value={formatNumber(data.total)} testId="stat-total" />
+            <Stat label="Success rate" value={formatPercent(data.successRate)} testId="stat-success-rate" />
+            <Stat
+              label="Finished in the last hour"
+              value={formatNumber(data.throughputLastHour)}
+              testId="stat-throughput"
+            />
+            <Stat label="p95 run time" value={formatDuration(data.runtime.p95Ms)} testId="stat-p95" />
+            <Stat label="Mean run time" value={formatDuration(data.runtime.meanMs)} />
+            <Stat
+              label="Open dead letters"
+              value={deadLetters.data ? formatNumber(deadLetters.data.totalItems) : deadLetters.isError ? 'n/a' : '…'}
+              testId="stat-dead-letters"
+            />
+            {isAdmin ? (
+              <Stat
+                label="Live workers"
+                value={workers.data ? formatNumber(workers.data.counts.alive ?? 0) : workers.isError ? 'n/a' : '…'}
+                testId="stat-workers"
+              />
+            ) : null}
+          </dl>
+        ) : null}
+      </section>
+
+      {data ? (
+        <section className="card" aria-labelledby="status-heading">
+          <h2 id="status-heading">Jobs by status</h2>
+          <ul className="toolbar" style={{ listStyle: 'none', padding: 0 }} data-testid="status-counts">
+            {JOB_STATUSES.map((status) => (
+              <li key={status}>
+                <Link to={`/jobs?status=${status}`} aria-label={`${status}: ${data.countsByStatus[status] ?? 0} jobs`}>
+                  <StatusBadge status={status} label={`${status} ${formatNumber(data.countsByStatus[status] ?? 0)}`} />
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+
+      <div className="grid grid-2">
+        <section className="card" aria-labelledby="series-heading">
+          <h2 id="series-heading">Outcomes over the last hour</h2>
+          <p className="muted" id="series-desc">
+            Jobs created in each 5-minute window, by how they ended.
+          </p>
+          {series.isPending ? <Loading /> : null}
+          {series.isError ? <ErrorState error={series.error} onRetry={() => void series.refetch()} /> : null}
+          {series.data ? (
+            <>
+              <div
+                className="chart-box"
+                role="img"
+                aria-label={`Bar chart: ${series.data.reduce((n, p) => n + p.succeeded, 0)} succeeded, ${series.data.reduce((n, p) => n + p.dead, 0)} dead in the last hour`}
+                aria-describedby="series-desc"
+              >
+                <ResponsiveContainer width="100%" height="100%">
+                  <BarChart data={series.data} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+                    <CartesianGrid strokeDasharray="3 3" />
+                    <XAxis dataKey="label" fontSize={12} />
+                    <YAxis allowDecimals={false} fontSize={12} />
+                    <Tooltip />
+                    <Legend />
+                    <Bar dataKey="succeeded" name="Succeeded" stackId="a" fill="#1f8a3b" />
+                    <Bar dataKey="dead" name="Dead (failed)" stackId="a" fill="#c0263a" />
+                    <Bar dataKey="cancelled" name="Cancelled" stackId="a" fill="#6b7280" />
+                    <Bar dataKey="unfinished" name="Not finished" stackId="a" fill="#93b4e0" />
+                  </BarChart>
+                </ResponsiveContainer>
+              </div>
+              <details>
+                <summary>Show as table</summary>
+                <table>
+                  <caption className="visually-hidden">Outcomes per 5-minute window</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Window from</th>
+                      <th scope="col" className="num">Succeeded</th>
+                      <th scope="col" className="num">Dead</th>
+                      <th scope="col" className="num">Cancelled</th>
+                      <th scope="col" className="num">Not finished</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {series.data.map((point) => (
+                      <tr key={point.from}>
+                        <td>{point.label}</td>
+                        <td className="num">{point.succeeded}</td>
+                        <td className="num">{point.dead}</td>
+                        <td className="num">{point.cancelled}</td>
+                        <td className="num">{point.unfinished}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </details>
+            </>
+          ) : null}
+        </section>
+
+        <section className="card" aria-labelledby="queues-heading">
+          <h2 id="queues-heading">Queue depth by priority</h2>
+          <p className="muted">Jobs dispatched and waiting for a worker.</p>
+          {queues.isPending ? <Loading /> : null}
+          {queues.isError ? <ErrorState error={queues.error} onRetry={() => void queues.refetch()} /> : null}
+          {queues.data ? (
+            <table data-testid="queue-depth">
+              <thead>
+                <tr>
+                  <th scope="col">Priority</th>
+                  <th scope="col" className="num">Queued</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Share</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {queues.data.map((row) => {
+                  const max = Math.max(1, ...queues.data.map((r) => r.queued));
+                  return (
+                    <tr key={row.priority}>
+                      <th scope="row">
+                        <Link to={`/jobs?status=queued&priority=${row.priority}`}>
+                          {priorityLabel(row.priority)} ({row.priority})
+                        </Link>
+                      </th>
+                      <td className="num">{formatNumber(row.queued)}</td>
+                      <td style={{ width: '50%' }}>
+                        <div className="progress-track" aria-hidden="true">
+                          <div className="progress-fill" style={{ width: `${(row.queued / max) * 100}%` }} />
+                        </div>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          ) : null}
+          {isAdmin && workers.data ? (
+            <p>
+              <Link to="/workers">
+                {workers.data.counts.alive ?? 0} live worker{(workers.data.counts.alive ?? 0) === 1 ? '' : 's'}
+              </Link>{' '}
+              running {workers.data.items.filter((w) => w.status !== 'dead').reduce((n, w) => n + w.activeJobs, 0)} jobs
+              of {workers.data.items.filter((w) => w.status !== 'dead').reduce((n, w) => n + w.concurrency, 0)} slots.
+            </p>
+          ) : null}
+        </section>
+      </div>
+    </>
+  );
+}

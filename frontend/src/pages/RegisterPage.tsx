@@ -1,0 +1,103 @@
+import { useState, type SyntheticEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { errorMessage, isApiError } from '../api/client';
+import { register } from '../api/endpoints';
+import { ErrorSummary } from '../components/ErrorSummary';
+import { Field } from '../components/Field';
+import { isEmail } from '../lib/jobForm';
+import { usePageTitle } from '../lib/usePageTitle';
+
+export function RegisterPage() {
+  usePageTitle('Register');
+  const navigate = useNavigate();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [attempt, setAttempt] = useState(0);
+
+  const submit = async (event: SyntheticEvent) => {
+    event.preventDefault();
+    const found: Record<string, string> = {};
+    if (!isEmail(email)) found.email = 'Enter a valid email address';
+    if (password.length < 8 || password.length > 128) found.password = 'Use 8 to 128 characters';
+    if (confirm !== password) found.confirm = 'The passwords do not match';
+    setErrors(found);
+    setMessage(null);
+    setAttempt((n) => n + 1);
+    if (Object.keys(found).length > 0) return;
+    setBusy(true);
+    try {
+      await register({ email: email.trim(), password });
+      void navigate('/login', { state: { registered: email.trim() } });
+    } catch (err) {
+      if (isApiError(err) && err.status === 409) {
+        setErrors({ email: 'An account with this email exists already' });
+      } else if (isApiError(err) && err.details.length > 0) {
+        setErrors(err.fieldErrors());
+      } else {
+        setMessage(errorMessage(err));
+      }
+      setAttempt((n) => n + 1);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" className="auth-page">
+      <div className="card">
+        <h1>Register</h1>
+        <ErrorSummary
+          errors={errors}
+          message={message}
+          focusKey={attempt}
+          labels={{ email: 'Email', password: 'Password', confirm: 'Repeat password' }}
+        />
+        <form onSubmit={submit} noValidate aria-label="Register">
+          <Field path="email" label="Email" error={errors.email}>
+            {(props) => (
+              <input
+                {...props}
+                type="email"
+                autoComplete="email"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field path="password" label="Password" hint="8 to 128 characters" error={errors.password}>
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field path="confirm" label="Repeat password" error={errors.confirm}>
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="new-password"
+                value={confirm}
+                onChange={(e) => setConfirm(e.target.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Creating account…' : 'Create account'}
+          </button>
+        </form>
+        <p>
+          Have an account? <Link to="/login">Log in</Link>
+        </p>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,114 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
+import { isApiError } from '../api/client';
+import { listWorkers } from '../api/endpoints';
+import { queryKeys } from '../api/queryKeys';
+import { useIsAdmin } from '../auth/hooks';
+import { ProgressBar } from '../components/ProgressBar';
+import { StatusBadge } from '../components/StatusBadge';
+import { Empty, ErrorState, Loading } from '../components/states';
+import { formatAge, formatDateTime } from '../lib/format';
+import { usePageTitle } from '../lib/usePageTitle';
+
+function useNow(intervalMs: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), intervalMs);
+    return () => clearInterval(timer);
+  }, [intervalMs]);
+  return now;
+}
+
+function AdminsOnly() {
+  return (
+    <div className="card" data-testid="admins-only">
+      <h2 style={{ marginTop: 0 }}>Admins only</h2>
+      <p>
+        The worker fleet is visible to administrators. You can follow your own jobs on the{' '}
+        <Link to="/jobs">Jobs</Link> page.
+      </p>
+    </div>
+  );
+}
+
+export function WorkersPage() {
+  usePageTitle('Workers');
+  const isAdmin = useIsAdmin();
+  const now = useNow(1_000);
+  const [includeDead, setIncludeDead] = useState(60);
+  const workers = useQuery({
+    queryKey: [...queryKeys.workers, includeDead],
+    queryFn: ({ signal }) => listWorkers(includeDead, signal),
+    enabled: isAdmin,
+    // heartbeats do not travel on the live socket: this page polls
+    refetchInterval: 3_000,
+  });
+
+  if (!isAdmin || (workers.isError && isApiError(workers.error) && workers.error.status === 403)) {
+    return (
+      <>
+        <h1>Workers</h1>
+        <AdminsOnly />
+      </>
+    );
+  }
+
+  return (
+    <>
+      <div className="page-header">
+        <h1>Workers</h1>
+        <div className="field" style={{ marginBottom: 0 }}>
+          <label htmlFor="include-dead">Show dead workers of the last</label>
+          <select id="include-dead" value={includeDead} onChange={(e) => setIncludeDead(Number(e.target.value))}>
+            <option value={0}>none</option>
+            <option value={15}>15 minutes</option>
+            <option value={60}>hour</option>
+            <option value={1440}>day</option>
+          </select>
+        </div>
+      </div>
+      {workers.data ? (
+        <p role="status">
+          {workers.data.counts.alive ?? 0} alive, {workers.data.counts.stopping ?? 0} stopping, {workers.data.counts.dead ?? 0} dead
+        </p>
+      ) : null}
+      {workers.isPending ? <Loading label="Loading workers…" /> : null}
+      {workers.isError ? <ErrorState error={workers.error} onRetry={() => void workers.refetch()} /> : null}
+      {workers.data && workers.data.items.length === 0 ? <Empty>No worker has sent a heartbeat recently.</Empty> : null}
+      {workers.data && workers.data.items.length > 0 ? (
+        <ul className="grid grid-cards" style={{ listStyle: 'none', padding: 0 }} data-testid="workers-grid">
+          {workers.data.items.map((worker) => (
+            <li key={worker.id} className="card worker-card" data-testid="worker-card" data-status={worker.status}>
+              <header>
+                <h2>{worker.id}</h2>
+                <StatusBadge status={worker.status} />
+              </header>
+              <ProgressBar label="Active jobs" value={worker.activeJobs} max={worker.concurrency} />
+              <dl className="props">
+                <dt>Last heartbeat</dt>
+                <dd>
+                  <time dateTime={worker.lastHeartbeatAt} title={formatDateTime(worker.lastHeartbeatAt)}>
+                    {formatAge(worker.lastHeartbeatAt, now)}
+                  </time>
+                </dd>
+                <dt>Host</dt>
+                <dd>
+                  {worker.hostname} (pid {worker.pid})
+                </dd>
+                <dt>Queues</dt>
+                <dd>{worker.queues.map((queue) => queue.replace('jobs.ready.', '')).join(', ')}</dd>
+                <dt>Concurrency</dt>
+                <dd>{worker.concurrency}</dd>
+                <dt>Version</dt>
+                <dd>{worker.version}</dd>
+                <dt>Started</dt>
+                <dd>{formatDateTime(worker.startedAt)}</dd>
+              </dl>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </>
+  );
+}

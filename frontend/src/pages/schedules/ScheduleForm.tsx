@@ -1,0 +1,174 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMemo, useState, type SyntheticEvent } from 'react';
+import { errorMessage, isApiError } from '../../api/client';
+import { createSchedule, listRetryPolicies } from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import { JOB_TYPES, type JobType } from '../../api/types';
+import { CronPreview } from '../../components/CronPreview';
+import { ErrorSummary } from '../../components/ErrorSummary';
+import { Field } from '../../components/Field';
+import { fieldId } from '../../lib/fieldId';
+import { PayloadFields } from '../../components/PayloadFields';
+import { RetryFields } from '../../components/RetryFields';
+import { browserTimeZone, CRON_PRESETS, timeZones } from '../../lib/cron';
+import type { FieldErrors } from '../../lib/jobForm';
+import { notify } from '../../lib/notices';
+import { emptyScheduleForm, scheduleApiErrors, validateScheduleForm, type ScheduleFormValues } from '../../lib/scheduleForm';
+import { TYPE_LABELS } from '../../lib/jobTypes';
+
+const LABELS: Record<string, string> = {
+  name: 'Name',
+  cron: 'Cron',
+  timezone: 'Time zone',
+  'jobTemplate.type': 'Job type',
+  'jobTemplate.priority': 'Priority',
+  'jobTemplate.maxAttempts': 'Max attempts',
+  'jobTemplate.timeoutSeconds': 'Timeout',
+  'jobTemplate.retryPolicy': 'Retry policy',
+};
+
+export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
+  const client = useQueryClient();
+  const zones = useMemo(() => timeZones(), []);
+  const [values, setValues] = useState<ScheduleFormValues>(() => emptyScheduleForm(browserTimeZone()));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [message, setMessage] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const policies = useQuery({
+    queryKey: queryKeys.retryPolicies,
+    queryFn: ({ signal }) => listRetryPolicies(signal),
+    staleTime: 60_000,
+  });
+  const set = (patch: Partial<ScheduleFormValues>) => setValues((v) => ({ ...v, ...patch }));
+
+  const submit = async (event: SyntheticEvent) => {
+    event.preventDefault();
+    setMessage(null);
+    const { errors: found, body } = validateScheduleForm(values);
+    setErrors(found);
+    if (!body) {
+      setAttempt((n) => n + 1);
+      return;
+    }
+    setBusy(true);
+    try {
+      const created = await createSchedule(body);
+      notify(`Schedule "${created.name}" created`);
+      setValues(emptyScheduleForm(values.timezone));
+      setErrors({});
+      void client.invalidateQueries({ queryKey: queryKeys.schedules });
+      onCreated?.();
+    } catch (error) {
+      if (isApiError(error) && error.details.length > 0) setErrors(scheduleApiErrors(error.details));
+      setMessage(isApiError(error) && error.message === 'request validation failed' ? null : errorMessage(error));
+      setAttempt((n) => n + 1);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={(e) => void submit(e)} noValidate aria-label="Create a schedule" data-testid="schedule-form">
+      <ErrorSummary errors={errors} labels={LABELS} message={message} focusKey={attempt} title="The schedule was not created" />
+      <div className="grid grid-2">
+        <div>
+          <Field path="name" label="Name" hint="Unique among your schedules" error={errors.name}>
+            {(p) => <input {...p} value={values.name} maxLength={200} onChange={(e) => set({ name: e.target.value })} />}
+          </Field>
+          <Field
+            path="cron"
+            label="Cron expression"
+            hint="5 fields: minute hour day-of-month month day-of-week, e.g. 0 3 * * 1-5"
+            error={errors.cron}
+          >
+            {(p) => (
+              <input {...p} className="mono" value={values.cron} onChange={(e) => set({ cron: e.target.value })} autoComplete="off" spellCheck={false} />
+            )}
+          </Field>
+          <div className="field">
+            <label htmlFor="cron-preset">Start from a preset</label>
+            <select
+              id="cron-preset"
+              value=""
+              onChange={(e) => {
+                if (e.target.value) set({ cron: e.target.value });
+              }}
+            >
+              <option value="">Choose a preset…</option>
+              {CRON_PRESETS.map((preset) => (
+                <option key={preset.cron} value={preset.cron}>
+                  {preset.label} ({preset.cron})
+                </option>
+              ))}
+            </select>
+          </div>
+          <Field path="timezone" label="Time zone" hint="The cron runs on this zone's wall clock" error={errors.timezone}>
+            {(p) => (
+              <select {...p} value={values.timezone} onChange={(e) => set({ timezone: e.target.value })}>
+                {zones.includes(values.timezone) ? null : <option value={values.timezone}>{values.timezone}</option>}
+                {zones.map((zone) => (
+                  <option key={zone} value={zone}>
+                    {zone}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        </div>
+        <CronPreview cron={values.cron} timeZone={values.timezone} />
+      </div>
+
+      <fieldset>
+        <legend>The job each fire creates</legend>
+        <div className="field-row">
+          <Field path="jobTemplate.type" label="Job type" error={errors['jobTemplate.type']}>
+            {(p) => (
+              <select {...p} value={values.type} onChange={(e) => set({ type: e.target.value as JobType })}>
+                {JOB_TYPES.map((type) => (
+                  <option key={type} value={type}>
+                    {TYPE_LABELS[type]}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field path="jobTemplate.priority" label="Priority" error={errors['jobTemplate.priority']}>
+            {(p) => (
+              <select {...p} value={values.priority} onChange={(e) => set({ priority: e.target.value })}>
+                <option value="1">Low (1)</option>
+                <option value="2">Medium (2)</option>
+                <option value="3">High (3)</option>
+              </select>
+            )}
+          </Field>
+          <Field path="jobTemplate.maxAttempts" label="Max attempts" hint="Optional, 1 to 20" error={errors['jobTemplate.maxAttempts']}>
+            {(p) => <input {...p} inputMode="numeric" value={values.maxAttempts} onChange={(e) => set({ maxAttempts: e.target.value })} />}
+          </Field>
+          <Field path="jobTemplate.timeoutSeconds" label="Timeout (seconds)" hint="Optional, 1 to 1,700" error={errors['jobTemplate.timeoutSeconds']}>
+            {(p) => <input {...p} inputMode="numeric" value={values.timeoutSeconds} onChange={(e) => set({ timeoutSeconds: e.target.value })} />}
+          </Field>
+        </div>
+        <div id={fieldId('jobTemplate.payload')} tabIndex={-1}>
+          <PayloadFields
+            type={values.type}
+            values={values.payload}
+            onChange={(payload) => set({ payload })}
+            errors={errors}
+            prefix="jobTemplate.payload"
+          />
+        </div>
+        <RetryFields
+          values={values.retry}
+          onChange={(retry) => set({ retry })}
+          errors={errors}
+          policies={policies.data?.items}
+          prefix="jobTemplate.retryPolicy"
+        />
+      </fieldset>
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Creating…' : 'Create schedule'}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,44 @@
+/// <reference types="vitest/config" />
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// The gateway serves the built UI at "/" (same origin) and falls back to index.html for
+// client routes; in development Vite proxies the API paths to the gateway on :3000.
+const GATEWAY = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
+
+export default defineConfig({
+  base: '/',
+  plugins: [react()],
+  server: {
+    port: 5173,
+    strictPort: true,
+    proxy: {
+      '/api': { target: GATEWAY, changeOrigin: true },
+      '/auth': { target: GATEWAY, changeOrigin: true },
+      '/health': { target: GATEWAY, changeOrigin: true },
+      '/ws': { target: GATEWAY, changeOrigin: true, ws: true },
+    },
+  },
+  preview: {
+    port: 4173,
+    proxy: {
+      '/api': { target: GATEWAY, changeOrigin: true },
+      '/auth': { target: GATEWAY, changeOrigin: true },
+      '/health': { target: GATEWAY, changeOrigin: true },
+      '/ws': { target: GATEWAY, changeOrigin: true, ws: true },
+    },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: true,
+  },
+  test: {
+    environment: 'jsdom',
+    globals: true,
+    setupFiles: ['./src/test/setup.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
+    restoreMocks: true,
+    unstubGlobals: true,
+  },
+});

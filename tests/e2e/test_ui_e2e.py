@@ -1,0 +1,170 @@
+"""The web UI in a real browser (Debian's Chromium through Playwright) against the real stack:
+the gateway serves the build, the API and the live WebSocket from one origin. Every test fails
+on a console error or an uncaught exception in the page; every page is checked with axe-core
+(no serious or critical violation) and saved as a screenshot (var/artifacts/ui/)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page, expect
+
+from .conftest import PageErrors, axe_violations, screenshot, wait_for_job
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.2, "maxSeconds": 0.4}
+LONG = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 60, "maxSeconds": 60}
+FAILS_AT_ONCE = {"immediateFailureRate": 1, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0}
+
+
+async def log_in(page: Page, email: str = "user@test.com", password: str = "user123") -> None:
+    await page.goto("/login")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Log in").click()
+    await expect(page.get_by_test_id("live-status")).to_have_attribute("data-live-status", "live")
+
+
+async def accessible(page: Page, name: str) -> None:
+    """No serious axe violation on the page as it is now; and a screenshot of it."""
+    await screenshot(page, name)
+    assert await axe_violations(page) == [], name
+
+
+async def submit_api(client: httpx.AsyncClient, payload: dict[str, Any], **extra: Any) -> str:
+    body = {"type": "simulate", "priority": 2, "payload": payload, **extra}
+    answer = await client.post("/api/jobs", json=body)
+    assert answer.status_code == 202, answer.text
+    job_id: str = answer.json()["jobId"]
+    return job_id
+
+
+async def test_log_in_submit_from_the_form_and_watch_it_succeed_live(page: Page) -> None:
+    await page.goto("/jobs")  # a protected page: to the login, then back
+    await expect(page).to_have_url(re.compile(r"/login"))
+    await accessible(page, "login")
+    await log_in(page)
+    await expect(page).to_have_url(re.compile(r"/jobs"))
+
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Submit").click()
+    await page.get_by_label("Job type").select_option("simulate")
+    await page.get_by_label("Min seconds").fill("1")
+    await page.get_by_label("Max seconds").fill("1.5")
+    await accessible(page, "submit")
+    await page.get_by_role("button", name="Submit job").click()
+    status = page.get_by_test_id("submitted-job-status")
+    # Live: pushed over the WebSocket as the scheduler commits each change.
+    await expect(status).to_have_attribute("data-status", "running", timeout=20_000)
+    await expect(status).to_have_attribute("data-status", "succeeded", timeout=20_000)
+
+    await page.get_by_test_id("submitted-job-link").click()
+    await expect(page.get_by_test_id("job-status")).to_have_attribute("data-status", "succeeded")
+    await expect(page.get_by_test_id("job-logs")).to_contain_text("succeeded")
+    # The badge is patched from the event at once; the rest of the page is read again
+    # within the live throttle (a second).
+    await expect(page.get_by_test_id("job-attempts")).to_contain_text("succeeded")
+    await accessible(page, "job-detail")
+
+
+async def test_the_api_s_validation_errors_show_at_their_fields(
+    page: Page, page_errors: PageErrors
+) -> None:
+    page_errors.allow("status of 422")  # the browser logs the refused request itself
+    await log_in(page)
+    await page.goto("/submit")
+    await page.get_by_label("Job type").select_option("email")
+    await page.get_by_label("To", exact=True).fill("someone@example.com")
+    await page.get_by_label("Subject", exact=True).fill("hello")
+    await page.get_by_label("Body", exact=True).fill("hi")
+    await page.get_by_label("Depends on").fill(str(uuid.uuid4()))  # unknown: only the API knows
+    await page.get_by_role("button", name="Submit job").click()
+    await expect(page.get_by_test_id("error-summary")).to_be_visible()
+    await expect(page.get_by_test_id("error-dependsOn")).to_be_visible()
+    await expect(page.get_by_label("Depends on")).to_have_attribute("aria-invalid", "true")
+    await accessible(page, "submit-validation-error")
+
+
+async def test_cancel_a_running_job_from_its_page(page: Page, user: httpx.AsyncClient) -> None:
+    job_id = await submit_api(user, LONG)
+    await log_in(page)
+    await page.goto(f"/jobs/{job_id}")
+    status = page.get_by_test_id("job-status")
+    await expect(status).to_have_attribute("data-status", "running", timeout=20_000)
+    await page.get_by_role("button", name="Cancel job").click()
+    await page.get_by_role("button", name="Yes, cancel job").click()
+    await expect(status).to_have_attribute("data-status", "cancelled", timeout=30_000)
+    assert (await wait_for_job(user, job_id, {"cancelled"}))["status"] == "cancelled"
+
+
+async def test_requeue_a_dead_letter_with_an_edited_payload(
+    page: Page, user: httpx.AsyncClient
+) -> None:
+    job_id = await submit_api(user, FAILS_AT_ONCE, maxAttempts=1)
+    await wait_for_job(user, job_id, {"dead"})
+    await log_in(page)
+    await page.goto("/dead-letters?tab=letters")
+    row = page.locator(f'[data-testid="dead-letter-row"][data-job-id="{job_id}"]')
+    await row.get_by_role("button", name=re.compile("^Inspect")).click()
+    panel = page.get_by_test_id("dead-letter-inspect")
+    await accessible(page, "dead-letters")
+    await panel.get_by_label("Requeue with an edited payload").check()
+    editor = panel.get_by_label("Payload (JSON object)")
+    await editor.fill("{not json")
+    await panel.get_by_role("button", name="Requeue with this payload").click()
+    await expect(page.get_by_test_id("requeue-payload-error")).to_be_visible()
+    await editor.fill(
+        '{"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0.1}'
+    )
+    await panel.get_by_role("button", name="Requeue with this payload").click()
+    job = await wait_for_job(user, job_id, {"succeeded"})
+    assert job["payload"]["immediateFailureRate"] == 0
+
+
+async def test_create_and_pause_a_schedule(page: Page, user: httpx.AsyncClient) -> None:
+    name = f"nightly-{uuid.uuid4().hex[:6]}"
+    await log_in(page)
+    await page.goto("/schedules")
+    await page.get_by_label("Name").fill(name)
+    await page.get_by_label("Cron expression").fill("30 2 * * *")
+    await expect(page.get_by_test_id("cron-preview").locator("[data-fire-time]")).to_have_count(5)
+    await accessible(page, "schedules")
+    await page.get_by_role("button", name="Create schedule").click()
+    row = page.locator(f'[data-testid="schedule-row"][data-schedule-name="{name}"]')
+    await expect(row.get_by_test_id("schedule-state")).to_contain_text("active")
+    await row.get_by_role("button", name=f"Pause schedule {name}").click()
+    await expect(row.get_by_test_id("schedule-state")).to_contain_text("paused")
+    listed = (await user.get("/api/schedules", params={"pageSize": 100})).json()
+    [schedule] = [s for s in listed["items"] if s["name"] == name]
+    assert schedule["paused"] is True, schedule
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+async def test_every_page_is_accessible_at_laptop_and_phone_widths(
+    page: Page, admin: httpx.AsyncClient, width: int
+) -> None:
+    job_id = await submit_api(admin, QUICK)
+    await wait_for_job(admin, job_id, {"succeeded"})
+    await page.set_viewport_size({"width": width, "height": 800})
+    await log_in(page, "admin@test.com", "admin123")
+    pages = {
+        "overview": "/",
+        "jobs": "/jobs",
+        "job": f"/jobs/{job_id}",
+        "submit-batch": "/submit?mode=batch",
+        "dead-letter-groups": "/dead-letters",
+        "batches": "/batches",
+        "workers": "/workers",
+        "register": "/register",
+    }
+    for name, path in pages.items():
+        if name == "register":
+            await page.get_by_role("button", name=re.compile("Log out", re.I)).click()
+        await page.goto(path)
+        await page.wait_for_load_state("networkidle")
+        await expect(page.get_by_role("main")).to_be_visible()
+        await accessible(page, f"{name}-{width}")
