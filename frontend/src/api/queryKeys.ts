@@ -8,7 +8,6 @@ export const queryKeys = {
   jobDetails: ['jobs', 'detail'] as const,
   jobDetail: (jobId: string) => ['jobs', 'detail', jobId] as const,
   jobLogs: (jobId: string) => ['jobs', 'logs', jobId] as const,
-  jobChildren: (batchId: string) => ['jobs', 'children', batchId] as const,
   analytics: ['analytics'] as const,
   analyticsTotals: ['analytics', 'totals'] as const,
   analyticsSeries: (bucketMinutes: number, buckets: number) =>

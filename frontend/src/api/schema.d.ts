@@ -728,6 +728,17 @@ export interface components {
              */
             status: "cancelled" | "cancel_requested";
         };
+        /** ChildJob */
+        ChildJob: {
+            /**
+             * Jobid
+             * Format: uuid
+             */
+            jobId: string;
+            status: components["schemas"]["JobStatus"];
+            /** Type */
+            type: string;
+        };
         /** DeadLetterAction */
         DeadLetterAction: {
             /** Action */
@@ -984,6 +995,16 @@ export interface components {
             cancelRequestedAt: string | null;
             /** Cancelrequestedby */
             cancelRequestedBy: string | null;
+            /**
+             * Children
+             * @description Jobs that depend on this one and the caller may see, oldest first, at most 100.
+             */
+            children: components["schemas"]["ChildJob"][];
+            /**
+             * Childrentotal
+             * @description How many such jobs there are in all.
+             */
+            childrenTotal: number;
             /**
              * Createdat
              * Format: date-time

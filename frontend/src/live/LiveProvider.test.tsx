@@ -8,6 +8,7 @@ import { fakeTokens, testQueryClient } from '../test/utils';
 import type { SocketLike } from './connection';
 import { usePollWhileOffline } from './context';
 import { LiveProvider } from './LiveProvider';
+import type { JobDetail } from '../api/types';
 import { affectedKeys, patchJobCaches } from './cache';
 
 class FakeSocket implements SocketLike {
@@ -181,5 +182,28 @@ describe('cache helpers', () => {
       { jobId: 'other', attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: '', jobType: 'email', at: '' },
     ]);
     expect(client.getQueryData(listKey)).toBe(page);
+  });
+
+  it("keeps a cached job page's children current", () => {
+    const client = testQueryClient();
+    const parent = {
+      jobId: 'parent',
+      status: 'succeeded',
+      attempt: 1,
+      children: [
+        { jobId: 'child-a', type: 'email', status: 'blocked' },
+        { jobId: 'child-b', type: 'email', status: 'blocked' },
+      ],
+    } as unknown as JobDetail;
+    client.setQueryData(queryKeys.jobDetail('parent'), parent);
+    patchJobCaches(client, [
+      { jobId: 'child-a', attempt: 1, fromStatus: 'blocked', toStatus: 'queued', reason: '', jobType: 'email', at: '' },
+    ]);
+    const patched = client.getQueryData<JobDetail>(queryKeys.jobDetail('parent'));
+    expect(patched?.children.map((c) => c.status)).toEqual(['queued', 'blocked']);
+    patchJobCaches(client, [
+      { jobId: 'unrelated', attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: '', jobType: 'email', at: '' },
+    ]);
+    expect(client.getQueryData(queryKeys.jobDetail('parent'))).toBe(patched);
   });
 });

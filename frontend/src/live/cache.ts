@@ -33,6 +33,17 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
       job && job.status !== status ? { ...job, status, attempt: Math.max(job.attempt, change.attempt) } : job,
     );
   }
+  // A cached job page lists its children with their statuses: keep those current too.
+  client.setQueriesData<JobDetail>({ queryKey: queryKeys.jobDetails }, (job) => {
+    if (!job || job.children.length === 0) return job;
+    const children = job.children.map((child) => {
+      const change = latest.get(child.jobId);
+      return change && isStatus(change.toStatus) && child.status !== change.toStatus
+        ? { ...child, status: change.toStatus }
+        : child;
+    });
+    return children.some((child, i) => child !== job.children[i]) ? { ...job, children } : job;
+  });
 }
 
 /** The query prefixes a batch of changes makes stale. */
@@ -46,7 +57,6 @@ export function affectedKeys(changes: readonly JobChange[]): QueryKey[] {
     if (change.toStatus === 'dead' || change.fromStatus === 'dead') deadLetters = true;
     if (change.reason.includes('schedule') || change.fromStatus === null) schedules = true;
   }
-  keys.push(['jobs', 'children']);
   if (deadLetters) keys.push(queryKeys.deadLetters);
   if (schedules) keys.push(queryKeys.schedules);
   return keys;

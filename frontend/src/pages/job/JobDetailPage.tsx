@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
-import { cancelJob, getJob, listJobs, retryJob } from '../../api/endpoints';
+import { cancelJob, getJob, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { TERMINAL_STATUSES, type JobDetail } from '../../api/types';
 import { ConfirmAction } from '../../components/ConfirmAction';
@@ -27,22 +27,10 @@ function policyText(job: JobDetail): string {
 }
 
 function Dependencies({ job }: { job: JobDetail }) {
-  // The API has no "children of a job" query; inside a batch the siblings tell.
-  const siblings = useQuery({
-    queryKey: [...queryKeys.jobChildren(job.batchId ?? 'none'), job.jobId],
-    queryFn: ({ signal }) => listJobs({ batchId: job.batchId ?? '', pageSize: 100 }, signal),
-    enabled: job.batchId !== null,
-  });
-  const children: GraphNode[] = (siblings.data?.items ?? [])
-    .filter((sibling) => sibling.dependsOn.includes(job.jobId))
-    .map((child) => ({ jobId: child.jobId, status: child.status }));
+  const children: GraphNode[] = job.children.map((child) => ({ jobId: child.jobId, status: child.status }));
   const parents: GraphNode[] = job.parents.map((parent) => ({ jobId: parent.jobId, status: parent.status }));
   if (parents.length === 0 && children.length === 0) {
-    return (
-      <p className="muted">
-        No parents{job.batchId ? ' and no children in its batch' : ''}.
-      </p>
-    );
+    return <p className="muted">No parents and no children.</p>;
   }
   return (
     <>
@@ -68,9 +56,9 @@ function Dependencies({ job }: { job: JobDetail }) {
           )}
         </div>
         <div>
-          <h3>Children {job.batchId ? '(in its batch)' : ''}</h3>
+          <h3>Children (wait for this one)</h3>
           {children.length === 0 ? (
-            <p className="muted">{job.batchId ? 'None in its batch.' : 'Not known (only batch members are listed).'}</p>
+            <p className="muted">None.</p>
           ) : (
             <ul data-testid="job-children">
               {children.map((child) => (
@@ -83,6 +71,11 @@ function Dependencies({ job }: { job: JobDetail }) {
               ))}
             </ul>
           )}
+          {job.childrenTotal > children.length ? (
+            <p className="muted">
+              {children.length} of {job.childrenTotal} shown (the oldest).
+            </p>
+          ) : null}
         </div>
       </div>
     </>

@@ -147,3 +147,29 @@ async def test_logs_are_paged_by_after_id(
     )
     assert too_many.status_code == 422
     assert too_many.json()["details"][0]["field"] == "limit"
+
+
+async def test_a_job_lists_the_children_its_reader_may_see(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    base = job_factory.base_time
+    parent = await job_factory.job(status="succeeded")
+    mine = [
+        await job_factory.job(status=s, created_at=base + timedelta(seconds=i))
+        for i, s in enumerate(("queued", "blocked"))
+    ]
+    theirs = await job_factory.job(status="queued", submitted_by=auth.other_email)
+    for child in (*mine, theirs):
+        await job_factory.insert(job_dependencies, job_id=child, depends_on=parent)
+
+    detail = (await client.get(f"/api/jobs/{parent}", headers=auth.user)).json()
+    assert [(c["jobId"], c["status"]) for c in detail["children"]] == [
+        (str(mine[0]), "queued"),
+        (str(mine[1]), "blocked"),
+    ]
+    assert detail["childrenTotal"] == 2
+    assert {c["type"] for c in detail["children"]} == {"echo"}
+    admin = (await client.get(f"/api/jobs/{parent}", headers=auth.admin)).json()
+    assert admin["childrenTotal"] == 3
+    leaf = (await client.get(f"/api/jobs/{mine[0]}", headers=auth.user)).json()
+    assert (leaf["children"], leaf["childrenTotal"]) == ([], 0)

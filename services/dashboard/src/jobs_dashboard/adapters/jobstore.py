@@ -32,6 +32,8 @@ from jobs_dashboard.adapters.analytics import (
 )
 from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.models import (
+    CHILDREN_LIMIT,
+    ChildJob,
     DeadLetterInfo,
     EffectivePolicy,
     JobAnalytics,
@@ -244,6 +246,21 @@ class JobReader(Store):
                     .order_by(job_dependencies.c.depends_on)
                 )
             ).all()
+            children = (
+                await connection.execute(
+                    select(
+                        jobs.c.id, jobs.c.type, jobs.c.status, func.count().over().label("total")
+                    )
+                    .select_from(
+                        job_dependencies.join(jobs, jobs.c.id == job_dependencies.c.job_id)
+                    )
+                    .where(
+                        job_dependencies.c.depends_on == job_id, *visibility_conditions(visibility)
+                    )
+                    .order_by(jobs.c.created_at, jobs.c.id)
+                    .limit(CHILDREN_LIMIT)
+                )
+            ).all()
         return JobDetail(
             **_summary_fields(job, [parent.depends_on for parent in parents]),
             payload=job.payload,
@@ -258,6 +275,8 @@ class JobReader(Store):
             worker_id=job.worker_id,
             trace_id=job.trace_id,
             parents=[ParentJob(job_id=p.depends_on, status=p.status) for p in parents],
+            children=[ChildJob(job_id=c.id, job_type=c.type, status=c.status) for c in children],
+            children_total=children[0].total if children else 0,
             attempts=[_attempt(row) for row in attempts],
             timeline=[_timeline_entry(row) for row in events],
             dead_letter=None if dead is None else _dead_letter(dead),

@@ -80,6 +80,16 @@ class ParentJob(CamelModel):
     status: JobStatus | None = Field(description="None while the parent is not recorded yet.")
 
 
+class ChildJob(CamelModel):
+    job_id: uuid.UUID
+    job_type: str = Field(alias="type")
+    status: JobStatus
+
+
+# Children listed in a job's detail, oldest first; ``childrenTotal`` counts them all.
+CHILDREN_LIMIT = 100
+
+
 class JobDetail(JobSummary):
     payload: dict[str, Any]
     result: dict[str, Any] | None
@@ -91,6 +101,11 @@ class JobDetail(JobSummary):
     lost_count: int
     cancel_requested_by: str | None
     parents: list[ParentJob] = Field(description="dependsOn with each parent's status.")
+    children: list[ChildJob] = Field(
+        description=f"Jobs that depend on this one and the caller may see, oldest first, at "
+        f"most {CHILDREN_LIMIT}."
+    )
+    children_total: int = Field(description="How many such jobs there are in all.")
     worker_id: str | None
     trace_id: str | None
     attempts: list[JobAttempt]
