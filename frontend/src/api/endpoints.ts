@@ -19,6 +19,7 @@ import type {
   JobDetail,
   JobsPage,
   LogPage,
+  QueueList,
   RequeueAccepted,
   RequeueBody,
   RetryAccepted,
@@ -218,4 +219,8 @@ export function defaultRetryPolicy(signal?: AbortSignal): Promise<RetryPolicyFie
 
 export function listWorkers(includeDeadForMinutes = 60, signal?: AbortSignal): Promise<WorkerList> {
   return api.request('/api/workers', { query: { includeDeadForMinutes }, signal });
+}
+
+export function listQueues(signal?: AbortSignal): Promise<QueueList> {
+  return api.request('/api/queues', { signal });
 }

@@ -293,6 +293,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Queue depth per priority: queued jobs, the oldest one's age, the broker
+         * @description Counts of the whole platform (no job or owner is named), for anyone signed in.
+         */
+        get: operations["list_queues_api_queues_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/retry-policies": {
         parameters: {
             query?: never;
@@ -1235,6 +1255,54 @@ export interface components {
             jobId: string;
             /** @description None while the parent is not recorded yet. */
             status: components["schemas"]["JobStatus"] | null;
+        };
+        /** QueueDepth */
+        QueueDepth: {
+            /**
+             * Brokerready
+             * @description Messages ready in the broker's queue; null when the broker did not answer.
+             */
+            brokerReady: number | null;
+            /**
+             * Consumers
+             * @description Workers consuming it; null as above.
+             */
+            consumers: number | null;
+            /**
+             * Label
+             * @enum {string}
+             */
+            label: "low" | "medium" | "high";
+            /**
+             * Oldestageseconds
+             * @description Its age now (the database clock).
+             */
+            oldestAgeSeconds: number | null;
+            /**
+             * Oldestqueuedat
+             * @description When the oldest of them was queued.
+             */
+            oldestQueuedAt: string | null;
+            /** Priority */
+            priority: number;
+            /**
+             * Queue
+             * @description The ready queue, e.g. jobs.ready.high.
+             */
+            queue: string;
+            /**
+             * Queuedjobs
+             * @description Jobs dispatched to this queue and not started yet.
+             */
+            queuedJobs: number;
+        };
+        /** QueueList */
+        QueueList: {
+            /**
+             * Items
+             * @description High priority first.
+             */
+            items: components["schemas"]["QueueDepth"][];
         };
         /** RefreshRequest */
         RefreshRequest: {
@@ -3042,6 +3110,53 @@ export interface operations {
             };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_queues_api_queues_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueList"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

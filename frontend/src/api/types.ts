@@ -108,6 +108,8 @@ export type RetryPolicyList = Schemas['RetryPolicyList'];
 export type WorkerView = Schemas['WorkerView'];
 export type WorkerStatus = WorkerView['status'];
 export type WorkerList = Schemas['WorkerList'];
+export type QueueDepth = Schemas['QueueDepth'];
+export type QueueList = Schemas['QueueList'];
 
 // ---- schedules ----
 

@@ -10,7 +10,7 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { getAnalytics, listDeadLetters, listJobs, listWorkers } from '../api/endpoints';
+import { getAnalytics, listDeadLetters, listQueues, listWorkers } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
 import { JOB_STATUSES } from '../api/types';
 import { useIsAdmin } from '../auth/hooks';
@@ -67,16 +67,6 @@ async function fetchSeries(signal: AbortSignal): Promise<SeriesPoint[]> {
   });
 }
 
-async function fetchQueueDepth(signal: AbortSignal): Promise<{ priority: number; queued: number }[]> {
-  const priorities = [3, 2, 1];
-  const pages = await Promise.all(
-    priorities.map((priority) =>
-      listJobs({ status: ['queued'], priority, pageSize: 1 }, signal),
-    ),
-  );
-  return priorities.map((priority, i) => ({ priority, queued: pages[i]?.totalItems ?? 0 }));
-}
-
 function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
   return (
     <div className="stat" data-testid={testId}>
@@ -104,7 +94,7 @@ export function OverviewPage() {
   });
   const queues = useQuery({
     queryKey: queryKeys.queues,
-    queryFn: ({ signal }) => fetchQueueDepth(signal),
+    queryFn: ({ signal }) => listQueues(signal),
     refetchInterval: poll,
   });
   const deadLetters = useQuery({
@@ -241,7 +231,7 @@ export function OverviewPage() {
 
         <section className="card" aria-labelledby="queues-heading">
           <h2 id="queues-heading">Queue depth by priority</h2>
-          <p className="muted">Jobs dispatched and waiting for a worker.</p>
+          <p className="muted">Jobs dispatched and waiting for a worker, and how long the oldest has waited.</p>
           {queues.isPending ? <Loading /> : null}
           {queues.isError ? <ErrorState error={queues.error} onRetry={() => void queues.refetch()} /> : null}
           {queues.data ? (
@@ -250,14 +240,15 @@ export function OverviewPage() {
                 <tr>
                   <th scope="col">Priority</th>
                   <th scope="col" className="num">Queued</th>
+                  <th scope="col" className="num">Oldest waits</th>
                   <th scope="col">
                     <span className="visually-hidden">Share</span>
                   </th>
                 </tr>
               </thead>
               <tbody>
-                {queues.data.map((row) => {
-                  const max = Math.max(1, ...queues.data.map((r) => r.queued));
+                {queues.data.items.map((row) => {
+                  const max = Math.max(1, ...queues.data.items.map((r) => r.queuedJobs));
                   return (
                     <tr key={row.priority}>
                       <th scope="row">
@@ -265,10 +256,13 @@ export function OverviewPage() {
                           {priorityLabel(row.priority)} ({row.priority})
                         </Link>
                       </th>
-                      <td className="num">{formatNumber(row.queued)}</td>
+                      <td className="num">{formatNumber(row.queuedJobs)}</td>
+                      <td className="num">
+                        {row.oldestAgeSeconds === null ? '—' : formatDuration(row.oldestAgeSeconds * 1000)}
+                      </td>
                       <td style={{ width: '50%' }}>
                         <div className="progress-track" aria-hidden="true">
-                          <div className="progress-fill" style={{ width: `${(row.queued / max) * 100}%` }} />
+                          <div className="progress-fill" style={{ width: `${(row.queuedJobs / max) * 100}%` }} />
                         </div>
                       </td>
                     </tr>

@@ -88,5 +88,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(schedules.router)
     app.include_router(registry.policies)
     app.include_router(registry.workers)
+    app.include_router(registry.queues)
     app.include_router(registry.batches)
     return app

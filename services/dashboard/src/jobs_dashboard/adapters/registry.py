@@ -123,3 +123,15 @@ class RegistryStore(Store):
             created_at=row.created_at,
             found=by_status,
         )
+
+    async def queued_by_priority(self) -> tuple[datetime, dict[int, tuple[int, datetime | None]]]:
+        """The database's now, and per priority: how many jobs are queued, since when.
+        Read through ``ix_jobs_queued_since`` (only queued jobs), so it costs the backlog."""
+        async with self.snapshot() as connection:
+            now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+            rows = await connection.execute(
+                select(jobs.c.priority, func.count(), func.min(jobs.c.queued_at))
+                .where(jobs.c.status == "queued")
+                .group_by(jobs.c.priority)
+            )
+            return now, {int(row[0]): (int(row[1]), row[2]) for row in rows}

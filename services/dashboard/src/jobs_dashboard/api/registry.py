@@ -6,12 +6,15 @@ import uuid
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.http import CurrentIdentity
+from jobs_common.topology import READY_QUEUE_BY_PRIORITY, READY_QUEUES
+from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.api.deps import AdminDep, OwnVisibilityDep, RegistryDep, SettingsDep
 from jobs_dashboard.domain.batches import BatchView
+from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
 from jobs_dashboard.domain.retry_policies import (
     DEFAULT_POLICY,
     RetryPolicyCreate,
@@ -23,6 +26,7 @@ from jobs_dashboard.domain.workers import WorkerList
 
 policies = APIRouter(prefix="/api/retry-policies", tags=["retry policies"])
 workers = APIRouter(prefix="/api/workers", tags=["workers"])
+queues = APIRouter(prefix="/api/queues", tags=["queues"])
 batches = APIRouter(prefix="/api/batches", tags=["batches"])
 
 
@@ -79,3 +83,28 @@ async def get_batch(
     if view is None:
         raise NotFound(f"batch {batch_id} not found")
     return view
+
+
+@queues.get("", summary="Queue depth per priority: queued jobs, the oldest one's age, the broker")
+async def list_queues(_: CurrentIdentity, store: RegistryDep, request: Request) -> QueueList:
+    """Counts of the whole platform (no job or owner is named), for anyone signed in."""
+    now, queued = await store.queued_by_priority()
+    broker = await ready_queue_counts(request.app.state.bus, READY_QUEUES)
+    items = []
+    for priority in sorted(READY_QUEUE_BY_PRIORITY, reverse=True):
+        name = READY_QUEUE_BY_PRIORITY[priority]
+        count, oldest = queued.get(int(priority), (0, None))
+        ready, consumers = broker.get(name, (None, None))
+        items.append(
+            QueueDepth(
+                queue=name,
+                priority=int(priority),
+                label=LABELS[int(priority)],
+                queued_jobs=count,
+                oldest_queued_at=oldest,
+                oldest_age_seconds=None if oldest is None else (now - oldest).total_seconds(),
+                broker_ready=ready,
+                consumers=consumers,
+            )
+        )
+    return QueueList(items=items)

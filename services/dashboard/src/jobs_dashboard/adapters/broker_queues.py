@@ -1,0 +1,36 @@
+"""What the broker says of the ready queues: ready messages and consumers, per queue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from jobs_common.rabbit import RabbitBus
+
+log = logging.getLogger(__name__)
+
+BrokerCounts = tuple[int, int]  # (ready messages, consumers)
+
+
+async def ready_queue_counts(
+    bus: RabbitBus | None, names: tuple[str, ...], *, timeout: float = 2.0
+) -> dict[str, BrokerCounts]:
+    """``name -> (ready messages, consumers)``; queues the broker did not answer for are
+    missing (the broker away, or slower than ``timeout``). Declaring a queue again with its
+    own arguments is how AMQP reports its counts."""
+    if bus is None or bus.connection.is_closed:
+        return {}
+
+    async def one(name: str) -> tuple[str, BrokerCounts] | None:
+        queue = bus.topology.queues.get(name)
+        if queue is None:
+            return None
+        try:
+            declared = await asyncio.wait_for(queue.declare(), timeout=timeout)
+        except Exception as exc:
+            log.warning("queue counts unavailable", extra={"queue": name, "error": repr(exc)})
+            return None
+        return name, (declared.message_count or 0, declared.consumer_count or 0)
+
+    answers = await asyncio.gather(*(one(name) for name in names))
+    return dict(answer for answer in answers if answer is not None)
