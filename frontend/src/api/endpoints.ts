@@ -17,6 +17,7 @@ import type {
   JobAnalytics,
   JobCreate,
   JobDetail,
+  JobSeries,
   JobsPage,
   LogPage,
   QueueList,
@@ -223,4 +224,8 @@ export function listWorkers(includeDeadForMinutes = 60, signal?: AbortSignal): P
 
 export function listQueues(signal?: AbortSignal): Promise<QueueList> {
   return api.request('/api/queues', { signal });
+}
+
+export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {
+  return api.request('/api/jobs/analytics/series', { query: { bucketMinutes, buckets }, signal });
 }

@@ -293,6 +293,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/analytics/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Jobs created per time window, by how they ended */
+        get: operations["job_series_api_jobs_analytics_series_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/queues": {
         parameters: {
             query?: never;
@@ -1104,6 +1121,17 @@ export interface components {
             /** Workerid */
             workerId: string | null;
         };
+        /**
+         * JobSeries
+         * @description The jobs created in each window, by how they ended (or not yet): oldest window first,
+         *     the last one holding now.
+         */
+        JobSeries: {
+            /** Bucketminutes */
+            bucketMinutes: number;
+            /** Buckets */
+            buckets: components["schemas"]["SeriesBucket"][];
+        };
         /** JobsPage */
         JobsPage: {
             /** Items */
@@ -1603,6 +1631,30 @@ export interface components {
              * Format: date-time
              */
             updatedAt: string;
+        };
+        /** SeriesBucket */
+        SeriesBucket: {
+            /** Cancelled */
+            cancelled: number;
+            /**
+             * Created
+             * @description Jobs created in the window.
+             */
+            created: number;
+            /** Dead */
+            dead: number;
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+            /** Succeeded */
+            succeeded: number;
+            /**
+             * Unfinished
+             * @description Of them, not terminal yet.
+             */
+            unfinished: number;
         };
         /**
          * SortDirection
@@ -3097,6 +3149,67 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobAnalytics"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    job_series_api_jobs_analytics_series_get: {
+        parameters: {
+            query?: {
+                bucketMinutes?: number;
+                buckets?: number;
+                /** @description Admins only: one owner's jobs. */
+                submittedBy?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSeries"];
                 };
             };
             /** @description Missing, invalid or expired bearer token */

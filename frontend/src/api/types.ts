@@ -109,6 +109,7 @@ export type WorkerView = Schemas['WorkerView'];
 export type WorkerStatus = WorkerView['status'];
 export type WorkerList = Schemas['WorkerList'];
 export type QueueDepth = Schemas['QueueDepth'];
+export type JobSeries = Schemas['JobSeries'];
 export type QueueList = Schemas['QueueList'];
 
 // ---- schedules ----

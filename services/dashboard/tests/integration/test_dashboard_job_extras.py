@@ -1,7 +1,7 @@
 """Issue 3 fields on jobs: dependencies, retry policy, cancel marks, and the log lines."""
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -173,3 +173,48 @@ async def test_a_job_lists_the_children_its_reader_may_see(
     assert admin["childrenTotal"] == 3
     leaf = (await client.get(f"/api/jobs/{mine[0]}", headers=auth.user)).json()
     assert (leaf["children"], leaf["childrenTotal"]) == ([], 0)
+
+
+async def test_the_series_counts_jobs_by_creation_window_and_outcome(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    step = timedelta(minutes=10)
+    epoch = datetime(2000, 1, 1, tzinfo=UTC)
+    now = datetime.now(UTC)
+    last = epoch + ((now - epoch) // step) * step
+    created = {
+        "succeeded": [last + timedelta(seconds=1), last - step + timedelta(seconds=5)],
+        "dead": [last - step + timedelta(seconds=7)],
+        "running": [last + timedelta(seconds=2)],
+        "cancelled": [last - 3 * step],  # older than the three windows asked for
+    }
+    for status, times in created.items():
+        for at in times:
+            await job_factory.job(status=status, created_at=at)
+    await job_factory.job(status="succeeded", created_at=last, submitted_by=auth.other_email)
+
+    answer = await client.get(
+        "/api/jobs/analytics/series",
+        params={"bucketMinutes": 10, "buckets": 3},
+        headers=auth.user,
+    )
+    assert answer.status_code == 200, answer.text
+    series = answer.json()
+    assert series["bucketMinutes"] == 10
+    rows = [
+        (b["created"], b["succeeded"], b["dead"], b["cancelled"], b["unfinished"])
+        for b in series["buckets"]
+    ]
+    assert rows == [(0, 0, 0, 0, 0), (2, 1, 1, 0, 0), (2, 1, 0, 0, 1)]
+    starts = [datetime.fromisoformat(b["start"]) for b in series["buckets"]]
+    assert starts == [last - 2 * step, last - step, last]
+    admin = await client.get(
+        "/api/jobs/analytics/series",
+        params={"bucketMinutes": 10, "buckets": 3},
+        headers=auth.admin,
+    )
+    assert admin.json()["buckets"][-1]["created"] == 3
+    refused = await client.get(
+        "/api/jobs/analytics/series", params={"buckets": 0}, headers=auth.user
+    )
+    assert refused.status_code == 422

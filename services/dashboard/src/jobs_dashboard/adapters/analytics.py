@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Float, cast, func, select, tuple_
@@ -13,8 +13,10 @@ from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
 from jobs_dashboard.adapters.store import AnyRow
 from jobs_dashboard.domain import analytics as stats
-from jobs_dashboard.domain.models import JobAnalytics, RuntimeStats
+from jobs_dashboard.domain.models import JobAnalytics, JobSeries, RuntimeStats, SeriesBucket
 from jobs_dashboard.domain.query import CreatedRange, Visibility
+
+EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # windows are aligned on multiples of their length
 
 
 def visibility_conditions(visibility: Visibility) -> list[Any]:
@@ -65,6 +67,40 @@ async def job_analytics(
         success_rate=stats.success_rate(by_status),
         runtime=RuntimeStats(mean_ms=_float(aggregate.mean_ms), p95_ms=_float(aggregate.p95_ms)),
         throughput_last_hour=int(aggregate.last_hour),
+    )
+
+
+async def job_series(
+    connection: AsyncConnection, visibility: Visibility, *, bucket_minutes: int, buckets: int
+) -> JobSeries:
+    """One grouped scan of the jobs created in the last ``buckets`` windows (``ix_jobs_created``,
+    or ``ix_jobs_owner_created`` for one owner), windows aligned on the database clock."""
+    step = timedelta(minutes=bucket_minutes)
+    now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+    last = EPOCH + ((now - EPOCH) // step) * step  # the window holding now
+    first = last - (buckets - 1) * step
+    start = func.date_bin(step, jobs.c.created_at, first).label("start")
+    rows = await connection.execute(
+        select(start, jobs.c.status, func.count().label("n"))
+        .where(jobs.c.created_at >= first, *visibility_conditions(visibility))
+        .group_by(start, jobs.c.status)
+    )
+    counts: dict[datetime, dict[str, int]] = {first + i * step: {} for i in range(buckets)}
+    for row in rows:
+        window = counts.get(row.start)
+        if window is not None:
+            window[row.status] = int(row.n)
+    return JobSeries(
+        bucket_minutes=bucket_minutes,
+        buckets=[series_bucket(at, by_status) for at, by_status in counts.items()],
+    )
+
+
+def series_bucket(start: datetime, by_status: dict[str, int]) -> SeriesBucket:
+    created = sum(by_status.values())
+    ended = {s: by_status.get(s, 0) for s in ("succeeded", "dead", "cancelled")}
+    return SeriesBucket(
+        start=start, created=created, unfinished=created - sum(ended.values()), **ended
     )
 
 

@@ -28,6 +28,7 @@ from jobs_common.jobstore import (
 from jobs_dashboard.adapters.analytics import (
     created_conditions,
     job_analytics,
+    job_series,
     visibility_conditions,
 )
 from jobs_dashboard.adapters.store import AnyRow, Store
@@ -39,6 +40,7 @@ from jobs_dashboard.domain.models import (
     JobAnalytics,
     JobAttempt,
     JobDetail,
+    JobSeries,
     JobSummary,
     LogLine,
     ParentJob,
@@ -313,6 +315,14 @@ class JobReader(Store):
     async def analytics(self, visibility: Visibility, created: CreatedRange) -> JobAnalytics:
         async with self.snapshot() as connection:
             return await job_analytics(connection, visibility, created)
+
+    async def series(
+        self, visibility: Visibility, *, bucket_minutes: int, buckets: int
+    ) -> JobSeries:
+        async with self.snapshot() as connection:
+            return await job_series(
+                connection, visibility, bucket_minutes=bucket_minutes, buckets=buckets
+            )
 
 
 def _dead_letter(row: AnyRow) -> DeadLetterInfo:

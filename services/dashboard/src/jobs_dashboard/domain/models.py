@@ -132,6 +132,23 @@ class JobAnalytics(CamelModel):
     throughput_last_hour: int
 
 
+class SeriesBucket(CamelModel):
+    start: datetime
+    created: int = Field(description="Jobs created in the window.")
+    succeeded: int
+    dead: int
+    cancelled: int
+    unfinished: int = Field(description="Of them, not terminal yet.")
+
+
+class JobSeries(CamelModel):
+    """The jobs created in each window, by how they ended (or not yet): oldest window first,
+    the last one holding now."""
+
+    bucket_minutes: int
+    buckets: list[SeriesBucket]
+
+
 class RetryAccepted(CamelModel):
     job_id: uuid.UUID
     status: Literal["retry_requested"] = "retry_requested"
