@@ -18,6 +18,7 @@ import uuid
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChanges, JobLogTail
+from jobs_common.topology import JOB_LOGS_LIVE
 from jobs_gateway.domain.live import (
     CLOSE_GOING_AWAY,
     CLOSE_TRY_AGAIN_LATER,
@@ -87,6 +88,13 @@ class LiveHub:
 
     def __len__(self) -> int:
         return len(self._admins) + sum(len(group) for group in self._by_owner.values())
+
+    def wants(self, routing_key: str) -> bool:
+        """Whether an event of this kind could reach anyone now: with no one connected (or no
+        one following a job's lines) the consumer drops it without parsing it."""
+        if routing_key == JOB_LOGS_LIVE:
+            return bool(self._by_job)
+        return bool(self._admins or self._by_owner)
 
     def join(self, identity: Identity) -> Listener:
         listener = Listener(

@@ -149,9 +149,13 @@ def test_shutdown_closes_every_listener_with_1001() -> None:
 
 
 class Recording:
-    def __init__(self) -> None:
+    def __init__(self, *, listening: bool = True) -> None:
         self.changes: list[JobChanges] = []
         self.tails: list[JobLogTail] = []
+        self.listening = listening
+
+    def wants(self, routing_key: str) -> bool:
+        return self.listening
 
     def publish_changes(self, message: JobChanges) -> int:
         self.changes.append(message)
@@ -173,6 +177,25 @@ def test_the_consumer_hands_parsed_events_to_the_sink_and_drops_the_rest() -> No
     consumer.handle("control.cancel", b"{}")
     assert sink.changes == [message]
     assert [t.lines[0].job_id for t in sink.tails] == [JOB_A]
+
+
+def test_with_no_one_listening_events_are_dropped_unparsed() -> None:
+    sink = Recording(listening=False)
+    consumer = LiveEventsConsumer(url="amqp://unused/", sink=sink, max_length=10)
+    consumer.handle("job.changes", changes("alice@x.io").to_json())
+    consumer.handle("job.changes", b"{not json")  # not even looked at
+    assert sink.changes == []
+
+
+def test_the_hub_wants_changes_while_anyone_is_connected_and_lines_while_followed() -> None:
+    live = hub()
+    assert not live.wants("job.changes") and not live.wants("job.logs")
+    alice = live.join(ALICE)
+    assert live.wants("job.changes") and not live.wants("job.logs")
+    live.subscribe(alice, JOB_A)
+    assert live.wants("job.logs")
+    live.leave(alice)
+    assert not live.wants("job.changes") and not live.wants("job.logs")
 
 
 def test_tokens_in_websocket_paths_are_redacted_from_server_logs() -> None:

@@ -51,6 +51,8 @@ class LiveSink(Protocol):
 
     def publish_logs(self, message: JobLogTail) -> int: ...
 
+    def wants(self, routing_key: str) -> bool: ...
+
 
 def live_queue_arguments(max_length: int) -> dict[str, Any]:
     return {"x-max-length": max_length, "x-overflow": "drop-head"}
@@ -198,7 +200,11 @@ class LiveEventsConsumer:
         self.handle(message.routing_key or "", message.body)
 
     def handle(self, routing_key: str, body: bytes) -> None:
-        """Parse one event and hand it to the sink; an unparseable one is counted and dropped."""
+        """Parse one event and hand it to the sink; an unparseable one is counted and dropped,
+        and so is one no listener wants (not parsed: most of the time no one is connected)."""
+        if not self.sink.wants(routing_key):
+            LIVE_EVENTS_RECEIVED.labels("unheard").inc()
+            return
         try:
             if routing_key == JOB_CHANGES:
                 changes = parse_message(JobChanges, body)
