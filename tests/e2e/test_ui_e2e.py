@@ -149,6 +149,10 @@ async def test_every_page_is_accessible_at_laptop_and_phone_widths(
 ) -> None:
     job_id = await submit_api(admin, QUICK)
     await wait_for_job(admin, job_id, {"succeeded"})
+    spec = {"type": "simulate", "priority": 1, "payload": QUICK}
+    batch = await admin.post("/api/batches", json={"name": f"nightly-{width}", "jobs": [spec] * 3})
+    assert batch.status_code == 202, batch.text
+    batch_id = batch.json()["batchId"]
     await page.set_viewport_size({"width": width, "height": 800})
     await log_in(page, "admin@test.com", "admin123")
     pages = {
@@ -167,4 +171,7 @@ async def test_every_page_is_accessible_at_laptop_and_phone_widths(
         await page.goto(path)
         await page.wait_for_load_state("networkidle")
         await expect(page.get_by_role("main")).to_be_visible()
+        if name == "batches":  # listed newest first, with its progress
+            card = page.locator(f'[data-testid="batch-progress"][data-batch-id="{batch_id}"]')
+            await expect(card).to_contain_text("3 of 3", timeout=20_000)
         await accessible(page, f"{name}-{width}")

@@ -3,6 +3,7 @@ import { api } from './instance';
 import type {
   BatchAccepted,
   BatchCreate,
+  BatchPage,
   BatchStatusPublic,
   BatchView,
   BulkRequest,
@@ -127,6 +128,10 @@ export function submitBatch(body: BatchCreate, idempotencyKey: string): Promise<
 
 export function getBatchStatus(batchId: string, signal?: AbortSignal): Promise<BatchStatusPublic> {
   return api.request(`/api/batches/${enc(batchId)}/status`, { signal });
+}
+
+export function listBatches(pageNumber: number, pageSize: number, signal?: AbortSignal): Promise<BatchPage> {
+  return api.request('/api/batches', { query: { pageNumber, pageSize }, signal });
 }
 
 export function getBatch(batchId: string, signal?: AbortSignal): Promise<BatchView> {

@@ -23,6 +23,7 @@ export const queryKeys = {
   scheduleDetail: (id: string) => ['schedules', 'detail', id] as const,
   workers: ['workers'] as const,
   batches: ['batches'] as const,
+  batchList: (page: number) => ['batches', 'list', page] as const,
   batchView: (id: string) => ['batches', id, 'view'] as const,
   batchStatus: (id: string) => ['batches', id, 'status'] as const,
   retryPolicies: ['retry-policies'] as const,

@@ -82,6 +82,7 @@ export type BatchCreate = JsonBody<paths['/api/batches']['post']>;
 export type BatchAccepted = Schemas['BatchAccepted'];
 export type BatchStatusPublic = Schemas['BatchStatusPublic'];
 export type BatchView = Schemas['BatchView'];
+export type BatchPage = Schemas['BatchPage'];
 
 // ---- dead letters ----
 

@@ -1,46 +1,32 @@
-import { useQuery } from '@tanstack/react-query';
-import { useState, type SyntheticEvent } from 'react';
-import { Link } from 'react-router';
-import { listJobs } from '../api/endpoints';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { listBatches } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
-import { useAuth } from '../auth/hooks';
 import { BatchProgress } from '../components/BatchProgress';
-import { Empty } from '../components/states';
-import { isUuid } from '../lib/jobForm';
-import { forgetBatch, loadRecentBatches, rememberBatch, type RecentBatch } from '../lib/recentBatches';
+import { Pagination } from '../components/Pagination';
+import { Empty, ErrorState, Loading } from '../components/states';
 import { usePageTitle } from '../lib/usePageTitle';
+import { usePollWhileOffline } from '../live/context';
 
-/**
- * Progress of batches. There is no "list batches" endpoint, so the page shows the batches
- * submitted from this browser, the batches of the 100 newest jobs, and any id looked up here.
- */
+const PAGE_SIZE = 10;
+
+/** Batches, newest first (a user's own, an admin's all), each with its progress. */
 export function BatchesPage() {
   usePageTitle('Batches');
-  const owner = useAuth((state) => state.session?.user.email ?? '');
-  const [recent, setRecent] = useState<RecentBatch[]>(() => loadRecentBatches(owner));
-  const [lookup, setLookup] = useState('');
-  const [lookupError, setLookupError] = useState<string | null>(null);
-  const newest = useQuery({
-    queryKey: [...queryKeys.jobLists, { batchesOfNewest: true }],
-    queryFn: ({ signal }) => listJobs({ pageSize: 100, sortBy: 'createdAt', sortDirection: 'desc' }, signal),
+  const client = useQueryClient();
+  const [params, setParams] = useSearchParams();
+  const page = Math.max(1, Number(params.get('page') ?? '1') || 1);
+  const poll = usePollWhileOffline(5_000);
+  const batches = useQuery({
+    queryKey: queryKeys.batchList(page),
+    queryFn: ({ signal }) => listBatches(page, PAGE_SIZE, signal),
+    refetchInterval: poll,
   });
-  const known = new Set(recent.map((b) => b.batchId));
-  const discovered = [...new Set((newest.data?.items ?? []).map((job) => job.batchId).filter((id): id is string => id !== null))].filter(
-    (id) => !known.has(id),
-  );
-
-  const add = (event: SyntheticEvent) => {
-    event.preventDefault();
-    const id = lookup.trim().toLowerCase();
-    if (!isUuid(id)) {
-      setLookupError('Enter a batch id (uuid)');
-      return;
-    }
-    setLookupError(null);
-    rememberBatch(owner, { batchId: id, name: null, size: 0, submittedAt: new Date().toISOString() });
-    setRecent(loadRecentBatches(owner));
-    setLookup('');
-  };
+  useEffect(() => {
+    // each card reads its batch's progress from the cache the list just filled
+    for (const batch of batches.data?.items ?? []) client.setQueryData(queryKeys.batchView(batch.batchId), batch);
+  }, [batches.data, client]);
 
   return (
     <>
@@ -50,52 +36,22 @@ export function BatchesPage() {
           Submit a batch
         </Link>
       </div>
-      <form className="card toolbar" onSubmit={add} aria-label="Follow a batch by id">
-        <div className="field" style={{ marginBottom: 0, flex: '1 1 20rem' }}>
-          <label htmlFor="batch-lookup">Follow a batch by id</label>
-          <input
-            id="batch-lookup"
-            className="mono"
-            value={lookup}
-            onChange={(e) => setLookup(e.target.value)}
-            aria-invalid={Boolean(lookupError)}
-            aria-describedby={lookupError ? 'batch-lookup-error' : undefined}
-          />
-          {lookupError ? (
-            <span id="batch-lookup-error" className="field-error">
-              {lookupError}
-            </span>
-          ) : null}
-        </div>
-        <button type="submit">Follow</button>
-      </form>
-
-      <h2>Submitted from this browser</h2>
-      {recent.length === 0 ? <Empty>None yet.</Empty> : null}
-      {recent.map((batch) => (
-        <div key={batch.batchId}>
-          <BatchProgress batchId={batch.batchId} {...(batch.name ? { title: batch.name } : {})} />
-          <button
-            type="button"
-            className="link"
-            onClick={() => {
-              forgetBatch(owner, batch.batchId);
-              setRecent(loadRecentBatches(owner));
-            }}
-            style={{ marginBottom: '1rem' }}
-          >
-            Stop following {batch.name ?? batch.batchId.slice(0, 8)}
-          </button>
-        </div>
-      ))}
-
-      {discovered.length > 0 ? (
-        <>
-          <h2>Batches of your newest jobs</h2>
-          {discovered.map((id) => (
-            <BatchProgress key={id} batchId={id} />
-          ))}
-        </>
+      {batches.isPending ? <Loading label="Loading batches…" /> : null}
+      {batches.isError ? <ErrorState error={batches.error} onRetry={() => void batches.refetch()} /> : null}
+      {batches.data && batches.data.items.length === 0 ? (
+        <Empty>
+          No batches yet. <Link to="/submit?mode=batch">Submit one</Link>.
+        </Empty>
+      ) : null}
+      {batches.data?.items.map((batch) => <BatchProgress key={batch.batchId} batchId={batch.batchId} />)}
+      {batches.data ? (
+        <Pagination
+          page={page}
+          totalPages={batches.data.totalPages}
+          totalItems={batches.data.totalItems}
+          onPage={(next) => setParams({ page: String(next) })}
+          label="Batch pages"
+        />
       ) : null}
     </>
   );

@@ -2,13 +2,11 @@ import { useState, type SyntheticEvent } from 'react';
 import { errorMessage, isApiError } from '../../api/client';
 import { submitBatch } from '../../api/endpoints';
 import type { BatchCreate, ErrorDetail } from '../../api/types';
-import { useAuth } from '../../auth/hooks';
 import { BatchProgress } from '../../components/BatchProgress';
 import { Field } from '../../components/Field';
 import { parseBatchCsv, parseBatchJson } from '../../lib/batch';
 import { newIdempotencyKey } from '../../lib/ids';
 import { notify } from '../../lib/notices';
-import { rememberBatch } from '../../lib/recentBatches';
 
 const JSON_EXAMPLE = `[
   {"ref": "extract", "type": "simulate", "priority": 2, "payload": {"failureRate": 0, "immediateFailureRate": 0}},
@@ -20,7 +18,6 @@ email,3,welcome,,a@example.com,Hello,Welcome aboard
 email,1,,ref:welcome,b@example.com,Follow-up,How is it going?`;
 
 export function BatchForm() {
-  const owner = useAuth((state) => state.session?.user.email ?? '');
   const [format, setFormat] = useState<'json' | 'csv'>('json');
   const [text, setText] = useState('');
   const [name, setName] = useState('');
@@ -50,12 +47,6 @@ export function BatchForm() {
     setSubmitting(true);
     try {
       const accepted = await submitBatch(body, newIdempotencyKey());
-      rememberBatch(owner, {
-        batchId: accepted.batchId,
-        name: body.name ?? null,
-        size: accepted.jobIds.length,
-        submittedAt: new Date().toISOString(),
-      });
       setBatch({ id: accepted.batchId, name: body.name ?? null });
       notify(`Batch of ${accepted.jobIds.length} jobs accepted`);
     } catch (error) {

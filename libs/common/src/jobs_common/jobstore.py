@@ -190,6 +190,8 @@ batches = Table(
     Column("total", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
+Index("ix_batches_created", batches.c.created_at)
+Index("ix_batches_owner_created", batches.c.submitted_by, batches.c.created_at)
 
 schedules = Table(
     "schedules",

@@ -177,3 +177,39 @@ async def test_batch_progress(client: httpx.AsyncClient, auth: Any, job_factory:
     assert (await client.get(f"/api/batches/{batch_id}", headers=auth.other)).status_code == 404
     assert (await client.get(f"/api/batches/{batch_id}", headers=auth.admin)).status_code == 200
     assert (await client.get(f"/api/batches/{uuid.uuid4()}", headers=auth.user)).status_code == 404
+
+
+async def test_batches_are_listed_newest_first_with_their_progress(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    base = job_factory.base_time
+    older, newer, theirs = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    for batch_id, owner, minutes in (
+        (older, auth.user_email, 0),
+        (newer, auth.user_email, 5),
+        (theirs, auth.other_email, 9),
+    ):
+        await job_factory.insert(
+            batches,
+            id=batch_id,
+            submitted_by=owner,
+            total=3,
+            created_at=base + timedelta(minutes=minutes),
+        )
+    for status in ("succeeded", "succeeded", "dead"):
+        await job_factory.job(status=status, batch_id=older)
+    await job_factory.job(status="running", batch_id=newer)
+
+    page = (await client.get("/api/batches", headers=auth.user)).json()
+    assert [b["batchId"] for b in page["items"]] == [str(newer), str(older)]
+    assert (page["totalItems"], page["pageNumber"]) == (2, 1)
+    new, old = page["items"]
+    assert (old["succeeded"], old["dead"], old["recorded"], old["finished"]) == (2, 1, 3, True)
+    assert (new["recorded"], new["counts"]["running"], new["finished"]) == (1, 1, False)
+
+    second = (
+        await client.get("/api/batches", params={"pageSize": 1, "pageNumber": 2}, headers=auth.user)
+    ).json()
+    assert [b["batchId"] for b in second["items"]] == [str(older)]
+    everyone = (await client.get("/api/batches", headers=auth.admin)).json()
+    assert [b["batchId"] for b in everyone["items"]] == [str(theirs), str(newer), str(older)]

@@ -10,8 +10,8 @@ from sqlalchemy.dialects.postgresql import insert
 
 from jobs_common.jobstore import batches, jobs, retry_policies, workers
 from jobs_dashboard.adapters.store import AnyRow, Store
-from jobs_dashboard.domain.batches import BatchView, batch_view
-from jobs_dashboard.domain.query import Visibility
+from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
+from jobs_dashboard.domain.query import PageRequest, Visibility
 from jobs_dashboard.domain.retry_policies import RetryPolicyCreate, RetryPolicyView
 from jobs_dashboard.domain.workers import (
     STATUS_ORDER,
@@ -123,6 +123,48 @@ class RegistryStore(Store):
             created_at=row.created_at,
             found=by_status,
         )
+
+    async def batch_page(self, visibility: Visibility, page: PageRequest) -> BatchPage:
+        """Newest first (``ix_batches_created`` / ``ix_batches_owner_created``), each with its
+        members counted by status in one grouped query over ``ix_jobs_batch``."""
+        conditions = (
+            [] if visibility.owner is None else [batches.c.submitted_by == visibility.owner]
+        )
+        async with self.snapshot() as connection:
+            total = (
+                await connection.execute(
+                    select(func.count()).select_from(batches).where(*conditions)
+                )
+            ).scalar_one()
+            rows = (
+                await connection.execute(
+                    select(batches)
+                    .where(*conditions)
+                    .order_by(batches.c.created_at.desc(), batches.c.id.desc())
+                    .limit(page.page_size)
+                    .offset(page.offset)
+                )
+            ).all()
+            found: dict[uuid.UUID, dict[str, int]] = {row.id: {} for row in rows}
+            if rows:
+                counted = await connection.execute(
+                    select(jobs.c.batch_id, jobs.c.status, func.count().label("n"))
+                    .where(jobs.c.batch_id.in_(list(found)))
+                    .group_by(jobs.c.batch_id, jobs.c.status)
+                )
+                for batch_id, status, n in counted:
+                    found[batch_id][status] = int(n)
+        items = [
+            batch_view(
+                batch_id=row.id,
+                submitted_by=row.submitted_by,
+                total=row.total,
+                created_at=row.created_at,
+                found=found[row.id],
+            )
+            for row in rows
+        ]
+        return BatchPage.of(items, int(total), page)
 
     async def queued_by_priority(self) -> tuple[datetime, dict[int, tuple[int, datetime | None]]]:
         """The database's now, and per priority: how many jobs are queued, since when.

@@ -12,8 +12,15 @@ from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.http import CurrentIdentity
 from jobs_common.topology import READY_QUEUE_BY_PRIORITY, READY_QUEUES
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
-from jobs_dashboard.api.deps import AdminDep, OwnVisibilityDep, RegistryDep, SettingsDep
-from jobs_dashboard.domain.batches import BatchView
+from jobs_dashboard.api.deps import (
+    AdminDep,
+    OwnVisibilityDep,
+    PageDep,
+    RegistryDep,
+    SettingsDep,
+    VisibilityDep,
+)
+from jobs_dashboard.domain.batches import BatchPage, BatchView
 from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
 from jobs_dashboard.domain.retry_policies import (
     DEFAULT_POLICY,
@@ -71,6 +78,13 @@ async def list_workers(
         dead_after=timedelta(seconds=settings.worker_dead_after_seconds),
         include_dead_minutes=include_dead_for_minutes,
     )
+
+
+@batches.get(
+    "", summary="Batches, newest first, with their progress (a user's own, an admin's all)"
+)
+async def list_batches(visibility: VisibilityDep, page: PageDep, store: RegistryDep) -> BatchPage:
+    return await store.batch_page(visibility, page)
 
 
 @batches.get("/{batchId}", summary="Progress of a batch: members by status, finished or not")

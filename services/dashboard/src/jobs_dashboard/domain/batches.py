@@ -11,6 +11,7 @@ from pydantic import Field
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_dashboard.domain.analytics import status_counts
+from jobs_dashboard.domain.query import Page
 
 
 class BatchView(CamelModel):
@@ -25,6 +26,10 @@ class BatchView(CamelModel):
     recorded: int = Field(description="Members the scheduler has recorded so far.")
     finished: bool = Field(description="Every member recorded and terminal.")
     created_at: datetime
+
+
+class BatchPage(Page[BatchView]):
+    pass
 
 
 def batch_view(
