@@ -234,3 +234,7 @@ export function listQueues(signal?: AbortSignal): Promise<QueueList> {
 export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {
   return api.request('/api/jobs/analytics/series', { query: { bucketMinutes, buckets }, signal });
 }
+
+export function getDeadLetter(deadLetterId: string, signal?: AbortSignal): Promise<DeadLetterItem> {
+  return api.request(`/api/dead-letters/${enc(deadLetterId)}`, { signal });
+}

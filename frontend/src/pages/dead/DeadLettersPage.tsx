@@ -1,7 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { bulkDeadLetters, deadLetterActions, deadLetterGroups, listDeadLetters, type DeadLetterParams } from '../../api/endpoints';
+import { isApiError } from '../../api/client';
+import { deadLetterActions, deadLetterGroups, getDeadLetter, listDeadLetters, type DeadLetterParams } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { JOB_TYPES, type BulkAction, type BulkSelector, type DeadLetterItem } from '../../api/types';
 import { Pagination } from '../../components/Pagination';
@@ -44,16 +45,21 @@ function readFilters(search: URLSearchParams): DeadLetterParams {
   return params;
 }
 
-/** Find one letter: on the loaded page, else through a dry run selecting its id (open letters). */
+/** Find one letter: on the loaded page, else asked for by its id (a 404 means gone or not yours). */
 function useLetter(id: string | null, page: DeadLetterItem[] | undefined) {
   const local = id ? page?.find((letter) => letter.id === id) : undefined;
   const remote = useQuery({
     queryKey: ['dead-letters', 'one', id],
-    queryFn: async () => {
-      const result = await bulkDeadLetters({ action: 'discard', dryRun: true, selector: { ids: [id ?? ''] } });
-      return result.sample[0] ?? null;
+    queryFn: async ({ signal }) => {
+      try {
+        return await getDeadLetter(id ?? '', signal);
+      } catch (error) {
+        if (isApiError(error) && error.status === 404) return null;
+        throw error;
+      }
     },
     enabled: Boolean(id) && !local && page !== undefined,
+    retry: false,
   });
   return { letter: local ?? remote.data ?? null, loading: !local && remote.isPending && Boolean(id), missing: !local && remote.data === null };
 }

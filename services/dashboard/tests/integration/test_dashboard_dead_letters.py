@@ -341,3 +341,25 @@ async def test_action_log_users_see_their_own(
         "/api/dead-letters/actions", params={"deadLetterId": str(theirs)}, headers=auth.admin
     )
     assert [i["reason"] for i in narrowed.json()["items"]] == ["b"]
+
+
+async def test_one_dead_letter_by_id_for_its_owner_and_admins(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    job_id, dead_id = await dead_job(job_factory, reason="max_attempts")
+    mine = await client.get(f"/api/dead-letters/{dead_id}", headers=auth.user)
+    assert mine.status_code == 200, mine.text
+    letter = mine.json()
+    assert (letter["id"], letter["jobId"], letter["reason"]) == (
+        str(dead_id),
+        str(job_id),
+        "max_attempts",
+    )
+    assert letter["payloadSnapshot"] == EMAIL and letter["resolvedAt"] is None
+    assert (await client.get(f"/api/dead-letters/{dead_id}", headers=auth.admin)).status_code == 200
+    hidden = await client.get(f"/api/dead-letters/{dead_id}", headers=auth.other)
+    assert hidden.status_code == 404 and hidden.json()["error"] == "not_found"
+    unknown = await client.get(f"/api/dead-letters/{uuid.uuid4()}", headers=auth.user)
+    assert unknown.status_code == 404
+    assert (await client.get("/api/dead-letters/groups", headers=auth.user)).status_code == 200
+    assert (await client.get("/api/dead-letters/not-a-uuid", headers=auth.user)).status_code == 422

@@ -256,3 +256,18 @@ async def _bulk_requeue(
             "repeat the request to requeue the rest"
         )
     return len(done)
+
+
+# Last: the fixed GET paths above (/groups, /actions) are matched before this one.
+@router.get(
+    "/{deadLetterId}",
+    summary="One dead letter (of the caller's jobs; an admin: any), open or resolved",
+    responses={404: {"description": "Unknown or not yours"}},
+)
+async def get_dead_letter(
+    dead_letter_id: DeadLetterId, visibility: OwnVisibilityDep, store: DeadLettersDep
+) -> DeadLetterItem:
+    letter = await store.get(dead_letter_id, visibility)
+    if letter is None:
+        raise NotFound(f"dead letter {dead_letter_id} not found")
+    return letter.item
