@@ -25,6 +25,7 @@ import { notify } from '../lib/notices';
 import { usePageTitle } from '../lib/usePageTitle';
 import { usePollWhileOffline } from '../live/context';
 import { TYPE_LABELS } from '../lib/jobTypes';
+import { TableRegion } from '../components/TableRegion';
 
 const COLUMNS: { field: SortField | null; label: string; className?: string }[] = [
   { field: null, label: 'Job' },
@@ -256,7 +257,7 @@ export function JobsPage() {
         </Empty>
       ) : null}
       {items.length > 0 ? (
-        <div className="table-wrap" role="region" aria-label="Jobs table" tabIndex={0}>
+        <TableRegion label="Jobs table">
           <table data-testid="jobs-table">
             <caption className="visually-hidden">
               Jobs, sorted by {filters.sortBy} {filters.sortDirection === 'asc' ? 'ascending' : 'descending'}
@@ -334,7 +335,7 @@ export function JobsPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableRegion>
       ) : null}
       {jobs.data ? (
         <Pagination

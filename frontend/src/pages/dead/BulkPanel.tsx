@@ -7,6 +7,7 @@ import type { BulkAction, BulkResult, BulkSelector } from '../../api/types';
 import { ErrorState, Loading } from '../../components/states';
 import { formatDateTime, shortId } from '../../lib/format';
 import { notify } from '../../lib/notices';
+import { TableRegion } from '../../components/TableRegion';
 
 interface Props {
   action: BulkAction;
@@ -66,7 +67,7 @@ export function BulkPanel({ action, selector, description, onClose }: Props) {
             {preview.count < preview.matching ? ' The rest exceed the bulk limit; repeat afterwards.' : ''}
           </p>
           {preview.sample.length > 0 ? (
-            <div className="table-wrap" role="region" aria-label="Letters the action would touch" tabIndex={0}>
+            <TableRegion label="Letters the action would touch">
               <table>
                 <caption>First {preview.sample.length} of them</caption>
                 <thead>
@@ -90,7 +91,7 @@ export function BulkPanel({ action, selector, description, onClose }: Props) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           ) : null}
           <div className="field" style={{ marginTop: '0.75rem' }}>
             <label htmlFor="bulk-reason">Reason (optional, recorded in the audit log)</label>

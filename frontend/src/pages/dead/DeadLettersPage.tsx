@@ -13,6 +13,7 @@ import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { BulkPanel } from './BulkPanel';
 import { InspectPanel } from './InspectPanel';
+import { TableRegion } from '../../components/TableRegion';
 
 type Tab = 'groups' | 'letters' | 'audit';
 
@@ -211,7 +212,7 @@ export function DeadLettersPage() {
           {groups.isError ? <ErrorState error={groups.error} onRetry={() => void groups.refetch()} /> : null}
           {groups.data && groups.data.items.length === 0 ? <Empty>No dead letters here. Everything ran.</Empty> : null}
           {groups.data && groups.data.items.length > 0 ? (
-            <div className="table-wrap" role="region" aria-label="Dead-letter groups table" tabIndex={0}>
+            <TableRegion label="Dead-letter groups table">
               <table data-testid="dead-letter-groups">
                 <thead>
                   <tr>
@@ -270,7 +271,7 @@ export function DeadLettersPage() {
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           ) : null}
         </section>
       ) : null}
@@ -309,7 +310,7 @@ export function DeadLettersPage() {
           {letters.isError ? <ErrorState error={letters.error} onRetry={() => void letters.refetch()} /> : null}
           {letters.data && items.length === 0 ? <Empty>No dead letters match.</Empty> : null}
           {items.length > 0 ? (
-            <div className="table-wrap" role="region" aria-label="Dead letters table" tabIndex={0}>
+            <TableRegion label="Dead letters table">
               <table data-testid="dead-letters-table">
                 <thead>
                   <tr>
@@ -379,7 +380,7 @@ export function DeadLettersPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           ) : null}
           {letters.data ? (
             <Pagination
@@ -399,7 +400,7 @@ export function DeadLettersPage() {
           {actions.isError ? <ErrorState error={actions.error} onRetry={() => void actions.refetch()} /> : null}
           {actions.data && actions.data.items.length === 0 ? <Empty>No requeues or discards yet.</Empty> : null}
           {actions.data && actions.data.items.length > 0 ? (
-            <div className="table-wrap" role="region" aria-label="Audit log table" tabIndex={0}>
+            <TableRegion label="Audit log table">
               <table data-testid="dead-letter-audit">
                 <thead>
                   <tr>
@@ -434,7 +435,7 @@ export function DeadLettersPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           ) : null}
           {actions.data ? (
             <Pagination

@@ -14,6 +14,7 @@ import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { LogTail } from './LogTail';
+import { TableRegion } from '../../components/TableRegion';
 
 function policyText(job: JobDetail): string {
   const p = job.retryPolicy;
@@ -290,7 +291,7 @@ export function JobDetailPage() {
         {data.attempts.length === 0 ? (
           <p className="muted">Not dispatched yet.</p>
         ) : (
-          <div className="table-wrap" role="region" aria-label="Attempts table" tabIndex={0}>
+          <TableRegion label="Attempts table">
             <table data-testid="job-attempts">
               <thead>
                 <tr>
@@ -328,7 +329,7 @@ export function JobDetailPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
       </section>
 

@@ -15,6 +15,7 @@ import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { ScheduleForm } from './ScheduleForm';
+import { TableRegion } from '../../components/TableRegion';
 
 function FireHistory({ schedule }: { schedule: ScheduleView }) {
   const poll = usePollWhileOffline(10_000);
@@ -174,7 +175,7 @@ export function SchedulesPage() {
         {schedules.isError ? <ErrorState error={schedules.error} onRetry={() => void schedules.refetch()} /> : null}
         {schedules.data && items.length === 0 ? <Empty>No schedules yet. Create one below.</Empty> : null}
         {items.length > 0 ? (
-          <div className="table-wrap" role="region" aria-label="Schedules table" tabIndex={0}>
+          <TableRegion label="Schedules table">
             <table data-testid="schedules-table">
               <thead>
                 <tr>
@@ -194,7 +195,7 @@ export function SchedulesPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         ) : null}
         {schedules.data ? (
           <Pagination
