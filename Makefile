@@ -55,7 +55,13 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services
+	$(BIN)/pytest -m unit -q libs/common/tests services tests/deploy
+
+# docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
+# `make infra` installs Debian's docker-compose). tests/deploy runs the same check.
+.PHONY: compose-config
+compose-config:
+	docker-compose --env-file .env.example config
 
 test-integration: install infra
 	$(BIN)/pytest -m integration -q libs/common/tests services

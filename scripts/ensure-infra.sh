@@ -51,3 +51,18 @@ else
   echo "Chromium: not installed and no apt-get; the browser tests need /usr/bin/chromium" >&2
   exit 1
 fi
+
+# tests/deploy checks docker-compose.yml with `docker-compose config` (Debian's docker-compose;
+# it reads the file and needs no Docker engine, none runs here).
+if command -v docker-compose >/dev/null; then
+  echo "docker-compose: $(docker-compose version --short 2>/dev/null || echo installed)"
+elif command -v apt-get >/dev/null; then
+  echo "docker-compose: installing Debian's package"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q docker-compose >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q docker-compose >/dev/null; }
+  docker-compose version --short
+else
+  echo "docker-compose: not installed and no apt-get; tests/deploy needs /usr/bin/docker-compose" >&2
+  exit 1
+fi
