@@ -225,7 +225,7 @@ async def process_counters(stack: Stack) -> Counter[str]:
             page = (await client.get(service.url + "/metrics")).text
             for family in text_string_to_metric_families(page):
                 for sample in family.samples:
-                    if sample.name == "worker_jobs_started_total":
+                    if sample.name == "jobs_started_total":
                         counted["handler runs"] += int(sample.value)
                     elif sample.name == "scheduler_outbox_published_total":
                         counted["outbox publishes"] += int(sample.value)

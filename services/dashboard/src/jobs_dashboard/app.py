@@ -11,14 +11,16 @@ from fastapi import FastAPI
 
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.rabbit import RabbitBus
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
+from jobs_dashboard.adapters.gauge_reads import GaugeReads
 from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
-from jobs_dashboard.api.observability import RequestMetricsMiddleware
+from jobs_dashboard.gauges import PlatformGauges
 from jobs_dashboard.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -43,10 +45,21 @@ def create_app(settings: Settings) -> FastAPI:
             chunk=settings.bulk_publish_chunk,
         )
         app.state.bus = bus
+        gauges = PlatformGauges(
+            registry=app.state.registry,
+            reads=GaugeReads(engine),
+            bus=bus,
+            interval=settings.gauge_refresh_interval_seconds,
+            rate_window=settings.drain_rate_window_seconds,
+            worker_dead_after=settings.worker_dead_after_seconds,
+        )
+        gauges.start()
+        app.state.gauges = gauges
         log.info("dashboard started", extra={"action": "startup"})
         try:
             yield
         finally:
+            await gauges.stop()
             app.state.bus = None
             await bus.close()
             await engine.dispose()
@@ -64,7 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.commands = None
     app.state.bus = None
     install_error_handlers(app)
-    app.add_middleware(RequestMetricsMiddleware)
+    app.add_middleware(HttpMetricsMiddleware)
 
     async def ready() -> dict[str, bool]:
         reader: JobReader | None = app.state.reader

@@ -1,20 +1,14 @@
-"""Prometheus metric objects: the only things this package builds at import time."""
+"""Prometheus metric objects: the only things this package builds at import time.
+
+HTTP request counts and latency are the shared ``http_requests_total`` /
+``http_request_duration_seconds`` (``jobs_common.http_metrics``). The platform gauges below are
+set by :mod:`jobs_dashboard.gauges` on a timer, never computed per scrape.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge
 
-HTTP_REQUESTS = Counter(
-    "dashboard_http_requests_total",
-    "HTTP requests answered, by route template, method and status code.",
-    ["route", "method", "status"],
-)
-HTTP_LATENCY = Histogram(
-    "dashboard_http_request_duration_seconds",
-    "HTTP request latency by route template and method.",
-    ["route", "method"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
-)
 COMMANDS_PUBLISHED = Counter(
     "dashboard_commands_published_total",
     "Commands published to RabbitMQ, by command and outcome (confirmed or failed).",
@@ -24,4 +18,39 @@ DEAD_LETTER_ACTIONS = Counter(
     "dashboard_dead_letter_actions_total",
     "Dead-letter actions taken (requeue, discard, bulk_requeue, bulk_discard).",
     ["action"],
+)
+
+QUEUE_DEPTH = Gauge(
+    "queue_depth",
+    "Ready messages waiting in each ready queue, as the broker reported at the last refresh "
+    "(absent while the broker does not answer).",
+    ["queue"],
+)
+QUEUE_OLDEST_READY_AGE = Gauge(
+    "queue_oldest_ready_age_seconds",
+    "Age of the oldest queued job of each ready queue (the database clock, at the last "
+    "refresh); 0 when none is queued.",
+    ["queue"],
+)
+QUEUE_TIME_TO_DRAIN = Gauge(
+    "queue_time_to_drain_seconds",
+    "Estimate: queue_depth divided by the queue's recent completion rate (attempts of its "
+    "priority that ended per second over DASHBOARD_DRAIN_RATE_WINDOW_SECONDS); 0 when the "
+    "queue is empty, absent when nothing completed lately or the depth is unknown.",
+    ["queue"],
+)
+DLQ_SIZE = Gauge(
+    "dlq_size", "Open dead letters (neither requeued nor discarded), at the last refresh."
+)
+WORKER_UP = Gauge(
+    "worker_up",
+    "1 for a worker whose last heartbeat is recent (DASHBOARD_WORKER_DEAD_AFTER_SECONDS), 0 for "
+    "one dead within the last hour; older ones are not listed.",
+    ["worker"],
+)
+WORKERS_UP = Gauge("workers_up", "Live workers (the sum of worker_up), at the last refresh.")
+GAUGE_REFRESH_ERRORS = Counter(
+    "dashboard_gauge_refresh_errors_total",
+    "Refreshes of a platform gauge that failed (logged; the gauge keeps its last value).",
+    ["gauge"],
 )

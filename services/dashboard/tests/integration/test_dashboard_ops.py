@@ -22,10 +22,8 @@ async def test_metrics_count_requests_by_route_and_retry_commands(
     assert (await client.get(f"/api/jobs/{job_id}", headers=auth.user)).status_code == 200
     assert (await client.post(f"/api/jobs/{job_id}/retry", headers=auth.user)).status_code == 202
     text = (await client.get("/metrics")).text
-    assert (
-        'dashboard_http_requests_total{method="GET",route="/api/jobs/{jobId}",status="200"}' in text
-    )
-    assert 'dashboard_http_request_duration_seconds_count{method="POST",' in text
+    assert 'http_requests_total{method="GET",route="/api/jobs/{jobId}",status="200"}' in text
+    assert 'http_request_duration_seconds_count{method="POST",' in text
     assert 'dashboard_commands_published_total{command="retry",outcome="confirmed"}' in text
     assert str(job_id) not in text  # route templates, never raw paths
 

@@ -1,10 +1,9 @@
-"""Analytics arithmetic, the retry rule and route labels (no I/O)."""
+"""Analytics arithmetic and the retry rule (no I/O)."""
 
 import pytest
 
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import Conflict
-from jobs_dashboard.api.observability import UNMATCHED, route_template
 from jobs_dashboard.domain.analytics import priority_counts, status_counts, success_rate
 from jobs_dashboard.domain.commands import ensure_retryable
 
@@ -46,11 +45,3 @@ def test_only_dead_jobs_are_retryable() -> None:
             ensure_retryable(status.value)
         assert caught.value.status_code == 409
         assert status.value in caught.value.message
-
-
-def test_route_template_uses_the_matched_route_only() -> None:
-    class Route:
-        path = "/api/jobs/{jobId}"
-
-    assert route_template({"type": "http", "route": Route()}) == "/api/jobs/{jobId}"
-    assert route_template({"type": "http"}) == UNMATCHED

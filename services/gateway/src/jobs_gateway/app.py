@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.passwords import Passwords
@@ -155,4 +156,5 @@ def create_app(settings: Settings) -> FastAPI:
         expose_headers=[REQUEST_ID_HEADER],
     )
     app.add_middleware(RequestContextMiddleware)
+    app.add_middleware(HttpMetricsMiddleware)  # outermost: counts what the others answer too
     return app

@@ -1,20 +1,11 @@
-"""Prometheus metric objects (the only things built at import time)."""
+"""Prometheus metric objects (the only things built at import time). HTTP request counts and
+latency are the shared ``http_requests_total`` / ``http_request_duration_seconds``
+(``jobs_common.http_metrics``)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge
 
-HTTP_REQUESTS = Counter(
-    "gateway_http_requests_total",
-    "HTTP requests answered by the gateway",
-    ["route", "method", "status"],
-)
-HTTP_DURATION = Histogram(
-    "gateway_http_request_duration_seconds",
-    "Time to answer an HTTP request",
-    ["route", "method", "status"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-)
 UPSTREAM_CALLS = Counter(
     "gateway_upstream_requests_total",
     "Calls proxied to a backend, by outcome (ok, error_status, unavailable, timeout)",

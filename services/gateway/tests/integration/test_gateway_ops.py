@@ -52,13 +52,10 @@ async def test_metrics_count_requests_and_upstream_calls(
     await gateway.get("/api/jobs/j-1/status", headers={"Authorization": f"Bearer {admin_token}"})
     await gateway.get("/api/nowhere-in-particular")
     text = (await gateway.get("/metrics")).text
-    assert (
-        'gateway_http_requests_total{method="GET",route="/api/jobs/{jobId}/status",status="200"}'
-        in text
-    )
-    assert 'gateway_http_requests_total{method="GET",route="/api/{path}",status="401"}' in text
+    assert 'http_requests_total{method="GET",route="/api/jobs/{jobId}/status",status="200"}' in text
+    assert 'http_requests_total{method="GET",route="/api/{path}",status="401"}' in text
     assert 'gateway_upstream_requests_total{outcome="ok",upstream="submission"}' in text
-    assert "gateway_http_request_duration_seconds_bucket" in text
+    assert "http_request_duration_seconds_bucket" in text
     assert 'gateway_login_attempts_total{outcome="success"}' in text
 
 

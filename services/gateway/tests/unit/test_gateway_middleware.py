@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from jobs_gateway.api.middleware import RequestContextMiddleware, route_template
+from jobs_common.http_metrics import route_template
+from jobs_gateway.api.middleware import RequestContextMiddleware
 
 pytestmark = pytest.mark.unit
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
@@ -169,6 +170,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="jobs scheduler", lifespan=lifespan)
     install_error_handlers(app)
+    app.add_middleware(HttpMetricsMiddleware)
 
     async def ready() -> dict[str, bool]:
         runtime: Runtime | None = getattr(app.state, "runtime", None)

@@ -1,6 +1,20 @@
-"""Prometheus metrics of the scheduler (process-wide, registered once at import)."""
+"""Prometheus metrics of the scheduler (process-wide, registered once at import).
+
+The job outcome series (``jobs_succeeded_total``, ``jobs_failed_total``, ``jobs_dead_total``,
+``job_run_seconds``, ``job_queue_wait_seconds``) are counted here and nowhere else in the
+platform: the scheduler applies every outcome and decides whether a failure ends the job.
+They are counted from what a transaction committed (``job_metrics.py``), so a batch rolled back
+and applied again counts once.
+"""
 
 from prometheus_client import Counter, Gauge, Histogram
+
+from jobs_common import outbox_metrics
+
+# From 5 ms to an hour: quick handlers and the longest timeouts alike.
+JOB_SECONDS_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600
+)  # fmt: skip
 
 MESSAGES = Counter(
     "scheduler_messages_total",
@@ -18,10 +32,13 @@ TRANSITIONS = Counter(
 )
 OUTBOX_PUBLISHED = Counter("scheduler_outbox_published_total", "Outbox messages confirmed.")
 OUTBOX_FAILED = Counter("scheduler_outbox_failed_total", "Outbox publishes refused or failed.")
-OUTBOX_PENDING = Gauge("scheduler_outbox_pending", "Outbox rows seen by the last relay pass.")
+# outbox_pending{service="scheduler"}: outbox rows the last relay pass of this replica claimed
+# (at most SCHEDULER_RELAY_BATCH_SIZE; rows locked by another replica are not seen).
+OUTBOX_PENDING = outbox_metrics.OUTBOX_PENDING.labels(service="scheduler")
 PROMOTED = Counter("scheduler_promoted_total", "Scheduled jobs dispatched when due.")
 LEASES_EXPIRED = Counter(
-    "scheduler_leases_expired_total", "Running attempts whose worker stopped renewing the lease."
+    "lease_expirations_total",
+    "Running attempts the reaper found with an expired lease (their worker stopped renewing it).",
 )
 TIMEOUTS = Counter("scheduler_timeouts_total", "Running attempts past their timeout.")
 RECONCILED = Counter(
@@ -55,4 +72,38 @@ LIVE_EVENTS = Counter(
     "Messages for live views on jobs.events, by routing key and outcome "
     "(published, failed, dropped while too many were in flight).",
     ["routing_key", "outcome"],
+)
+
+JOBS_DISPATCHED = Counter(
+    "jobs_dispatched_total",
+    "Ready messages (JobDispatch) the outbox relay published and the broker confirmed, by ready "
+    "queue.",
+    ["queue"],
+)
+JOBS_SUCCEEDED = Counter("jobs_succeeded_total", "Jobs that succeeded, by job type.", ["type"])
+JOBS_FAILED = Counter(
+    "jobs_failed_total",
+    "Failed attempts (a worker's failure, a timeout, a lost lease), by job type and whether "
+    "the failure ended the job (terminal=true) or it will be retried (terminal=false).",
+    ["type", "terminal"],
+)
+JOBS_DEAD = Counter(
+    "jobs_dead_total",
+    "Jobs that ended dead, by dead-letter reason (max_attempts, permanent_error, unprocessable, "
+    "lease_expired, ttl_expired, dependency_failed, poison).",
+    ["reason"],
+)
+JOB_RUN_SECONDS = Histogram(
+    "job_run_seconds",
+    "Run time of attempts that ended with a worker's result (started to finished, as the "
+    "worker reported), by job type.",
+    ["type"],
+    buckets=JOB_SECONDS_BUCKETS,
+)
+JOB_QUEUE_WAIT_SECONDS = Histogram(
+    "job_queue_wait_seconds",
+    "Time an attempt waited in its ready queue: from its dispatch (jobs.queued_at) to its start "
+    "on a worker, by job type and priority.",
+    ["type", "priority"],
+    buckets=JOB_SECONDS_BUCKETS,
 )

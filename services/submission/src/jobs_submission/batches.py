@@ -118,6 +118,11 @@ class BatchService:
         metrics.BATCHES.labels("accepted").inc()
         for job_type, count in Counter(spec.job_type for spec in request.specs).items():
             metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "accepted").inc(count)
+        for (job_type, priority), count in Counter(
+            (spec.job_type, spec.priority) for spec in request.specs
+        ).items():
+            label = metrics.type_label(job_type), metrics.priority_label(priority)
+            metrics.JOBS_SUBMITTED.labels(*label).inc(count)
         log.info(
             "batch accepted",
             extra={

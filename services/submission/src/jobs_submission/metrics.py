@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from jobs_common import outbox_metrics
+from jobs_common.metrics import priority_label as priority_label
+from jobs_common.metrics import type_label as type_label
+
+JOBS_SUBMITTED = Counter(
+    "jobs_submitted_total",
+    "Jobs accepted (stored with their outbox entry), single submissions and batch members, "
+    "by job type and priority (low, medium, high); idempotent replays not counted again.",
+    ["type", "priority"],
+)
 SUBMISSIONS = Counter(
     "jobs_submission_submissions_total",
     "Job submissions by job type and outcome (accepted, replayed, conflict, invalid, forbidden).",
@@ -19,12 +29,10 @@ RELAY_STALE = Counter(
     "jobs_submission_relay_stale_claims_total",
     "Confirmed publishes whose claim had meanwhile expired (another relay may republish).",
 )
-OUTBOX_PENDING = Gauge(
-    "jobs_submission_outbox_pending",
-    "Pending outbox entries (accepted, not yet confirmed published; held batch members not "
-    "included) after this process's last relay pass, counted up to "
-    "SUBMISSION_RELAY_PENDING_COUNT_LIMIT: exact below it, equal to it means at least that many.",
-)
+# outbox_pending{service="submission"}: pending outbox entries (accepted, not yet confirmed
+# published; held batch members not included) after this process's last relay pass, counted up
+# to SUBMISSION_RELAY_PENDING_COUNT_LIMIT: exact below it, equal to it means at least that many.
+OUTBOX_PENDING = outbox_metrics.OUTBOX_PENDING.labels(service="submission")
 OUTBOX_OLDEST_PENDING = Gauge(
     "jobs_submission_outbox_oldest_pending_seconds",
     "Age since acceptance of the oldest pending outbox entry seen by this process's last relay "
@@ -41,10 +49,3 @@ BATCHES = Counter(
     "Batch submissions by outcome (accepted, replayed, conflict, invalid, forbidden).",
     ["outcome"],
 )
-
-
-def type_label(job_type: object) -> str:
-    """Bounded label values: known types as is, everything else as ``other``."""
-    from jobs_common.payloads import PAYLOAD_MODELS
-
-    return job_type if isinstance(job_type, str) and job_type in PAYLOAD_MODELS else "other"

@@ -30,7 +30,7 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     relay_retry_base_seconds: float = Field(default=1.0, gt=0)
     relay_retry_max_seconds: float = Field(default=30.0, gt=0)
     relay_publish_timeout_seconds: float = Field(default=10.0, gt=0)
-    # jobs_submission_outbox_pending counts pending entries up to this many (one bounded
+    # outbox_pending{service="submission"} counts pending entries up to this many (one bounded
     # index scan per relay pass); the limit itself means "at least this many".
     relay_pending_count_limit: int = Field(default=1000, ge=1, le=100_000)
     broker_retry_seconds: float = Field(default=2.0, gt=0)

@@ -102,6 +102,7 @@ class SubmissionService:
                 )
                 return Accepted(job_id=first["_id"], replayed=True)
             metrics.SUBMISSIONS.labels(label, "accepted").inc()
+            metrics.JOBS_SUBMITTED.labels(label, metrics.priority_label(request.priority)).inc()
             log.info(
                 "job accepted",
                 extra={

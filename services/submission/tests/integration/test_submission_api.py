@@ -190,7 +190,7 @@ async def test_ops_routes(app_factory: AppFactory) -> None:
         metrics = (await app.client.get("/metrics")).text
         assert 'jobs_submission_submissions_total{outcome="accepted",type="email"}' in metrics
         assert "jobs_submission_relay_published_total" in metrics
-        assert "jobs_submission_outbox_pending" in metrics
+        assert 'outbox_pending{service="submission"}' in metrics
         assert "jobs_submission_outbox_oldest_pending_seconds" in metrics
         assert "jobs_submission_relay_lag_seconds_bucket" in metrics
         schema = orjson.loads((await app.client.get("/openapi.json")).content)

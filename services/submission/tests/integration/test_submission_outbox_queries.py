@@ -31,7 +31,7 @@ from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
 pytestmark = pytest.mark.integration
 
 AGGREGATING = {"count", "aggregate", "distinct", "mapReduce"}
-PENDING = "jobs_submission_outbox_pending"
+PENDING = "outbox_pending"
 OLDEST = "jobs_submission_outbox_oldest_pending_seconds"
 
 
@@ -153,7 +153,8 @@ async def assert_indexed(client: AsyncMongoClient[Any], db: str, queries: list[A
 
 
 def gauge(name: str) -> float | None:
-    return REGISTRY.get_sample_value(name)
+    labels = {"service": "submission"} if name == PENDING else {}
+    return REGISTRY.get_sample_value(name, labels)
 
 
 class FailFirst(Publisher):

@@ -5,7 +5,10 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 JOBS_STARTED = Counter(
-    "worker_jobs_started_total", "Job attempts started on this worker", ["job_type"]
+    "jobs_started_total",
+    "Job attempts whose handler this worker started (a redelivered attempt counts again), by "
+    "job type (unknown for a type without a handler)",
+    ["type"],
 )
 JOBS_FINISHED = Counter(
     "worker_jobs_finished_total",
@@ -18,7 +21,11 @@ JOB_DURATION = Histogram(
     ["job_type"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
 )
-JOBS_IN_FLIGHT = Gauge("worker_jobs_in_flight", "Deliveries being processed right now")
+ACTIVE_JOBS = Gauge(
+    "worker_active_jobs",
+    "Ready-queue deliveries this worker is processing right now (starting, running the "
+    "handler, or reporting the result)",
+)
 POISON_MESSAGES = Counter(
     "worker_poison_messages_total", "Ready-queue messages rejected as unparseable", ["queue"]
 )

@@ -168,12 +168,12 @@ class WorkerRuntime:
             self._executor.process(message, queue), name=f"job:{queue}:{message.delivery_tag}"
         )
         self._tasks.add(task)
-        metrics.JOBS_IN_FLIGHT.inc()
+        metrics.ACTIVE_JOBS.inc()
         task.add_done_callback(self._task_done)
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        metrics.JOBS_IN_FLIGHT.dec()
+        metrics.ACTIVE_JOBS.dec()
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("delivery task crashed", extra={"action": "task_crashed"}, exc_info=exc)
 

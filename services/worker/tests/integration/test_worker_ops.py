@@ -56,8 +56,8 @@ async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
             }
             metrics = (await client.get("/metrics")).text
             for name in (
-                "worker_jobs_in_flight",
-                "worker_jobs_started_total",
+                "worker_active_jobs",
+                "jobs_started_total",
                 "worker_jobs_finished_total",
                 "worker_job_duration_seconds",
                 "worker_poison_messages_total",

@@ -28,7 +28,7 @@ def counters(message_type: str) -> dict[str, float]:
         "requeue_limit": sample(
             "jobs_deliveries_settled_total", {"queue": READY_HIGH, "action": "requeue_limit"}
         ),
-        "started": sample("worker_jobs_started_total", {"job_type": "simulate"}),
+        "started": sample("jobs_started_total", {"type": "simulate"}),
     }
 
 

@@ -1,5 +1,6 @@
-"""Pure ASGI middleware: request id on every request and response, request metrics, and a last
-resort 500 envelope (so even an unexpected failure carries its X-Request-Id)."""
+"""Pure ASGI middleware: request id on every request and response, the request log line, and a
+last resort 500 envelope (so even an unexpected failure carries its X-Request-Id). Request
+metrics are the shared middleware's (``jobs_common.http_metrics``), wired outside this one."""
 
 from __future__ import annotations
 
@@ -7,20 +8,17 @@ import logging
 import re
 import time
 import uuid
-from typing import Any
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jobs_common.errors import ErrorEnvelope
+from jobs_common.http_metrics import route_template
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER
-from jobs_gateway.metrics import HTTP_DURATION, HTTP_REQUESTS
 
 log = logging.getLogger(__name__)
 
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
-_CONVERTER = re.compile(r"\{(\w+):\w+\}")
-UNMATCHED = "unmatched"
 
 
 def incoming_request_id(scope: Scope) -> str:
@@ -31,15 +29,6 @@ def incoming_request_id(scope: Scope) -> str:
                 return candidate
             break
     return uuid.uuid4().hex
-
-
-def route_template(scope: Scope) -> str:
-    state: dict[str, Any] = scope.get("state") or {}
-    if template := state.get("route_template"):
-        return str(template)
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    return _CONVERTER.sub(r"{\1}", str(path)) if path else UNMATCHED
 
 
 class RequestContextMiddleware:
@@ -99,8 +88,6 @@ class RequestContextMiddleware:
             route = route_template(scope)
             method = scope.get("method", "")
             elapsed = time.perf_counter() - started
-            HTTP_REQUESTS.labels(route, method, str(status)).inc()
-            HTTP_DURATION.labels(route, method, str(status)).observe(elapsed)
             log.info(
                 "request",
                 extra={

@@ -77,6 +77,10 @@ class Changes:
     # For live views, published once the transaction committed (adapters/live.py).
     live: list[LiveChange] = field(default_factory=list)
     lines: list[JobLogLine] = field(default_factory=list)
+    # Attempt timings, observed once the transaction committed (job_metrics.py):
+    # (job type, priority, seconds from dispatch to start) and (job type, seconds run).
+    waits: list[tuple[str, int, float]] = field(default_factory=list)
+    runs: list[tuple[str, float]] = field(default_factory=list)
 
     def move(
         self,
@@ -102,6 +106,19 @@ class Changes:
             )
         )
         return target
+
+    def attempt_started(
+        self, *, job_type: str, priority: int, queued_at: datetime | None, started_at: datetime
+    ) -> None:
+        """An attempt left its ready queue: it waited from its dispatch (``jobs.queued_at``,
+        the database clock) to its start (the worker's clock); a clock skew counts as 0."""
+        if queued_at is not None:
+            waited = max(0.0, (started_at - queued_at).total_seconds())
+            self.waits.append((job_type, priority, waited))
+
+    def attempt_ran(self, *, job_type: str, started_at: datetime, finished_at: datetime) -> None:
+        """An attempt ended with a worker's result, which says when it started and finished."""
+        self.runs.append((job_type, max(0.0, (finished_at - started_at).total_seconds())))
 
     def _publish(
         self, exchange: str, routing_key: str, message: Message, job_id: uuid.UUID | None = None

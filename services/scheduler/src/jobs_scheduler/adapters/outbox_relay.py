@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
+from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
 from jobs_scheduler import metrics
 from jobs_scheduler.adapters.sql import any_of, interval_seconds
 
@@ -85,6 +87,12 @@ async def relay_outbox_once(
     if late:
         await start_reconciler_clocks(engine, late)
     metrics.OUTBOX_PUBLISHED.inc(len(confirmed))
+    for queue, count in Counter(
+        row.routing_key
+        for row in confirmed
+        if row.exchange == JOBS_EXCHANGE and row.routing_key in READY_QUEUES
+    ).items():
+        metrics.JOBS_DISPATCHED.labels(queue).inc(count)
     if failed:
         metrics.OUTBOX_FAILED.inc(failed)
         first_error = next(e for e in outcomes if e is not None)

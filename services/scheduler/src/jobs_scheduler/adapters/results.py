@@ -35,7 +35,7 @@ DONE = ArrayRows(
 
 # The jobs whose current attempt was reported and may still end, locked in id order.
 LOCK_REPORTED = (
-    select(*JOB_COLUMNS)
+    select(*JOB_COLUMNS, jobs.c.queued_at)
     .select_from(
         jobs.join(
             REPORTED.table,
@@ -124,6 +124,16 @@ async def apply_results(
         if report is None:
             continue
         outcomes["applied"] += 1
+        if current is S.QUEUED:  # its JobRunning did not come first: the result says it started
+            changes.attempt_started(
+                job_type=job.type,
+                priority=job.priority,
+                queued_at=job.queued_at,
+                started_at=report.started_at,
+            )
+        changes.attempt_ran(
+            job_type=job.type, started_at=report.started_at, finished_at=report.finished_at
+        )
         if report.outcome == "succeeded":
             succeeded.append(_success(report, current))
             done.append(report)

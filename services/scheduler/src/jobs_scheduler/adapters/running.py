@@ -37,6 +37,7 @@ START = Write(
         "lease_expires_at": vouched(r.started_at) + interval_seconds(_LEASE),
         "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
     },
+    returning=(jobs.c.priority, jobs.c.queued_at),  # the queue wait (job_queue_wait_seconds)
 )
 
 # running -> running: a redelivered attempt continues on its new worker, under a fresh lease.
@@ -113,6 +114,14 @@ async def apply_running(
         params,
     )
     applied = [m for m in unique if (m.job_id, m.attempt) in started]
+    for m in applied:
+        row = started[(m.job_id, m.attempt)]
+        changes.attempt_started(
+            job_type=row.type,
+            priority=row.priority,
+            queued_at=row.queued_at,
+            started_at=m.started_at,
+        )
     redelivered = [m for m in unique if m.redelivered and (m.job_id, m.attempt) not in started]
     applied += await _taken_over(connection, changes, redelivered, defaults)
     for message in later:
