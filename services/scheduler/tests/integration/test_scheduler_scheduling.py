@@ -26,6 +26,7 @@ from jobs_common.contracts import (
 from jobs_common.jobstore import (
     batches,
     job_attempts,
+    job_events,
     job_logs,
     jobs,
     retry_policies,
@@ -209,6 +210,48 @@ async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: Async
         job_result(message.job_id, 1, "cancelled", worker_id="w", started_at=started),
     )
     await wait_status(db, message.job_id, "cancelled")
+
+
+async def test_an_attempt_that_fails_after_a_cancel_was_asked_ends_the_job_cancelled(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """The worker's failure overtook the cancel (it failed before the CancelAttempt reached
+    it): the job still ends cancelled, its timeline saying the attempt failed first."""
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    started = utcnow()
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=message.job_id, attempt=1, worker_id="w", started_at=started),
+    )
+    await wait_status(db, message.job_id, "running")
+    await bus.publisher.publish(
+        topology.CANCEL,
+        CancelRequested(job_id=message.job_id, requested_by="user@test.com", requested_at=utcnow()),
+    )
+    await eventually(
+        lambda: _cancel_requested(db, message.job_id), what="the cancel request recorded"
+    )
+    await bus.publisher.publish(
+        topology.RESULTS,
+        job_result(message.job_id, 1, "failed", worker_id="w", started_at=started),
+    )
+    await wait_status(db, message.job_id, "cancelled")
+    async with db.connect() as connection:
+        moves = [
+            (row.from_status, row.to_status)
+            for row in await connection.execute(
+                select(job_events)
+                .where(job_events.c.job_id == message.job_id)
+                .order_by(job_events.c.id)
+            )
+        ]
+    assert moves[-2:] == [("running", "failed"), ("failed", "cancelled")]
+
+
+async def _cancel_requested(db: AsyncEngine, job_id: uuid.UUID) -> bool | None:
+    return (await job_row(db, job_id)).cancel_requested_at is not None or None
 
 
 async def test_dependencies_block_until_parents_succeed_and_fail_with_them(

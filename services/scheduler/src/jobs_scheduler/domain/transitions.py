@@ -37,8 +37,9 @@ ALLOWED: Final[dict[S | None, frozenset[S]]] = {
     ),
     # running -> running: a redelivered attempt taken over by another worker.
     S.RUNNING: frozenset({S.RUNNING, S.SUCCEEDED, S.FAILED, S.CANCELLED, S.DEAD}),
-    # failed is where a failed attempt waits while its retry is decided.
-    S.FAILED: frozenset({S.SCHEDULED, S.QUEUED, S.DEAD}),
+    # failed is where a failed attempt waits while its retry is decided; a job whose
+    # cancellation was asked meanwhile ends cancelled instead of being retried.
+    S.FAILED: frozenset({S.SCHEDULED, S.QUEUED, S.DEAD, S.CANCELLED}),
     # A person may run a dead job again.
     S.DEAD: frozenset({S.QUEUED, S.SCHEDULED}),
     S.SUCCEEDED: frozenset(),
