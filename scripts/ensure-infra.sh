@@ -66,3 +66,30 @@ else
   echo "docker-compose: not installed and no apt-get; tests/deploy needs /usr/bin/docker-compose" >&2
   exit 1
 fi
+
+# tests/deploy checks infra/prometheus with promtool (Debian's prometheus package; no server is
+# needed). Installing the package may start a system Prometheus on :9090 (and, as a recommended
+# package, a node exporter on :9100, the worker's port): without recommends, and stopped and
+# disabled if the package's scripts started it (in containers policy-rc.d usually prevents it).
+if command -v promtool >/dev/null; then
+  echo "promtool: $(promtool --version 2>/dev/null | head -n1)"
+elif command -v apt-get >/dev/null; then
+  echo "promtool: installing Debian's prometheus package"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends prometheus >/dev/null; }
+  for unit in prometheus prometheus-node-exporter; do
+    if [ -e "/etc/init.d/$unit" ]; then
+      service "$unit" stop >/dev/null 2>&1 || true
+      if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+        systemctl disable --now "$unit" >/dev/null 2>&1 || true
+      else
+        update-rc.d "$unit" disable >/dev/null 2>&1 || true
+      fi
+    fi
+  done
+  promtool --version | head -n1
+else
+  echo "promtool: not installed and no apt-get; tests/deploy needs /usr/bin/promtool" >&2
+  exit 1
+fi

@@ -39,6 +39,8 @@ pytestmark = pytest.mark.unit
 
 # What the stack must hold, written out.
 INFRA = {"postgres", "mongo", "rabbitmq", "mailpit"}
+# Monitoring: Prometheus (infra/prometheus) and Grafana (infra/grafana).
+MONITORING = {"prometheus", "grafana"}
 # One-shots: the migration module each runs, before the services that need it start.
 ONE_SHOTS = {
     "migrate-scheduler": "jobs_scheduler.migrate",
@@ -51,8 +53,15 @@ MIGRATED_BY = {
     "dashboard": "migrate-scheduler",
     "worker": "migrate-scheduler",
 }
-# Only what a user opens on the host: the web UI and API, the RabbitMQ console, the mail inbox.
-PUBLISHED = {("gateway", 3000), ("rabbitmq", 15672), ("mailpit", 8025)}
+# Only what a user opens on the host: the web UI and API, the RabbitMQ console, the mail inbox,
+# Prometheus and Grafana (container port 3000, published on the host as GRAFANA_PORT, 3001).
+PUBLISHED = {
+    ("gateway", 3000),
+    ("rabbitmq", 15672),
+    ("mailpit", 8025),
+    ("prometheus", 9090),
+    ("grafana", 3000),
+}
 SCALABLE = ("worker", "scheduler")
 # Data that outlives the containers: named volumes.
 DATA_VOLUMES = {
@@ -61,12 +70,17 @@ DATA_VOLUMES = {
     "rabbitmq": "/var/lib/rabbitmq",
     "mailpit": "/data",
     "worker": "/app/var/artifacts",
+    "prometheus": "/prometheus",
+    "grafana": "/var/lib/grafana",
 }
 IMAGES = {
     "postgres": r"postgres:16(\.\d+)*(-.+)?",
     "mongo": r"mongo:7(\.\d+)*(-.+)?",
     "rabbitmq": r"rabbitmq:3\.13(\.\d+)*-management(-.+)?",
     "mailpit": r"axllent/mailpit:v1(\.\d+)*",
+    # Prometheus 2.x, as Debian's promtool that checks infra/prometheus (tests/deploy).
+    "prometheus": r"prom/prometheus:v2\.\d+\.\d+",
+    "grafana": r"grafana/grafana-oss:\d+\.\d+\.\d+",
 }
 SECRETISH = re.compile(r"SECRET|TOKEN|PASSWORD|_PASS$", re.IGNORECASE)
 # The URL each test fixture reads to find a server (jobs_common.testing): a shell that exports
@@ -409,7 +423,7 @@ def env_file_problems(compose_text: str, example: dict[str, str]) -> Problems:
 def test_the_stack_has_every_service_its_infrastructure_and_the_migrations(
     resolved: dict[str, Any],
 ) -> None:
-    assert set(services(resolved)) == INFRA | set(SERVICES) | set(ONE_SHOTS)
+    assert set(services(resolved)) == INFRA | MONITORING | set(SERVICES) | set(ONE_SHOTS)
     assert app_services(resolved) == {
         **{service: service for service in SERVICES},
         "migrate-scheduler": "scheduler",
@@ -504,7 +518,9 @@ def test_scheduler_and_worker_scale(resolved: dict[str, Any]) -> None:
     assert scaling_problems(resolved) == []
 
 
-def test_only_the_ui_the_console_and_the_inbox_are_published(resolved: dict[str, Any]) -> None:
+def test_only_the_ui_the_console_the_inbox_and_monitoring_are_published(
+    resolved: dict[str, Any],
+) -> None:
     published = {
         (name, port) for name, spec in services(resolved).items() for port in container_ports(spec)
     }

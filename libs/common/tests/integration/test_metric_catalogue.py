@@ -40,6 +40,8 @@ CATALOGUE: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "dlq_size": ("gauge", (), frozenset({"dashboard"})),
     "outbox_pending": ("gauge", ("service",), frozenset({"submission", "scheduler"})),
     "lease_expirations_total": ("counter", (), frozenset({"scheduler"})),
+    # How far behind each scheduler replica reads a queue (its read horizon): consumer lag.
+    "scheduler_consumer_lag_seconds": ("gauge", ("queue",), frozenset({"scheduler"})),
     "worker_active_jobs": ("gauge", (), frozenset({"worker"})),
     "worker_up": ("gauge", ("worker",), frozenset({"dashboard"})),
     "workers_up": ("gauge", (), frozenset({"dashboard"})),
