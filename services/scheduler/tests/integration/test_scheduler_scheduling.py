@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import insert, select, update
@@ -19,6 +19,7 @@ from jobs_common.contracts import (
     JobLogLines,
     JobResults,
     JobRunning,
+    JobSubmitted,
     RetryPolicySpec,
     RetryRequested,
     utcnow,
@@ -185,8 +186,10 @@ async def test_cancel_a_queued_job_at_once_and_broadcast_it(
     assert (cancel.job_id, cancel.attempt) == (message.job_id, None)
 
 
-async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: AsyncEngine) -> None:
-    control = await control_queue(bus)
+async def running_then_cancel_asked(
+    bus: RabbitBus, db: AsyncEngine
+) -> tuple[JobSubmitted, datetime]:
+    """A job running on worker "w" (since the returned time) whose cancellation was asked."""
     message = submitted()
     await bus.publisher.publish(topology.SUBMITTED, message)
     await next_dispatch(bus)
@@ -202,6 +205,12 @@ async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: Async
             job_id=message.job_id, requested_by="admin@test.com", requested_at=utcnow()
         ),
     )
+    return message, started
+
+
+async def test_cancel_a_running_job_through_its_worker(bus: RabbitBus, db: AsyncEngine) -> None:
+    control = await control_queue(bus)
+    message, started = await running_then_cancel_asked(bus, db)
     cancel = await next_cancel(control)
     assert (cancel.job_id, cancel.attempt) == (message.job_id, 1)
     assert (await job_row(db, message.job_id)).status == "running"
@@ -217,19 +226,7 @@ async def test_an_attempt_that_fails_after_a_cancel_was_asked_ends_the_job_cance
 ) -> None:
     """The worker's failure overtook the cancel (it failed before the CancelAttempt reached
     it): the job still ends cancelled, its timeline saying the attempt failed first."""
-    message = submitted()
-    await bus.publisher.publish(topology.SUBMITTED, message)
-    await next_dispatch(bus)
-    started = utcnow()
-    await bus.publisher.publish(
-        topology.RUNNING,
-        JobRunning(job_id=message.job_id, attempt=1, worker_id="w", started_at=started),
-    )
-    await wait_status(db, message.job_id, "running")
-    await bus.publisher.publish(
-        topology.CANCEL,
-        CancelRequested(job_id=message.job_id, requested_by="user@test.com", requested_at=utcnow()),
-    )
+    message, started = await running_then_cancel_asked(bus, db)
     await eventually(
         lambda: _cancel_requested(db, message.job_id), what="the cancel request recorded"
     )
