@@ -8,6 +8,7 @@ PY := $(BIN)/python
 PACKAGES := libs/common $(sort $(wildcard services/*))
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
+SCHEDULERS ?= 1
 UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
@@ -15,7 +16,7 @@ UI_STAMP := $(UI)/node_modules/.installed
         ui ui-install test-ui dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
 
 help:
-	@echo "make dev      run the whole stack as local processes (WORKERS=N, default 2)"
+	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1)"
 	@echo "make ui       build the web UI (frontend/dist), served by the gateway at /"
 	@echo "make test     install, start dependencies, lint and run unit, integration, e2e"
 	@echo "make demo     seed demo jobs into a running stack"
@@ -90,7 +91,7 @@ topology-definitions: install
 	$(PY) -m jobs_common.topology_definitions > infra/rabbitmq/definitions.json
 
 dev: install infra ui
-	WORKERS=$(WORKERS) $(PY) scripts/dev.py
+	WORKERS=$(WORKERS) SCHEDULERS=$(SCHEDULERS) $(PY) scripts/dev.py
 
 demo: install
 	$(PY) scripts/demo.py

@@ -3,7 +3,12 @@
 Uses the local PostgreSQL and RabbitMQ (scripts/ensure-infra.sh starts them), MongoDB from
 MONGO_URL or else the nx-27017 stand-in (data kept in var/mongo), and a local SMTP sink on
 :1025 that logs every email the workers send (var/logs/smtp.log). WORKERS=N sets the worker
-count (default 2); DEMO=0 skips the demo data.
+count (default 2), SCHEDULERS=N the scheduler replicas (default 1, the others on free ports);
+DEMO=0 skips the demo data.
+
+Supervised (jobs_common.testing.supervisor): a service that exits is reported and restarted
+with backoff while the rest keeps running; Ctrl-C stops the gateway, then the workers (they
+drain), then the rest.
 """
 
 from __future__ import annotations
@@ -14,13 +19,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import asyncpg
 
-from jobs_common.testing.infra import wait_for_port
+from jobs_common.testing.infra import free_port, wait_for_port
 from jobs_common.testing.stack import Stack, StackConfig
+from jobs_common.testing.supervisor import supervise_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 VAR = ROOT / "var"
@@ -63,6 +68,7 @@ def start_helpers() -> tuple[str, list[subprocess.Popen[bytes]]]:
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C: stopped after the services, not before
             )
         )
         wait_for_port("127.0.0.1", 27017)
@@ -83,14 +89,20 @@ def start_helpers() -> tuple[str, list[subprocess.Popen[bytes]]]:
             ],
             stdout=smtp_log,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # the workers may still send emails while they drain
         )
     )
     wait_for_port("127.0.0.1", 1025)
     return mongo_url, helpers
 
 
+def interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     workers = int(os.environ.get("WORKERS", "2"))
+    schedulers = int(os.environ.get("SCHEDULERS", "1"))
     database_url = asyncio.run(ensure_database())
     mongo_url, helpers = start_helpers()
     config = StackConfig(
@@ -99,46 +111,48 @@ def main() -> None:
         mongo_url=mongo_url,
         artifacts_dir=str(VAR / "artifacts"),
         workers=workers,
+        schedulers=schedulers,
+        scheduler_ports=(8080, *(free_port() for _ in range(schedulers - 1))),
         log_json=False,
         ui_dir=str(UI_BUILD),
     )
     stack = Stack(config, VAR / "logs")
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    supervisor = supervise_stack(stack)
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     try:
-        stack.start()
-        stack.wait_ready(timeout=90)
+        supervisor.start()
+        stack.wait_ready(timeout=90, restarting=True)
         if os.environ.get("DEMO", "1") != "0":
             subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], check=False)
         built = (UI_BUILD / "index.html").is_file()
         ui_note = "" if built else "  (not built: run `make ui`)"
+        scheduler_ports = ", ".join(
+            f":{s.port}" for s in stack.services.values() if s.module == "jobs_scheduler"
+        )
         print(
             "\nThe platform is running:\n"
             f"  web UI                http://127.0.0.1:{config.gateway_port}/{ui_note}\n"
             f"  gateway (public API)  http://127.0.0.1:{config.gateway_port}  (OpenAPI at /docs)\n"
             f"  submission            http://127.0.0.1:{config.submission_port}\n"
-            f"  scheduler             http://127.0.0.1:{config.scheduler_port}/ready\n"
+            f"  schedulers ({schedulers})        {scheduler_ports}  (/ready)\n"
             f"  dashboard API         http://127.0.0.1:{config.dashboard_port}\n"
             f"  workers ({workers})           metrics from :{config.worker_base_port}\n"
             "  RabbitMQ console      http://127.0.0.1:15672  (guest / guest)\n"
             "  logins                admin@test.com / admin123, user@test.com / user123\n"
             "  logs                  var/logs/*.log; emails in var/logs/smtp.log\n"
-            "Ctrl-C stops everything."
+            "A service that exits is restarted (with backoff). Ctrl-C stops everything.",
+            flush=True,
         )
-        while not stopping:
-            for service in stack.services.values():
-                if service.process is not None and service.process.poll() is not None:
-                    print(f"{service.name} exited; last lines:\n{stack.tail(service.name)}")
-                    stopping = True
-            time.sleep(0.5)
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
     finally:
-        stack.stop()
+        # A second Ctrl-C must not cut the ordered stop short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("Stopping: gateway, then workers (draining), then the rest...", flush=True)
+        supervisor.stop()
         for helper in helpers:
             helper.terminate()
             helper.wait(timeout=10)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from jobs_common.testing.infra import free_port
+
 
 @dataclass(frozen=True)
 class StackConfig:
@@ -37,6 +39,10 @@ class StackConfig:
     # Explicit worker ports; when empty, workers take worker_base_port, +1, +2...
     worker_ports: tuple[int, ...] = ()
     workers: int = 2
+    # Scheduler replicas: the first on scheduler_port (named "scheduler"), the others
+    # ("scheduler-2", ...) on scheduler_ports[index] when given, else on a free port each.
+    schedulers: int = 1
+    scheduler_ports: tuple[int, ...] = ()
     log_json: bool = True
     environment: str = "development"
     # The web UI's build the gateway serves at / (frontend/dist); None: no UI.
@@ -71,18 +77,29 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
         }
         return common | {f"{prefix}_{k}": str(v) for k, v in base.items()}
 
+    def scheduler_port(index: int) -> int:
+        if index < len(config.scheduler_ports):
+            return config.scheduler_ports[index]
+        return config.scheduler_port if index == 0 else free_port()
+
+    schedulers = []
+    for index in range(max(1, config.schedulers)):
+        port = scheduler_port(index)
+        schedulers.append(
+            ServiceProcess(
+                "scheduler" if index == 0 else f"scheduler-{index + 1}",
+                "jobs_scheduler",
+                port,
+                env(
+                    "SCHEDULER",
+                    port,
+                    DATABASE_URL=config.database_url,
+                    AMQP_URL=config.amqp_url,
+                ),
+            )
+        )
     specs = [
-        ServiceProcess(
-            "scheduler",
-            "jobs_scheduler",
-            config.scheduler_port,
-            env(
-                "SCHEDULER",
-                config.scheduler_port,
-                DATABASE_URL=config.database_url,
-                AMQP_URL=config.amqp_url,
-            ),
-        ),
+        *schedulers,
         ServiceProcess(
             "submission",
             "jobs_submission",
@@ -165,6 +182,7 @@ class Stack:
 
     def start_service(self, name: str) -> ServiceProcess:
         service = self.services[name]
+        self.log_dir.mkdir(parents=True, exist_ok=True)
         service.log_path = self.log_dir / f"{name}.log"
         log = service.log_path.open("ab")
         service.process = subprocess.Popen(
@@ -177,7 +195,11 @@ class Stack:
         log.close()
         return service
 
-    def wait_ready(self, timeout: float = 60.0, only: list[str] | None = None) -> None:
+    def wait_ready(
+        self, timeout: float = 60.0, only: list[str] | None = None, *, restarting: bool = False
+    ) -> None:
+        """Poll each ``/ready`` until 200; an exited service raises unless ``restarting`` (a
+        supervisor starts it again: keep waiting for the new process until the deadline)."""
         deadline = time.monotonic() + timeout
         pending = [s for s in self.services.values() if s.process is not None]
         if only is not None:
@@ -186,7 +208,7 @@ class Stack:
             while pending:
                 service = pending[0]
                 assert service.process is not None
-                if service.process.poll() is not None:
+                if service.process.poll() is not None and not restarting:
                     raise RuntimeError(f"{service.name} exited:\n{self.tail(service.name)}")
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(service.url + "/ready").status_code == 200:
