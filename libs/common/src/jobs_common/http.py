@@ -1,8 +1,10 @@
-"""FastAPI wiring shared by every service: the error envelope, /health, /ready, /metrics."""
+"""FastAPI wiring shared by every service: the error envelope, /health, /ready, /metrics, and
+the log context of each request (:class:`LogContextMiddleware`)."""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -12,9 +14,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobs_common.auth import Identity, identity_from_headers
 from jobs_common.errors import ErrorDetail, ErrorEnvelope, PlatformError
+from jobs_common.log_context import bind, trace_id_from_headers
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,36 @@ class JsonResponse(Response):
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content)
+
+
+_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+def request_id_from_headers(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The ``X-Request-Id`` the gateway forwarded, if valid."""
+    for name, value in headers:
+        if name == b"x-request-id":
+            candidate = value.decode("latin-1")
+            return candidate if _VALID_REQUEST_ID.match(candidate) else None
+    return None
+
+
+class LogContextMiddleware:
+    """Binds the request's ``request_id`` (the gateway's ``X-Request-Id``) and ``trace_id``
+    (``X-Trace-Id``, else ``traceparent``) for every log line written while it is served."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = scope.get("headers", [])
+        with bind(
+            request_id=request_id_from_headers(headers), trace_id=trace_id_from_headers(headers)
+        ):
+            await self.app(scope, receive, send)
 
 
 ReadyCheck = Callable[[], Awaitable[dict[str, bool]]]

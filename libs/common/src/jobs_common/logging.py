@@ -3,6 +3,10 @@
 Call sites use ``logging.getLogger(__name__)`` and pass stable fields through ``extra``
 (``action``, ``job_id``, ``attempt``, ``trace_id``, ``queue``...); the JSON formatter emits
 every extra field, so tests and log pipelines match on fields, not on message text.
+
+``trace_id``, ``job_id``, ``attempt``, ``worker_id`` and ``request_id`` need not be passed:
+where a scope binds them (``jobs_common.log_context.bind``) the handler's filter adds them to
+every record of that scope; a value the call site passes in ``extra`` wins.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+
+from jobs_common.log_context import LogContextFilter
 
 _STANDARD_ATTRS = frozenset(
     vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()
@@ -58,6 +64,7 @@ class DevFormatter(logging.Formatter):
 def configure_logging(*, service: str, level: str = "INFO", json: bool = True) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter(service) if json else DevFormatter())
+    handler.addFilter(LogContextFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from jobs_common.db import create_engine
-from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.rabbit import RabbitBus
 from jobs_dashboard.adapters.commands import CommandPublisher
@@ -77,6 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.commands = None
     app.state.bus = None
     install_error_handlers(app)
+    app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 
     async def ready() -> dict[str, bool]:

@@ -27,7 +27,7 @@ from jobs_gateway.api import auth, events, proxy
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_public_openapi
 from jobs_gateway.api.ui import install_ui
-from jobs_gateway.domain.headers import REQUEST_ID_HEADER
+from jobs_gateway.domain.headers import REQUEST_ID_HEADER, TRACE_ID_HEADER
 from jobs_gateway.domain.live import LiveLimits
 from jobs_gateway.domain.rate_limit import TokenBucketLimiter
 from jobs_gateway.domain.routing import UPSTREAMS
@@ -153,7 +153,7 @@ def create_app(settings: Settings) -> FastAPI:
         allow_credentials=True,
         allow_methods=["*"],
         allow_headers=["*"],
-        expose_headers=[REQUEST_ID_HEADER],
+        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER],
     )
     app.add_middleware(RequestContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)  # outermost: counts what the others answer too

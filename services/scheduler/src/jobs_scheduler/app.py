@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
-from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
@@ -170,6 +170,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="jobs scheduler", lifespan=lifespan)
     install_error_handlers(app)
+    app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 
     async def ready() -> dict[str, bool]:

@@ -21,7 +21,7 @@ from aio_pika.abc import AbstractIncomingMessage, AbstractQueue
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from jobs_common import topology
+from jobs_common import log_context, topology
 from jobs_common.acks import AckPolicy
 from jobs_common.contracts import (
     CancelRequested,
@@ -131,14 +131,22 @@ OneApply = Callable[[AsyncConnection, Changes, Any, AbstractIncomingMessage], Aw
 
 
 def one_by_one(apply: OneApply) -> BatchApply:
-    """A batch apply from a per-message one, in job id order (a stable lock order)."""
+    """A batch apply from a per-message one, in job id order (a stable lock order); each
+    message's trace id, job id and attempt are bound to the log context while it is applied."""
 
     async def batch(
         connection: AsyncConnection, changes: Changes, parsed: list[Parsed[Any]]
     ) -> Counter[str]:
         outcomes: Counter[str] = Counter()
         for item in sorted(parsed, key=lambda p: str(getattr(p.message, "job_id", ""))):
-            outcome = await apply(connection, changes, item.message, item.delivery)
+            message = item.message
+            job_id = getattr(message, "job_id", None)
+            with log_context.bind(
+                trace_id=message.trace_id,
+                job_id=None if job_id is None else str(job_id),
+                attempt=getattr(message, "attempt", None),
+            ):
+                outcome = await apply(connection, changes, message, item.delivery)
             name = outcome if isinstance(outcome, str) else "applied" if outcome else "stale"
             outcomes[name] += 1
         return outcomes

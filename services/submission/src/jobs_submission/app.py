@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.mongo import create_client
 from jobs_submission.adapters.batches import BatchStore
@@ -70,6 +70,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.internal_token = settings.internal_token
     install_error_handlers(app)
+    app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 
     async def ready() -> dict[str, bool]:

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from jobs_common.http import install_error_handlers
+from jobs_common.http import LogContextMiddleware, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_worker.api.routes import install_routes
 from jobs_worker.runtime import WorkerRuntime
@@ -30,6 +30,7 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="jobs worker", version="0.1.0", lifespan=lifespan)
     app.state.runtime = None
     install_error_handlers(app)
+    app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
     install_routes(app)
     return app

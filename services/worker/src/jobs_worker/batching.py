@@ -13,6 +13,7 @@ that was not confirmed are dropped and counted, as a failed ``JobLogLines`` publ
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -55,7 +56,11 @@ class ResultBatcher:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((result, done))
         if self._sending is None or self._sending.done():
-            self._sending = asyncio.create_task(self._drain(), name="worker-results")
+            # A context of its own: the drain sends other attempts' results too, so its log
+            # lines must not carry the log fields bound by this attempt (jobs_common.log_context).
+            self._sending = asyncio.create_task(
+                self._drain(), name="worker-results", context=contextvars.Context()
+            )
         await done
 
     async def _drain(self) -> None:

@@ -31,7 +31,7 @@ import orjson
 from aio_pika.abc import AbstractIncomingMessage
 from pydantic import ValidationError
 
-from jobs_common import acks
+from jobs_common import acks, log_context
 from jobs_common.contracts import (
     ErrorKind,
     JobDispatch,
@@ -109,6 +109,18 @@ class JobExecutor:
         except ValueError as exc:  # pydantic's ValidationError and orjson's errors included
             await self._reject_poison(message, queue, exc)
             return
+        # Every line of this delivery (and of the handler task it starts) names the attempt.
+        with log_context.bind(
+            job_id=str(dispatch.job_id),
+            attempt=dispatch.attempt,
+            trace_id=dispatch.trace_id,
+            worker_id=self.worker_id,
+        ):
+            await self._process(message, dispatch, queue)
+
+    async def _process(
+        self, message: AbstractIncomingMessage, dispatch: JobDispatch, queue: str
+    ) -> None:
         current = asyncio.current_task()
         assert current is not None
         job = ActiveJob(dispatch=dispatch, queue=queue, task=current)

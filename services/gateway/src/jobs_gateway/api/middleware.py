@@ -1,6 +1,8 @@
-"""Pure ASGI middleware: request id on every request and response, the request log line, and a
-last resort 500 envelope (so even an unexpected failure carries its X-Request-Id). Request
-metrics are the shared middleware's (``jobs_common.http_metrics``), wired outside this one."""
+"""Pure ASGI middleware: request id and trace id on every request and response (both bound to
+the log context, so every line written while serving it carries them; the proxy forwards both
+to the backends), the request log line, and a last resort 500 envelope (so even an unexpected
+failure carries its X-Request-Id). Request metrics are the shared middleware's
+(``jobs_common.http_metrics``), wired outside this one."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jobs_common.errors import ErrorEnvelope
 from jobs_common.http_metrics import route_template
-from jobs_gateway.domain.headers import REQUEST_ID_HEADER
+from jobs_common.log_context import bind, trace_id_from_headers
+from jobs_gateway.domain.headers import REQUEST_ID_HEADER, TRACE_ID_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,11 @@ def incoming_request_id(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
+def incoming_trace_id(scope: Scope) -> str:
+    """The client's ``X-Trace-Id`` (or ``traceparent`` trace id) if valid, else a new one."""
+    return trace_id_from_headers(scope.get("headers", [])) or uuid.uuid4().hex
+
+
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -40,7 +48,16 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         request_id = incoming_request_id(scope)
-        scope.setdefault("state", {})["request_id"] = request_id
+        trace_id = incoming_trace_id(scope)
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state["trace_id"] = trace_id
+        with bind(request_id=request_id, trace_id=trace_id):
+            await self._serve(scope, receive, send, request_id, trace_id)
+
+    async def _serve(
+        self, scope: Scope, receive: Receive, send: Send, request_id: str, trace_id: str
+    ) -> None:
         started = time.perf_counter()
         status = 500
         response_started = False
@@ -53,9 +70,10 @@ class RequestContextMiddleware:
                 headers = [
                     (k, v)
                     for k, v in message.get("headers", [])
-                    if k.lower() != REQUEST_ID_HEADER.encode()
+                    if k.lower() not in (REQUEST_ID_HEADER.encode(), TRACE_ID_HEADER.encode())
                 ]
                 headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                headers.append((TRACE_ID_HEADER.encode(), trace_id.encode()))
                 message["headers"] = headers
             await send(message)
 

@@ -41,6 +41,7 @@ async def proxy(
         internal_token=request.app.state.internal_token,
         request_id=request_id,
         client_ip=ip,
+        trace_id=getattr(request.state, "trace_id", None),
     )
     answer = await upstreams.forward(
         upstream=target.upstream,

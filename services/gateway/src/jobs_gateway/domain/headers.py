@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from jobs_common.auth import IDENTITY_HEADERS, Identity
 
 REQUEST_ID_HEADER = "x-request-id"
+TRACE_ID_HEADER = "x-trace-id"
 
 HOP_BY_HOP = frozenset(
     {
@@ -40,7 +41,7 @@ FORWARDED_REQUEST_HEADERS = frozenset(
         "if-none-match",
         "user-agent",
         REQUEST_ID_HEADER,
-        "x-trace-id",
+        TRACE_ID_HEADER,
         "traceparent",
         "tracestate",
         "baggage",
@@ -63,7 +64,10 @@ def upstream_request_headers(
     internal_token: str,
     request_id: str,
     client_ip: str | None,
+    trace_id: str | None = None,
 ) -> dict[str, str]:
+    """The headers sent upstream; ``trace_id`` (the gateway's, see ``api.middleware``) replaces
+    whatever ``X-Trace-Id`` the client sent, so every backend logs and records the same one."""
     headers: dict[str, str] = {}
     forwarded_for: list[str] = []
     for raw_name, value in client_headers:
@@ -79,6 +83,8 @@ def upstream_request_headers(
     if forwarded_for:
         headers["x-forwarded-for"] = ", ".join(forwarded_for)
     headers[REQUEST_ID_HEADER] = request_id
+    if trace_id is not None:
+        headers[TRACE_ID_HEADER] = trace_id
     headers.update(identity.headers(internal_token))
     return headers
 
