@@ -21,14 +21,24 @@ from aio_pika.abc import (
     AbstractQueue,
     AbstractRobustConnection,
 )
+from yarl import URL
 
 from jobs_common.acks import AckPolicy, DeadLetterHook, Outcome, Settler
-from jobs_common.amqp_transport import connect_coalescing
+from jobs_common.amqp_transport import CoalescingRobustConnection, connect_coalescing
 from jobs_common.contracts import Message
 from jobs_common.errors import PoisonMessage
 from jobs_common.topology import JOBS_EXCHANGE, Topology, declare_topology
 
 log = logging.getLogger(__name__)
+
+
+def robust_connection(url: str, *, name: str) -> AbstractRobustConnection:
+    """The robust connection :func:`connect` opens, not connected yet: for a caller that
+    must hold it during its first attempt (to close it if the attempt is abandoned)."""
+    properties = {"connection_name": name}
+    if url.startswith("amqps://"):
+        return aio_pika.RobustConnection(URL(url), client_properties=properties)
+    return CoalescingRobustConnection(URL(url), client_properties=properties)
 
 
 async def connect(url: str, *, name: str) -> AbstractRobustConnection:

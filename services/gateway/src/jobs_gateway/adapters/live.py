@@ -26,10 +26,9 @@ from typing import Any, Final, Protocol
 import aio_pika
 from aio_pika.abc import AbstractIncomingMessage, AbstractRobustConnection
 from pydantic import ValidationError
-from yarl import URL
 
-from jobs_common.amqp_transport import CoalescingRobustConnection
 from jobs_common.contracts import JobChanges, JobLogTail, parse_message
+from jobs_common.rabbit import robust_connection
 from jobs_common.topology import EVENTS_EXCHANGE, JOB_CHANGES, JOB_LOGS_LIVE
 from jobs_gateway.metrics import LIVE_EVENTS_CONNECTED, LIVE_EVENTS_RECEIVED
 
@@ -56,19 +55,6 @@ class LiveSink(Protocol):
 
 def live_queue_arguments(max_length: int) -> dict[str, Any]:
     return {"x-max-length": max_length, "x-overflow": "drop-head"}
-
-
-def unconnected(url: str, *, name: str) -> AbstractRobustConnection:
-    """The robust connection :func:`jobs_common.rabbit.connect` opens, before it connects.
-
-    Held before the first attempt so an attempt that fails can be closed: ``connect()`` drops
-    the object of a failed attempt, and its ``__del__`` then schedules a close that is never
-    awaited when the garbage collector runs off the event loop's thread.
-    """
-    properties = {"connection_name": name}
-    if url.startswith("amqps://"):
-        return aio_pika.RobustConnection(URL(url), client_properties=properties)
-    return CoalescingRobustConnection(URL(url), client_properties=properties)
 
 
 class LiveEventsConsumer:
@@ -131,7 +117,8 @@ class LiveEventsConsumer:
             delay = min(delay * 2, MAX_RETRY_SECONDS)
 
     async def _open(self) -> None:
-        connection = self.connection = unconnected(self.url, name=CONNECTION_NAME)
+        # Held before the first attempt, so an attempt that fails or is abandoned is closed.
+        connection = self.connection = robust_connection(self.url, name=CONNECTION_NAME)
         await connection.connect(timeout=CONNECT_TIMEOUT_SECONDS)
         channel = await connection.channel()
         # Declared like jobs_common.topology declares it, so the gateway may start first.
