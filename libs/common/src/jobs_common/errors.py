@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -34,6 +35,10 @@ class PlatformError(Exception):
             error=self.code, message=self.message, details=self.details
         ).model_dump()
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the answer carries besides the envelope (none by default)."""
+        return {}
+
 
 class BadRequest(PlatformError):
     code = "bad_request"
@@ -60,14 +65,49 @@ class NotFound(PlatformError):
     status_code = 404
 
 
+class MethodNotAllowed(PlatformError):
+    code = "method_not_allowed"
+    status_code = 405
+
+    def __init__(self, message: str, *, allow: Iterable[str]) -> None:
+        super().__init__(message)
+        self.allow = tuple(sorted(set(allow)))
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allow)}
+
+
+class PayloadTooLarge(PlatformError):
+    """A request body above its route's limit (``jobs_common.body_limit``)."""
+
+    code = "payload_too_large"
+    status_code = 413
+
+
 class Conflict(PlatformError):
     code = "conflict"
     status_code = 409
 
 
 class TooManyRequests(PlatformError):
+    """A limit was reached; ``retry_after`` (whole seconds, at least 1) says when to come back
+    and is answered as the ``Retry-After`` header."""
+
     code = "too_many_requests"
     status_code = 429
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: int | None = None,
+        details: list[ErrorDetail] | None = None,
+    ) -> None:
+        super().__init__(message, details=details)
+        self.retry_after = None if retry_after is None else max(1, retry_after)
+
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
 
 class UpstreamUnavailable(PlatformError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated, Any
 
 import orjson
@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobs_common.auth import Identity, identity_from_headers
@@ -76,10 +77,31 @@ def validation_details(errors: Any) -> list[ErrorDetail]:
     return [ErrorDetail(field=_field_path(tuple(e["loc"])), message=e["msg"]) for e in errors]
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> set[str]:
+    """The methods some route answers at the request's path: a 405's ``Allow`` (Starlette
+    names only the first partly matching route's; included routers are asked too)."""
+    probe: Scope = {
+        "type": "http",
+        "path": scope["path"],
+        "root_path": scope.get("root_path", ""),
+        "headers": [],
+        "query_string": b"",
+    }
+    routes = list(routes)
+    return {
+        method
+        for method in HTTP_METHODS
+        if any(route.matches({**probe, "method": method})[0] is Match.FULL for route in routes)
+    }
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(PlatformError)
     async def _platform(_: Request, exc: PlatformError) -> JsonResponse:
-        return JsonResponse(exc.envelope(), status_code=exc.status_code)
+        return JsonResponse(exc.envelope(), status_code=exc.status_code, headers=exc.headers())
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JsonResponse:
@@ -96,17 +118,28 @@ def install_error_handlers(app: FastAPI) -> None:
         body = ErrorEnvelope(error="internal_error", message="internal error")
         return JsonResponse(body.model_dump(), status_code=500)
 
-    codes = {404: "not_found", 405: "bad_request", 401: "unauthorized", 403: "forbidden"}
+    codes = {
+        404: "not_found",
+        405: "method_not_allowed",
+        413: "payload_too_large",
+        401: "unauthorized",
+        403: "forbidden",
+    }
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JsonResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JsonResponse:
         code = codes.get(exc.status_code, "bad_request")
         body = ErrorEnvelope(error=code, message=str(exc.detail))
-        return JsonResponse(body.model_dump(), status_code=exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            if allow := allowed_methods(request.app.router.routes, request.scope):
+                headers["Allow"] = ", ".join(sorted(allow))
+        return JsonResponse(body.model_dump(), status_code=exc.status_code, headers=headers)
 
 
-def add_ops_routes(app: FastAPI, ready: ReadyCheck) -> None:
-    """/health (the process answers), /ready (its dependencies answer), /metrics."""
+def add_ops_routes(app: FastAPI, ready: ReadyCheck, *, metrics: bool = True) -> None:
+    """/health (the process answers), /ready (its dependencies answer), /metrics (unless
+    ``metrics`` is false: the gateway serves its metrics on a port of their own)."""
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:
@@ -121,15 +154,23 @@ def add_ops_routes(app: FastAPI, ready: ReadyCheck) -> None:
             status_code=200 if ok else 503,
         )
 
-    @app.get("/metrics", tags=["ops"], include_in_schema=False)
-    async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    if metrics:
+        app.add_api_route(
+            "/metrics", metrics_endpoint, methods=["GET"], tags=["ops"], include_in_schema=False
+        )
+
+
+async def metrics_endpoint() -> Response:
+    """The process's Prometheus metrics (the default registry)."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
 async def current_identity(request: Request) -> Identity:
     """Reads the identity using the internal token stored on ``app.state.internal_token``."""
     return identity_from_headers(
-        dict(request.headers), internal_token=request.app.state.internal_token
+        dict(request.headers),
+        internal_token=request.app.state.internal_token,
+        previous=getattr(request.app.state, "previous_internal_tokens", ()),
     )
 
 

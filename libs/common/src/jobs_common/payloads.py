@@ -1,18 +1,78 @@
 """Payload schema of each built-in job type: validated at submission, parsed by the worker.
 
 Adding a job type means adding its model to :data:`PAYLOAD_MODELS` and a handler in the worker.
+
+Every payload is bounded: its JSON at most :attr:`Payload.max_json_bytes` (256 KB; an image's
+own bound for image_resize), each free-text field by its length, and a field that ends up in
+an SMTP header (:data:`HeaderText`) refuses control characters, so no value can add a header.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
+from collections.abc import Mapping
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, model_validator
+import orjson
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    EmailStr,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_IMAGE_BASE64_CHARS = (MAX_IMAGE_BYTES * 4) // 3 + 4
+MAX_PAYLOAD_BYTES = 256 * 1024
+MAX_SUBJECT_CHARS = 200
+MAX_EMAIL_BODY_CHARS = 100_000
+MAX_ADDRESS_CHARS = 320  # RFC 3696 erratum: 64 + 1 + 255 (the address itself: at most 254)
+
+# C0 controls (CR, LF, TAB, NUL...), DEL, C1 controls (NEL), the Unicode line separators.
+_HEADER_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# A body keeps its line breaks and tabs; other C0 controls (NUL, ESC...) are refused.
+_BODY_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def header_safe(value: Any) -> Any:
+    """Refuse a string with a control character or line break (it would end an SMTP or HTTP
+    header line and start another)."""
+    if isinstance(value, str) and _HEADER_UNSAFE.search(value):
+        raise PydanticCustomError(
+            "control_character", "must not contain control characters or line breaks"
+        )
+    return value
+
+
+def body_safe(value: str) -> str:
+    if _BODY_UNSAFE.search(value):
+        raise PydanticCustomError(
+            "control_character", "must not contain control characters other than line breaks"
+        )
+    return value
+
+
+HeaderText = Annotated[str, AfterValidator(header_safe)]
+"""A string that may end up in a message header: no control characters, no line breaks."""
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON."""
+    try:
+        return len(orjson.dumps(value, default=str))
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
+        return len(json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":")))
+
+
 _IMAGE_MAGIC = {
     b"\x89PNG\r\n\x1a\n": "png",
     b"\xff\xd8\xff": "jpeg",
@@ -22,11 +82,29 @@ _IMAGE_MAGIC = {
 class Payload(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
+    max_json_bytes: ClassVar[int] = MAX_PAYLOAD_BYTES
+    """The payload's JSON may not be larger (checked before any field)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_json(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            size = json_size(data)
+            if size > cls.max_json_bytes:
+                raise PydanticCustomError(
+                    "payload_too_large",
+                    "payload is {size} bytes of JSON; at most {limit} bytes",
+                    {"size": size, "limit": cls.max_json_bytes},
+                )
+        return data
+
 
 class EmailPayload(Payload):
-    to: EmailStr
-    subject: str = Field(min_length=1, max_length=200)
-    body: str
+    to: Annotated[EmailStr, BeforeValidator(header_safe)] = Field(
+        max_length=MAX_ADDRESS_CHARS, description="One address; no display name."
+    )
+    subject: HeaderText = Field(min_length=1, max_length=MAX_SUBJECT_CHARS)
+    body: Annotated[str, AfterValidator(body_safe)] = Field(max_length=MAX_EMAIL_BODY_CHARS)
 
 
 def sniff_image_format(data: bytes) -> str | None:
@@ -39,6 +117,8 @@ def sniff_image_format(data: bytes) -> str | None:
 
 
 class ImageResizePayload(Payload):
+    max_json_bytes: ClassVar[int] = MAX_IMAGE_BASE64_CHARS + 4 * 1024
+
     image_base64: str = Field(alias="imageBase64", min_length=1)
     width: int = Field(ge=1, le=10_000)
     height: int = Field(ge=1, le=10_000)
@@ -47,7 +127,7 @@ class ImageResizePayload(Payload):
     @field_validator("image_base64")
     @classmethod
     def _png_jpeg_or_webp_up_to_5_mb(cls, value: str) -> str:
-        if len(value) > (MAX_IMAGE_BYTES * 4) // 3 + 4:
+        if len(value) > MAX_IMAGE_BASE64_CHARS:
             raise ValueError("image must be at most 5 MB")
         try:
             data = base64.b64decode(value, validate=True)
@@ -84,7 +164,7 @@ class SimulatePayload(Payload):
     failure_rate: float = Field(default=0.5, ge=0, le=1, alias="failureRate")
     min_seconds: float = Field(default=1.0, ge=0, le=300, alias="minSeconds")
     max_seconds: float = Field(default=4.0, ge=0, le=300, alias="maxSeconds")
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
 
     @model_validator(mode="after")
     def _ordered_durations(self) -> SimulatePayload:

@@ -1,43 +1,197 @@
-"""Settings bases: each service subclasses with its own env prefix (GATEWAY_, SCHEDULER_...)."""
+"""Settings bases: each service subclasses with its own env prefix (GATEWAY_, SCHEDULER_...).
+
+Outside development a service refuses to start with a secret that is missing, empty, shorter
+than :data:`MIN_SECRET_BYTES` or one of the development secrets published in this repository;
+every refusal names the environment variable to set (:func:`settings_from_environment`)."""
 
 from __future__ import annotations
 
-from typing import Literal
+import ipaddress
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Annotated, Any, Self, TypeVar
 
-from pydantic import model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import orjson
+from pydantic import (
+    AfterValidator,
+    AmqpDsn,
+    AnyHttpUrl,
+    BeforeValidator,
+    Field,
+    MongoDsn,
+    PostgresDsn,
+    ValidationError,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEV_SECRET = "dev-only-secret-change-me-0123456789abcdef"
+DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789abcdef"
+# Secrets anyone can read in this repository (the defaults, which .env.example repeats).
+KNOWN_DEV_SECRETS = frozenset({DEV_SECRET, DEV_JWT_SECRET})
+MIN_SECRET_BYTES = 32
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    TEST = "test"
+    PRODUCTION = "production"
+
+
+def _dsn(kind: Any) -> AfterValidator:
+    """Check a URL against pydantic's DSN type ``kind`` (scheme, host, port) and keep the text
+    as given, so drivers receive exactly what the operator wrote."""
+
+    def check(value: str) -> str:
+        kind(value)
+        return value
+
+    return AfterValidator(check)
+
+
+PostgresUrl = Annotated[str, _dsn(PostgresDsn)]
+AmqpUrl = Annotated[str, _dsn(AmqpDsn)]
+MongoUrl = Annotated[str, _dsn(MongoDsn)]
+HttpBaseUrl = Annotated[str, _dsn(AnyHttpUrl)]
+
+
+def list_entries(value: Any) -> Any:
+    """A list setting from the environment: ``"a, b"`` or a JSON array (``'["a", "b"]'``),
+    entries stripped, empty ones dropped. Use with ``NoDecode`` (see :data:`EntryList`)."""
+    if isinstance(value, str):
+        text = value.strip()
+        value = orjson.loads(text) if text.startswith("[") else text.split(",")
+    if isinstance(value, list | tuple):
+        return [str(item).strip() for item in value if str(item).strip()]
+    return value
+
+
+def _networks(entries: list[str]) -> list[str]:
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(f"{entry!r} is neither an IP address nor a network") from None
+    return entries
+
+
+EntryList = Annotated[list[str], NoDecode, BeforeValidator(list_entries)]
+NetworkList = Annotated[
+    list[str], NoDecode, BeforeValidator(list_entries), AfterValidator(_networks)
+]
+"""IP addresses and networks (``10.0.0.0/8``), comma-separated or a JSON array."""
 
 
 class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", env_nested_delimiter="__")
 
-    environment: Literal["development", "test", "production"] = "development"
+    environment: Environment = Environment.DEVELOPMENT
     log_level: str = "INFO"
     log_json: bool = True
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = Field(default=8000, ge=0, le=65_535)
+
+    @property
+    def is_development(self) -> bool:
+        return self.environment is Environment.DEVELOPMENT
+
+
+def env_name(settings: BaseSettings, field: str) -> str:
+    """The environment variable that sets ``field`` (``GATEWAY_JWT_SECRET``)."""
+    return f"{settings.model_config.get('env_prefix', '')}{field}".upper()
+
+
+# Environment variables cannot hold a NUL byte, so this default means "not set".
+UNSET_SECRET = "\0unset"
+
+
+def resolve_secret(settings: BaseSettings, field: str, value: str, *, development: str) -> str:
+    """``value``, or ``development`` when unset in development. Outside development a missing,
+    empty, short or published secret is refused, naming its variable."""
+    name = env_name(settings, field)
+    environment = getattr(settings, "environment", Environment.DEVELOPMENT)
+    in_development = environment is Environment.DEVELOPMENT
+    if value == UNSET_SECRET:
+        if in_development:
+            return development
+        raise ValueError(
+            f"{name} must be set when {env_name(settings, 'environment')}={environment}"
+        )
+    if not value:
+        raise ValueError(f"{name} must not be empty")
+    if in_development:
+        return value
+    if value in KNOWN_DEV_SECRETS:
+        raise ValueError(
+            f"{name} is a development secret published in the repository: set one of your own"
+        )
+    if len(value.encode()) < MIN_SECRET_BYTES:
+        raise ValueError(f"{name} must be at least {MIN_SECRET_BYTES} bytes outside development")
+    return value
 
 
 class AmqpSettingsMixin(BaseSettings):
-    amqp_url: str = "amqp://guest:guest@127.0.0.1:5672/"
+    amqp_url: AmqpUrl = "amqp://guest:guest@127.0.0.1:5672/"
 
 
 class PostgresSettingsMixin(BaseSettings):
-    database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/jobs"
-    db_pool_size: int = 10
+    database_url: PostgresUrl = "postgresql+asyncpg://postgres@127.0.0.1:5432/jobs"
+    db_pool_size: int = Field(default=10, ge=1)
 
 
 class InternalAuthMixin(BaseSettings):
-    """Shared secret the gateway puts on every proxied call; backends refuse calls without it."""
+    """Shared secret the gateway puts on every proxied call; backends refuse calls without it.
+    Unset in development, it is :data:`DEV_SECRET`."""
 
-    internal_token: str = DEV_SECRET
+    internal_token: str = Field(default=UNSET_SECRET, repr=False)
+    # While the token is rotated: the one being replaced, still accepted by backends.
+    internal_token_previous: str | None = Field(default=None, repr=False)
 
     @model_validator(mode="after")
-    def _refuse_dev_secret_in_production(self) -> InternalAuthMixin:
-        if getattr(self, "environment", "development") == "production" and (
-            self.internal_token == DEV_SECRET
-        ):
-            raise ValueError("internal_token must be set outside development")
+    def _internal_token_is_a_secret(self) -> Self:
+        self.internal_token = resolve_secret(
+            self, "internal_token", self.internal_token, development=DEV_SECRET
+        )
+        if self.internal_token_previous is not None:
+            self.internal_token_previous = resolve_secret(
+                self, "internal_token_previous", self.internal_token_previous, development=""
+            )
         return self
+
+    @property
+    def previous_internal_tokens(self) -> tuple[str, ...]:
+        return (self.internal_token_previous,) if self.internal_token_previous else ()
+
+
+SettingsT = TypeVar("SettingsT", bound=ServiceSettings)
+
+
+class SettingsError(SystemExit):
+    """Settings the environment gives cannot start the service; the message lists each
+    variable to fix."""
+
+
+def describe_errors(errors: Iterable[Any], env_prefix: str) -> list[str]:
+    """One line per pydantic error, naming the environment variable where it is known."""
+    lines = []
+    for error in errors:
+        location = [str(part) for part in error.get("loc", ()) if part != "__root__"]
+        message = str(error.get("msg", "invalid"))
+        message = message.removeprefix("Value error, ")
+        if location:
+            lines.append(f"{(env_prefix + location[0]).upper()}: {message}")
+        else:
+            lines.append(message)
+    return lines
+
+
+def settings_from_environment(settings_type: type[SettingsT]) -> SettingsT:
+    """Build ``settings_type`` from the environment, or exit with one line per variable."""
+    try:
+        return settings_type()
+    except ValidationError as exc:
+        prefix = str(settings_type.model_config.get("env_prefix", ""))
+        lines = describe_errors(exc.errors(), prefix)
+        raise SettingsError(
+            f"{settings_type.__module__}: invalid settings\n  " + "\n  ".join(lines)
+        ) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -29,9 +30,14 @@ class StackConfig:
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025
     artifacts_dir: str = "var/artifacts"
-    internal_token: str = "dev-internal-token-0123456789abcdef"
-    jwt_secret: str = "dev-jwt-secret-0123456789abcdef0123456789"
+    # Fresh secrets per stack (any environment accepts them); `make dev` passes the published
+    # development ones so a browser's login survives a restart.
+    internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    jwt_secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     gateway_port: int = 3000
+    # The gateway's metrics (its public port answers /metrics with 404): a free port by
+    # default, so that stacks running side by side do not collide on it.
+    gateway_metrics_port: int = field(default_factory=free_port)
     submission_port: int = 3001
     scheduler_port: int = 8080
     dashboard_port: int = 8081
@@ -58,10 +64,16 @@ class ServiceProcess:
     env: dict[str, str]
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    # Where /metrics is served when not on ``port`` (the gateway's metrics port).
+    metrics_port: int | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port or self.port}/metrics"
 
 
 def service_specs(config: StackConfig) -> list[ServiceProcess]:
@@ -138,8 +150,10 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                 SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
                 DASHBOARD_URL=f"http://127.0.0.1:{config.dashboard_port}",
                 AMQP_URL=config.amqp_url,
+                METRICS_PORT=config.gateway_metrics_port,
                 **({"UI_DIR": config.ui_dir} if config.ui_dir else {}),
             ),
+            metrics_port=config.gateway_metrics_port,
         ),
     ]
     for index in range(config.workers):
