@@ -49,19 +49,33 @@ FASTAPI_VALIDATION = {"HTTPValidationError", "ValidationError"}
 METHODS = ("get", "put", "post", "delete", "patch")
 GATEWAY_ERRORS = {
     "401": "Missing, invalid or expired bearer token",
+    "429": "Too many requests from this user; `Retry-After` gives the seconds to wait",
     "500": "Unexpected error (the message carries no internals)",
     "503": "A backend is unavailable; retry later",
 }
 NOT_FOUND = "Unknown id, or not yours"
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds until the limit allows another request",
+        "schema": {"type": "integer"},
+    }
+}
 BEARER_OWN = {("get", "/auth/me")}  # the gateway's own routes that take the access token
 VALIDATION = "Validation error: `details` names each field and what is wrong with it"
+TOO_LARGE = "Request body above this route's limit (see docs/gateway.md, Limits)"
+MALFORMED = "The body could not be parsed (not JSON, or not UTF-8)"
+OWNER_FILTER = "submittedBy names another user: only admins may filter by owner"
 
 DESCRIPTION = """\
 The public API of the jobs platform. Every `/api` operation needs an access token from
-`POST /auth/login` (or `/auth/register`, `/auth/refresh`) in `Authorization: Bearer <token>`.
+`POST /auth/login` (or `/auth/refresh`) in `Authorization: Bearer <token>`; access tokens last
+at most 15 minutes. `POST /auth/refresh` uses up its refresh token and answers the next one:
+keep it, and never present a used one again (that ends the session). `POST /auth/logout`
+ends the session. A `429` carries `Retry-After` (seconds).
 Errors have one shape: `{"error": code, "message": text, "details": [{"field", "message"}]}`
 with `code` one of bad_request, unauthorized, forbidden, not_found, conflict,
-validation_error, too_many_requests, internal_error, service_unavailable.
+validation_error, too_many_requests, internal_error, service_unavailable, payload_too_large
+(413: a body above its route's limit), method_not_allowed (405, with `Allow`).
 
 Live events: `GET /ws/events?token=<access token>` upgrades to a WebSocket that pushes the
 status changes of the jobs you may see and, after `{"type": "subscribe", "jobId": ...}`, a
@@ -116,7 +130,14 @@ def _with_envelopes(operation: Document) -> Document:
     for code, response in list(responses.items()):
         if code.startswith(("4", "5")):
             description = VALIDATION if code == "422" else response.get("description", "Error")
-            responses[code] = _error(description)
+            responses[code] = _error(description) | (
+                {"headers": response["headers"]} if "headers" in response else {}
+            )
+    if any(parameter.get("name") == "submittedBy" for parameter in op.get("parameters", [])):
+        responses.setdefault("403", _error(OWNER_FILTER))
+    if "requestBody" in op:
+        responses.setdefault("400", _error(MALFORMED))
+        responses.setdefault("413", _error(TOO_LARGE))
     return op
 
 
@@ -128,6 +149,7 @@ def _public_operation(operation: Document, *, path: str) -> Document:
         responses.setdefault("404", _error(NOT_FOUND))
     for code, description in GATEWAY_ERRORS.items():
         responses.setdefault(code, _error(description))
+    responses["429"] = responses["429"] | {"headers": RETRY_AFTER}
     op["security"] = [{"bearerAuth": []}]
     op["responses"] = dict(sorted(responses.items()))
     return op

@@ -17,6 +17,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
+from jobs_common.auth import TokenKeys
 from jobs_common.testing.infra import free_port
 from jobs_common.testing.plugin import PostgresServer
 from jobs_gateway.app import create_app
@@ -24,6 +25,8 @@ from jobs_gateway.settings import Settings
 
 TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef-0123456789"
 TEST_INTERNAL_TOKEN = "test-internal-token-0123456789abcdef"
+# What the gateway under test signs with (the settings' default issuer and audience).
+TEST_KEYS = TokenKeys(secret=TEST_JWT_SECRET, issuer="jobs-gateway", audience="jobs-api")
 
 
 @pytest.fixture(scope="session")

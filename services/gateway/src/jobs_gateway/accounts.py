@@ -1,28 +1,22 @@
-"""Login, refresh and registration: the use cases behind /auth (I/O through adapters)."""
+"""Login and registration: the use cases behind /auth/login and /auth/register (I/O through
+adapters; sessions.py issues and rotates the tokens)."""
 
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import dataclass
 
 from jobs_common.errors import TooManyRequests, Unauthorized
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.users import UserRepository
-from jobs_gateway.domain.rate_limit import TokenBucketLimiter
-from jobs_gateway.domain.tokens import TokenIssuer, TokenPair
-from jobs_gateway.domain.users import User, normalize_email
+from jobs_gateway.attempt_limits import AttemptLimits
+from jobs_gateway.domain.tokens import TokenIssuer
+from jobs_gateway.domain.users import normalize_email
 from jobs_gateway.metrics import LOGIN_ATTEMPTS
+from jobs_gateway.sessions import Session, Sessions
 
 log = logging.getLogger(__name__)
 
 INVALID_CREDENTIALS = "invalid email or password"
-
-
-@dataclass(frozen=True)
-class Session:
-    user: User
-    tokens: TokenPair
 
 
 class Accounts:
@@ -31,20 +25,28 @@ class Accounts:
         *,
         users: UserRepository,
         passwords: Passwords,
-        tokens: TokenIssuer,
-        login_limiter: TokenBucketLimiter,
+        sessions: Sessions,
+        limits: AttemptLimits,
     ) -> None:
         self.users = users
         self.passwords = passwords
-        self.tokens = tokens
-        self.login_limiter = login_limiter
+        self.sessions = sessions
+        self.limits = limits
+
+    @property
+    def tokens(self) -> TokenIssuer:
+        """The token issuer of the sessions (the live-events socket verifies with it)."""
+        return self.sessions.tokens
 
     async def login(self, *, email: str, password: str, client_ip: str) -> Session:
+        """A new session; 401 alike for an unknown email and a wrong password, 429 past the
+        account's or the address's limit (counted before any password work)."""
         email = normalize_email(email)
-        if not self.login_limiter.allow(f"{email}|{client_ip}"):
+        try:
+            await self.limits.login(email=email, address=client_ip)
+        except TooManyRequests:
             LOGIN_ATTEMPTS.labels("rate_limited").inc()
-            log.warning("login rate limited", extra={"action": "login_limited", "email": email})
-            raise TooManyRequests("too many login attempts, try again later")
+            raise
         user = await self.users.by_email(email)
         valid = await self.passwords.verify(password, user.password_hash if user else None)
         if user is None or not valid:
@@ -53,22 +55,18 @@ class Accounts:
             raise Unauthorized(INVALID_CREDENTIALS)
         LOGIN_ATTEMPTS.labels("success").inc()
         log.info("login", extra={"action": "login", "user_id": str(user.id)})
-        return Session(user, self.tokens.pair(user.identity()))
+        return await self.sessions.start(user)
 
-    async def refresh(self, *, refresh_token: str) -> Session:
-        claimed = self.tokens.verify_refresh(refresh_token)
-        try:
-            user_id = uuid.UUID(claimed.user_id)
-        except ValueError as exc:
-            raise Unauthorized("invalid token") from exc
-        # the current record decides: a deleted user or a changed role takes effect here
-        user = await self.users.by_id(user_id)
-        if user is None:
-            raise Unauthorized("invalid token")
-        return Session(user, self.tokens.pair(user.identity()))
-
-    async def register(self, *, email: str, password: str) -> User:
+    async def register(self, *, email: str, password: str, client_ip: str) -> None:
+        """Create a user unless the email is taken. The caller learns nothing either way:
+        the password is hashed and the insert tried in both cases, and the answer is the
+        same; 429 past the address's limit."""
+        await self.limits.register(address=client_ip)
         password_hash = await self.passwords.hash(password)
-        user = await self.users.create(email=email, password_hash=password_hash, role="user")
-        log.info("user registered", extra={"action": "register", "user_id": str(user.id)})
-        return user
+        user = await self.users.insert_if_absent(
+            email=email, password_hash=password_hash, role="user"
+        )
+        if user is None:
+            log.info("registration of a taken email", extra={"action": "register_taken"})
+        else:
+            log.info("user registered", extra={"action": "register", "user_id": str(user.id)})

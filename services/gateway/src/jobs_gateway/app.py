@@ -7,31 +7,29 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 
 import sqlalchemy as sa
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from sqlalchemy.ext.asyncio import AsyncEngine
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
 from jobs_common.http import add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
-from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.live import LiveEventsConsumer
-from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.seed import seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
-from jobs_gateway.adapters.users import UserRepository
 from jobs_gateway.api import auth, events, proxy
+from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_public_openapi
 from jobs_gateway.api.ui import install_ui
+from jobs_gateway.auth_services import AuthServices
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER, TRACE_ID_HEADER
 from jobs_gateway.domain.live import LiveLimits
-from jobs_gateway.domain.rate_limit import TokenBucketLimiter
 from jobs_gateway.domain.routing import UPSTREAMS
-from jobs_gateway.domain.tokens import TokenIssuer
 from jobs_gateway.fanout import LiveHub
 from jobs_gateway.migrate import upgrade_async
 from jobs_gateway.settings import Settings
@@ -78,28 +76,18 @@ def create_app(settings: Settings) -> FastAPI:
         live_events = LiveEventsConsumer(
             url=settings.amqp_url, sink=hub, max_length=settings.live_queue_max_length
         )
+        auth_services: AuthServices | None = None
         try:
             await wait_for_database(engine, within=settings.startup_timeout_seconds)
             if settings.migrate_on_start:
                 await upgrade_async(settings.database_url)
-            users = UserRepository(engine)
-            passwords = Passwords()
-            if settings.seed_demo_users:
-                await seed_demo_users(users, passwords)
-            app.state.accounts = Accounts(
-                users=users,
-                passwords=passwords,
-                tokens=TokenIssuer(
-                    secret=settings.jwt_secret,
-                    access_ttl=timedelta(minutes=settings.access_token_ttl_minutes),
-                    refresh_ttl=timedelta(days=settings.refresh_token_ttl_days),
-                ),
-                login_limiter=TokenBucketLimiter(
-                    capacity=settings.login_attempts_per_minute,
-                    period=60.0,
-                    max_keys=settings.rate_limit_max_keys,
-                ),
-            )
+            auth_services = AuthServices.build(settings, engine)
+            if settings.seeds_demo_users:
+                await seed_demo_users(auth_services.users, auth_services.passwords)
+            app.state.accounts = auth_services.accounts
+            app.state.sessions = auth_services.sessions
+            app.state.api_rate_limit = auth_services.api_rate_limit
+            auth_services.start()  # the /api limit's flush and the purge, in the background
             app.state.upstreams = Upstreams(
                 client,
                 {"submission": settings.submission_url, "dashboard": settings.dashboard_url},
@@ -110,6 +98,8 @@ def create_app(settings: Settings) -> FastAPI:
             log.info("gateway started", extra={"action": "startup", "port": settings.port})
             yield
         finally:
+            if auth_services is not None:
+                await auth_services.stop()
             hub.close_all()
             await live_events.stop()
             await client.aclose()
@@ -142,19 +132,22 @@ def create_app(settings: Settings) -> FastAPI:
         )
         return dict(zip(("database", *UPSTREAMS), results, strict=True))
 
-    add_ops_routes(app, ready)
+    add_ops_routes(app, ready, metrics=False)  # metrics: GATEWAY_METRICS_PORT (metrics_server)
     app.include_router(auth.router)
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.include_router(events.router)
+    app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))  # innermost
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,
         allow_credentials=True,
         allow_methods=["*"],
         allow_headers=["*"],
-        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER],
+        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER, "Retry-After"],  # 429s say when
     )
     app.add_middleware(RequestContextMiddleware)
-    app.add_middleware(HttpMetricsMiddleware)  # outermost: counts what the others answer too
+    app.add_middleware(HttpMetricsMiddleware)  # counts what the others answer too
+    if settings.trusted_proxies:  # outermost: every layer sees the client, not the proxy
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
     return app

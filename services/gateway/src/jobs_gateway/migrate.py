@@ -1,4 +1,4 @@
-"""Apply the gateway migrations and seed the demo users:
+"""Apply the gateway migrations (and, in development, seed the demo users):
 ``python -m jobs_gateway.migrate [DATABASE_URL]``.
 
 Only schema ``gateway`` is touched; the version
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobs_common import migrations
 from jobs_common.logging import configure_logging
+from jobs_common.settings import settings_from_environment
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -27,13 +28,13 @@ async def upgrade_async(database_url: str) -> None:
 
 def main() -> None:
     from jobs_gateway.adapters.seed import seed_database
-    from jobs_gateway.settings import Settings
+    from jobs_gateway.settings import MigrationSettings
 
-    settings = Settings()
+    settings = settings_from_environment(MigrationSettings)
     configure_logging(service="gateway", level=settings.log_level, json=settings.log_json)
     url = sys.argv[1] if len(sys.argv) > 1 else settings.database_url
     upgrade(url)
-    if settings.seed_demo_users:
+    if settings.seeds_demo_users:
         asyncio.run(seed_database(url))
 
 

@@ -11,7 +11,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -21,10 +21,11 @@ import httpx
 import orjson
 import pytest
 from aio_pika.abc import AbstractExchange
+from prometheus_client import generate_latest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from jobs_common.auth import Identity, issue_token
+from jobs_common.auth import Identity, TokenKeys, issue_token
 from jobs_common.contracts import (
     JobChange,
     JobChanges,
@@ -43,6 +44,7 @@ from jobs_gateway.settings import Settings
 pytestmark = pytest.mark.integration
 
 TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef-0123456789"
+TEST_KEYS = TokenKeys(secret=TEST_JWT_SECRET, issuer="jobs-gateway", audience="jobs-api")
 TEST_INTERNAL_TOKEN = "test-internal-token-0123456789abcdef"
 GATEWAY_CONNECTION = "jobs-gateway-live"
 USER = "user@test.com"
@@ -67,8 +69,9 @@ class LiveGateway:
         return str(response.json()["token"])
 
     async def metric(self, sample: str) -> float | None:
-        """The value of one exposed sample, e.g. ``gateway_ws_connections``."""
-        text = (await self.http.get("/metrics")).text
+        """The value of one exposed sample, e.g. ``gateway_ws_connections`` (the gateway runs
+        in this process; its metrics port is not served here)."""
+        text = generate_latest().decode()
         for row in text.splitlines():
             name, _, value = row.rpartition(" ")
             if name == sample:
@@ -252,17 +255,17 @@ async def test_a_missing_invalid_expired_or_refresh_token_is_closed_with_4401(
         "empty token": ("", "missing token"),
         "garbage": ("not-a-jwt", "invalid token"),
         "other secret": (
-            issue_token(identity, secret="x" * 40, ttl=timedelta(minutes=5)),
+            issue_token(
+                identity, keys=replace(TEST_KEYS, secret="x" * 40), ttl=timedelta(minutes=5)
+            ),
             "invalid token",
         ),
         "expired": (
-            issue_token(identity, secret=TEST_JWT_SECRET, ttl=timedelta(seconds=-5)),
+            issue_token(identity, keys=TEST_KEYS, ttl=timedelta(seconds=-5)),
             "token expired",
         ),
         "refresh": (
-            issue_token(
-                identity, secret=TEST_JWT_SECRET, ttl=timedelta(days=1), token_type="refresh"
-            ),
+            issue_token(identity, keys=TEST_KEYS, ttl=timedelta(days=1), token_type="refresh"),
             "invalid token",
         ),
     }
@@ -279,7 +282,7 @@ async def test_hello_then_4401_when_the_token_expires_while_connected(
     live_gateway: LiveGatewayFactory,
 ) -> None:
     identity = Identity(user_id=str(uuid.uuid4()), email=USER, role="user")
-    token = issue_token(identity, secret=TEST_JWT_SECRET, ttl=timedelta(seconds=2))
+    token = issue_token(identity, keys=TEST_KEYS, ttl=timedelta(seconds=2))
     async with live_gateway() as gateway, connect(gateway.ws_url(token)) as ws:
         assert await receive(ws) == {"type": "hello", "user": {"email": USER, "role": "user"}}
         assert await gateway.metric("gateway_ws_connections") == 1.0

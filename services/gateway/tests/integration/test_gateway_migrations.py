@@ -69,7 +69,7 @@ async def test_migrations_are_rerunnable_and_keep_users(gateway_database_url: st
     versions = await fetch(
         gateway_database_url, "SELECT version_num FROM gateway.alembic_version_gateway"
     )
-    assert [r["version_num"] for r in versions] == ["0001"]
+    assert [r["version_num"] for r in versions] == ["0002"]
     users = await fetch(gateway_database_url, "SELECT email FROM gateway.users ORDER BY email")
     assert [r["email"] for r in users] == ["admin@test.com", "user@test.com"]
 
@@ -87,7 +87,12 @@ async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url
         "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2",
     )
     added = {tuple(r) for r in after} - {tuple(r) for r in before}
-    assert added == {("gateway", "users"), ("gateway", "alembic_version_gateway")}
+    assert added == {
+        ("gateway", "users"),
+        ("gateway", "refresh_tokens"),
+        ("gateway", "rate_limit_counters"),
+        ("gateway", "alembic_version_gateway"),
+    }
     assert {tuple(r) for r in before} <= {tuple(r) for r in after}
     assert await diff_against_models(jobs_database_url) == []
 

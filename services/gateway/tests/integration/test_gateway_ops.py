@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from jobs_gateway.api.openapi import public_document
+from jobs_gateway.metrics_server import metrics_app
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,16 @@ async def test_metrics_count_requests_and_upstream_calls(
 ) -> None:
     await gateway.get("/api/jobs/j-1/status", headers={"Authorization": f"Bearer {admin_token}"})
     await gateway.get("/api/nowhere-in-particular")
-    text = (await gateway.get("/metrics")).text
+    # Not on the public port: the metrics app serves them on GATEWAY_METRICS_PORT.
+    public = await gateway.get("/metrics")
+    assert public.status_code == 404
+    assert public.json()["error"] == "not_found"
+    transport = httpx.ASGITransport(app=metrics_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://metrics") as metrics:
+        scraped = await metrics.get("/metrics")
+        assert (await metrics.get("/api/jobs")).status_code == 404
+    assert scraped.status_code == 200
+    text = scraped.text
     assert 'http_requests_total{method="GET",route="/api/jobs/{jobId}/status",status="200"}' in text
     assert 'http_requests_total{method="GET",route="/api/{path}",status="401"}' in text
     assert 'gateway_upstream_requests_total{outcome="ok",upstream="submission"}' in text

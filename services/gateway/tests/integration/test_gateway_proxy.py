@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -11,11 +12,12 @@ import httpx
 import orjson
 import pytest
 
-from jobs_common.auth import Identity, issue_token
+from jobs_common.auth import Identity, TokenKeys, issue_token
 
 pytestmark = pytest.mark.integration
 
 TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef-0123456789"
+TEST_KEYS = TokenKeys(secret=TEST_JWT_SECRET, issuer="jobs-gateway", audience="jobs-api")
 TEST_INTERNAL_TOKEN = "test-internal-token-0123456789abcdef"
 
 
@@ -143,13 +145,13 @@ async def test_expired_foreign_and_refresh_tokens_are_401(
     gateway: httpx.AsyncClient, upstreams: Any
 ) -> None:
     alice = Identity(user_id="9b7c2c52-1111-4000-8000-000000000000", email="a@x.io", role="admin")
-    expired = issue_token(alice, secret=TEST_JWT_SECRET, ttl=timedelta(seconds=-1))
+    expired = issue_token(alice, keys=TEST_KEYS, ttl=timedelta(seconds=-1))
     foreign = issue_token(
-        alice, secret="some-other-secret-0123456789abcdef-0123", ttl=timedelta(minutes=5)
+        alice,
+        keys=replace(TEST_KEYS, secret="some-other-secret-0123456789abcdef-0123"),
+        ttl=timedelta(minutes=5),
     )
-    refresh = issue_token(
-        alice, secret=TEST_JWT_SECRET, ttl=timedelta(minutes=5), token_type="refresh"
-    )
+    refresh = issue_token(alice, keys=TEST_KEYS, ttl=timedelta(minutes=5), token_type="refresh")
     for token in (expired, foreign, refresh):
         assert_envelope(await gateway.get("/api/jobs", headers=bearer(token)), 401, "unauthorized")
     assert upstreams.dashboard.calls() == []

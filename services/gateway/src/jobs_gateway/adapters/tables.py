@@ -26,6 +26,42 @@ users = sa.Table(
     sa.UniqueConstraint("email", name="users_email_key"),
 )
 
+# One row per refresh token ever issued (by its jti: the token itself is never stored, so a
+# reader of this table cannot use or mint one). Rows of a login share ``family_id``.
+refresh_tokens = sa.Table(
+    "refresh_tokens",
+    metadata,
+    sa.Column("id", sa.Uuid(), primary_key=True),
+    sa.Column("family_id", sa.Uuid(), nullable=False),
+    sa.Column(
+        "user_id",
+        sa.Uuid(),
+        sa.ForeignKey("gateway.users.id", ondelete="CASCADE", name="refresh_tokens_user_id_fkey"),
+        nullable=False,
+    ),
+    sa.Column("issued_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("used_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("replaced_by", sa.Uuid(), nullable=True),
+    sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Index("refresh_tokens_family_id_idx", "family_id"),
+    sa.Index("refresh_tokens_user_id_idx", "user_id"),
+    sa.Index("refresh_tokens_expires_at_idx", "expires_at"),
+)
+
+# Hits per (scope, key) in one fixed window, shared by every gateway replica.
+rate_limit_counters = sa.Table(
+    "rate_limit_counters",
+    metadata,
+    sa.Column("scope", sa.Text(), nullable=False),
+    sa.Column("key", sa.Text(), nullable=False),
+    sa.Column("window_start", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("window_end", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("hits", sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint("scope", "key", "window_start", name="rate_limit_counters_pkey"),
+    sa.Index("rate_limit_counters_window_end_idx", "window_end"),
+)
+
 
 def include_name(name: str | None, type_: str, parent_names: MutableMapping[Any, Any]) -> bool:
     """Alembic filter: only objects of schema ``gateway``; the job store is never compared."""

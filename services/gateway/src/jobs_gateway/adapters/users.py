@@ -10,7 +10,6 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import Role
-from jobs_common.errors import Conflict
 from jobs_gateway.adapters.tables import users
 from jobs_gateway.domain.users import User, normalize_email
 
@@ -41,14 +40,8 @@ class UserRepository:
             row = (await connection.execute(query)).first()
         return _user(row) if row is not None else None
 
-    async def create(self, *, email: str, password_hash: str, role: Role) -> User:
-        """Insert a user; :class:`Conflict` when the email is taken."""
-        created = await self.insert_if_absent(email=email, password_hash=password_hash, role=role)
-        if created is None:
-            raise Conflict("email already registered")
-        return created
-
     async def insert_if_absent(self, *, email: str, password_hash: str, role: Role) -> User | None:
+        """Insert a user; None (and nothing changed) when the email is taken."""
         statement = (
             insert(users)
             .values(

@@ -9,12 +9,19 @@ from fastapi import Depends, Request
 from jobs_common.auth import Identity
 from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.upstream import Upstreams
+from jobs_gateway.api_rate_limit import ApiRateLimit
 from jobs_gateway.domain.tokens import bearer_token
+from jobs_gateway.sessions import Sessions
 
 
 async def _accounts(request: Request) -> Accounts:
     accounts: Accounts = request.app.state.accounts
     return accounts
+
+
+async def _sessions(request: Request) -> Sessions:
+    sessions: Sessions = request.app.state.sessions
+    return sessions
 
 
 async def _upstreams(request: Request) -> Upstreams:
@@ -25,8 +32,17 @@ async def _upstreams(request: Request) -> Upstreams:
 async def _bearer_identity(request: Request) -> Identity:
     """The verified identity of an access token; 401 for anything else."""
     token = bearer_token(request.headers.get("authorization"))
-    accounts: Accounts = request.app.state.accounts
-    return accounts.tokens.verify_access(token)
+    sessions: Sessions = request.app.state.sessions
+    return sessions.tokens.verify_access(token)
+
+
+async def _rate_limited_identity(
+    request: Request, identity: Annotated[Identity, Depends(_bearer_identity)]
+) -> Identity:
+    """The bearer identity, counted against its user's request limit (429 past it)."""
+    limit: ApiRateLimit = request.app.state.api_rate_limit
+    limit.check(identity.user_id)
+    return identity
 
 
 async def client_ip(request: Request) -> str:
@@ -39,7 +55,10 @@ async def request_id(request: Request) -> str:
 
 
 AccountsDep = Annotated[Accounts, Depends(_accounts)]
+SessionsDep = Annotated[Sessions, Depends(_sessions)]
 UpstreamsDep = Annotated[Upstreams, Depends(_upstreams)]
 BearerIdentity = Annotated[Identity, Depends(_bearer_identity)]
+# For /api/*: a verified identity within its user's request limit.
+LimitedIdentity = Annotated[Identity, Depends(_rate_limited_identity)]
 ClientIp = Annotated[str, Depends(client_ip)]
 RequestId = Annotated[str, Depends(request_id)]

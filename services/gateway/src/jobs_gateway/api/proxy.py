@@ -7,7 +7,7 @@ import logging
 from fastapi import APIRouter, Request, Response
 
 from jobs_common.errors import ErrorEnvelope
-from jobs_gateway.api.deps import BearerIdentity, ClientIp, RequestId, UpstreamsDep
+from jobs_gateway.api.deps import ClientIp, LimitedIdentity, RequestId, UpstreamsDep
 from jobs_gateway.domain.headers import upstream_request_headers
 from jobs_gateway.domain.routing import resolve
 
@@ -28,7 +28,7 @@ def _raw_subpath(request: Request) -> str:
 
 async def proxy(
     request: Request,
-    identity: BearerIdentity,
+    identity: LimitedIdentity,  # verified, then counted against the user's limit
     upstreams: UpstreamsDep,
     ip: ClientIp,
     request_id: RequestId,
@@ -74,6 +74,7 @@ for _method in METHODS:
         summary=f"{_method} /api/...: proxied to submission or dashboard (bearer token required)",
         responses={
             401: {"model": ErrorEnvelope, "description": "missing or invalid token"},
+            429: {"model": ErrorEnvelope, "description": "too many requests from this user"},
             503: {"model": ErrorEnvelope, "description": "backend unavailable"},
         },
     )

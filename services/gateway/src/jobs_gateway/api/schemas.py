@@ -26,9 +26,21 @@ class RefreshRequest(CamelModel):
     refresh_token: str = Field(min_length=1, max_length=4096)
 
 
+class LogoutRequest(CamelModel):
+    """The refresh token of the session to end (its whole family is revoked)."""
+
+    refresh_token: str = Field(min_length=1, max_length=4096)
+
+
 class UserCreate(CamelModel):
     email: EmailStr = Field(max_length=EMAIL_MAX_LENGTH)
     password: str = Field(min_length=PASSWORD_MIN_LENGTH, max_length=PASSWORD_MAX_LENGTH)
+
+
+class RegistrationAccepted(CamelModel):
+    """The one answer to a well-formed registration, whether the email was new or taken."""
+
+    message: str
 
 
 class UserPublic(CamelModel):

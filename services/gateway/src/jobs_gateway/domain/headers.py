@@ -49,7 +49,7 @@ FORWARDED_REQUEST_HEADERS = frozenset(
 )
 
 FORWARDED_RESPONSE_HEADERS = frozenset(
-    {"content-type", "location", "retry-after", "etag", "cache-control", "last-modified"}
+    {"content-type", "location", "retry-after", "etag", "cache-control", "last-modified", "allow"}
 )
 
 

@@ -4,7 +4,8 @@ A broker message becomes at most one frame per audience, serialized once and sha
 connection of that audience: one for the admins (every change, with ``submittedBy``), one per
 owner (that owner's changes only), one per (role, set of subscribed jobs in the message) for
 log lines. Visibility is :meth:`jobs_common.auth.Identity.may_see`: an admin sees everything,
-a user the changes whose ``submitted_by`` is their email (case-insensitive).
+a user the changes whose ``submitted_by`` is their email (case-insensitive), with reasons that
+name no worker and no other person (:func:`jobs_common.disclosure.for_owner`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import orjson
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChanges, JobLogTail
+from jobs_common.disclosure import for_owner
 from jobs_common.errors import BadRequest, PlatformError
 
 # Close codes (RFC 6455 private range 4000-4999 for the application's own).
@@ -106,7 +108,9 @@ class ChangeFrames:
             }
             owner = str(change["submitted_by"])
             self._changes.append((owner.lower(), public, owner))
-            self._by_owner.setdefault(owner.lower(), []).append(public)
+            # The owner reads the reason without the worker or the admin it may name.
+            owned = public | {"reason": for_owner(public["reason"], owner=owner)}
+            self._by_owner.setdefault(owner.lower(), []).append(owned)
         self._admin: Frame | None = None
         self._owner_frames: dict[str, Frame] = {}
 

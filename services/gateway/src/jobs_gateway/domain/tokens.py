@@ -1,17 +1,33 @@
-"""Bearer parsing and token pairs (over jobs_common.auth's issue/verify)."""
+"""Bearer parsing and the gateway's two tokens (over jobs_common.auth's encode/decode).
+
+- The access token (``typ: access``, at most :data:`MAX_ACCESS_TTL`) carries the identity the
+  gateway forwards; it is verified by signature, ``iss``, ``aud`` and ``exp`` alone.
+- The refresh token (``typ: refresh``) carries only ``sub`` (the user id) and ``jti`` (its
+  row in ``gateway.refresh_tokens``): what it may do is decided by that row and the current
+  user row when it is used (sessions.py), never by claims frozen into it.
+"""
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
-from jobs_common.auth import Identity, issue_token, verified, verify_token
+from jobs_common.auth import (
+    ACCESS,
+    REFRESH,
+    Identity,
+    TokenKeys,
+    decode_token,
+    encode_token,
+    issue_token,
+    verified,
+)
 from jobs_common.errors import Unauthorized
 
-ACCESS = "access"
-REFRESH = "refresh"
+MAX_ACCESS_TTL = timedelta(minutes=15)
 
 
 def bearer_token(authorization: str | None) -> str:
@@ -32,12 +48,28 @@ class TokenPair:
     expires_in: int
 
 
+@dataclass(frozen=True)
+class IssuedRefresh:
+    """A new refresh token and what its row records."""
+
+    token: str = field(repr=False)
+    token_id: uuid.UUID
+    user_id: uuid.UUID
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class RefreshClaims:
+    user_id: uuid.UUID
+    token_id: uuid.UUID
+
+
 class VerifiedTokens:
     """Access tokens already verified, with their identity, until they expire (LRU-bounded).
 
-    An access token's validity depends only on its signature and ``exp``, so verifying it
-    again on every request (HMAC, base64, JSON: a tenth of the gateway's CPU per request)
-    tells nothing new. A token is held by its full text and never past its ``exp``."""
+    An access token's validity depends only on its signature, ``iss``, ``aud`` and ``exp``, so
+    verifying it again on every request (HMAC, base64, JSON: a tenth of the gateway's CPU per
+    request) tells nothing new. A token is held by its full text and never past its ``exp``."""
 
     def __init__(self, capacity: int = 10_000) -> None:
         self.capacity = capacity
@@ -67,17 +99,39 @@ class VerifiedTokens:
 
 @dataclass(frozen=True)
 class TokenIssuer:
-    secret: str
+    keys: TokenKeys
     access_ttl: timedelta
     refresh_ttl: timedelta
     verified_access: VerifiedTokens = field(default_factory=VerifiedTokens, compare=False)
 
-    def pair(self, identity: Identity) -> TokenPair:
+    def __post_init__(self) -> None:
+        if not timedelta(0) < self.access_ttl <= MAX_ACCESS_TTL:
+            raise ValueError(f"access tokens last more than 0 and at most {MAX_ACCESS_TTL}")
+        if self.refresh_ttl <= timedelta(0):
+            raise ValueError("refresh tokens must last more than 0")
+
+    def access(self, identity: Identity, *, now: datetime | None = None) -> str:
+        return issue_token(identity, keys=self.keys, ttl=self.access_ttl, now=now)
+
+    def refresh(self, user_id: uuid.UUID, *, now: datetime | None = None) -> IssuedRefresh:
+        """A refresh token with a new ``jti``; the caller stores its row."""
+        issued = now or datetime.now(UTC)
+        token_id = uuid.uuid4()
+        token = encode_token(
+            {"sub": str(user_id), "jti": str(token_id)},
+            keys=self.keys,
+            ttl=self.refresh_ttl,
+            token_type=REFRESH,
+            now=issued,
+        )
+        return IssuedRefresh(
+            token=token, token_id=token_id, user_id=user_id, expires_at=issued + self.refresh_ttl
+        )
+
+    def pair(self, identity: Identity, refresh: IssuedRefresh) -> TokenPair:
         return TokenPair(
-            access=issue_token(identity, secret=self.secret, ttl=self.access_ttl),
-            refresh=issue_token(
-                identity, secret=self.secret, ttl=self.refresh_ttl, token_type=REFRESH
-            ),
+            access=self.access(identity),
+            refresh=refresh.token,
             expires_in=int(self.access_ttl.total_seconds()),
         )
 
@@ -89,9 +143,19 @@ class TokenIssuer:
         otherwise. A WebSocket holds the expiry to close itself when the token runs out."""
         entry = self.verified_access.lookup(token)
         if entry is None:
-            entry = verified(token, secret=self.secret, token_type=ACCESS)
+            entry = verified(token, keys=self.keys, token_type=ACCESS)
             self.verified_access.put(token, *entry)
         return entry
 
-    def verify_refresh(self, token: str) -> Identity:
-        return verify_token(token, secret=self.secret, token_type=REFRESH)
+    def verify_refresh(self, token: str, *, allow_expired: bool = False) -> RefreshClaims:
+        """The claims of a refresh token signed by and for this gateway; 401 otherwise.
+        ``allow_expired``: for logout, which only ever takes rights away."""
+        claims = decode_token(
+            token, keys=self.keys, token_type=REFRESH, verify_exp=not allow_expired
+        )
+        try:
+            return RefreshClaims(
+                user_id=uuid.UUID(claims["sub"]), token_id=uuid.UUID(str(claims["jti"]))
+            )
+        except (KeyError, ValueError) as exc:
+            raise Unauthorized("invalid token") from exc

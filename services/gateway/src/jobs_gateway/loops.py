@@ -1,0 +1,36 @@
+"""The gateway's background work: periodic actions that log their failures and go on."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+
+async def every(seconds: float, action: Callable[[], Awaitable[object]], *, name: str) -> None:
+    """Run ``action`` every ``seconds`` (after each pause) until cancelled; a failure is
+    logged with ``action=<name>`` and the next round runs as planned."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await action()
+        except Exception:
+            log.exception("periodic action failed", extra={"action": name})
+
+
+class BackgroundLoops:
+    """Tasks started with the app and cancelled (then awaited) when it stops."""
+
+    def __init__(self) -> None:
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self, seconds: float, action: Callable[[], Awaitable[object]], *, name: str) -> None:
+        self._tasks.append(asyncio.create_task(every(seconds, action, name=name), name=name))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
