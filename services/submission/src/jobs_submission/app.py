@@ -8,20 +8,36 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.mongo import create_client
+from jobs_common.recipients import RecipientAllowList
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
+from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
 from jobs_submission.batches import BatchService
+from jobs_submission.domain.quota import EmailPolicy, EmailQuota
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
 from jobs_submission.submissions import SubmissionService
 
 log = logging.getLogger(__name__)
+
+
+def email_policy(settings: Settings) -> EmailPolicy:
+    return EmailPolicy(
+        quota=EmailQuota(
+            limit=settings.email_quota,
+            window_seconds=settings.email_quota_window_seconds,
+            exempt_admins=settings.email_quota_exempt_admins,
+        ),
+        allowed=RecipientAllowList.of(settings.email_allowed_recipients),
+    )
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -30,11 +46,13 @@ def create_app(settings: Settings) -> FastAPI:
         client = create_client(settings.mongo_url)
         store = SubmissionStore(client, settings.mongo_db)
         batches = BatchStore(store)
+        quotas = QuotaStore(client, settings.mongo_db)
         bus = BusHolder(settings.amqp_url, name="submission")
         relay = OutboxRelay(store=store, bus=bus, settings=settings)
         try:
             await store.ensure_indexes()
             await batches.ensure_indexes()
+            await quotas.ensure_indexes()
             try:
                 await bus.get()
             except BrokerUnavailable:
@@ -47,11 +65,12 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.relay = relay
             on_accepted = relay.wake if settings.relay_enabled else lambda: None
             handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
+            email = email_policy(settings)
             app.state.submissions = SubmissionService(
-                store, on_accepted=on_accepted, handoff=handoff
+                store, on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email
             )
             app.state.batches = BatchService(
-                store, batches, on_accepted=on_accepted, handoff=handoff
+                store, batches, on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email
             )
             if settings.relay_enabled:
                 relay.start()
@@ -69,7 +88,9 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.internal_token = settings.internal_token
+    app.state.previous_internal_tokens = settings.previous_internal_tokens
     install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 

@@ -29,6 +29,7 @@ from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
+from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.domain.batches import BatchRequest, validate_batch
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
@@ -40,6 +41,7 @@ from jobs_submission.domain.documents import (
     new_document,
     to_ms,
 )
+from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
 from jobs_submission.handoff import HandOff
 
@@ -62,12 +64,16 @@ class BatchService:
         on_accepted: Callable[[], None] = lambda: None,
         handoff: HandOff | None = None,
         clock: Callable[[], datetime] = utcnow,
+        quotas: QuotaStore | None = None,
+        email: EmailPolicy | None = None,
     ) -> None:
         self.submissions = submissions
         self.batches = batches
         self.on_accepted = on_accepted
         self.handoff = handoff
         self.clock = clock
+        self.quotas = quotas
+        self.email = email or EmailPolicy()
 
     async def submit(
         self,
@@ -80,6 +86,9 @@ class BatchService:
         now = self.clock()
         try:
             request = validate_batch(body, identity=identity, now=now)
+            members = [(f"jobs.{i}.", spec) for i, spec in enumerate(request.specs)]
+            if refused := refused_recipients(members, self.email.allowed):
+                raise ValidationFailed("batch validation failed", details=refused)
             await self._check_parents(request)
         except ValidationFailed:
             metrics.BATCHES.labels("invalid").inc()
@@ -99,8 +108,26 @@ class BatchService:
             trace_id=trace_id,
             now=now,
         )
+        # The batch's email members count against the caller's quota in the transaction that
+        # stores the batch document (quota.py): a replay stores no batch and counts nothing.
+        window = self.email.window(identity, request.specs, now_ms=to_ms(now))
         try:
-            await self.batches.insert_batch(batch_doc)
+            if window is None or self.quotas is None:
+                await self.batches.insert_batch(batch_doc)
+            else:
+                await self.quotas.counted(
+                    window, lambda session: self.batches.insert_batch(batch_doc, session=session)
+                )
+        except QuotaExceeded:
+            first = None
+            if idempotency_key is not None:  # checked before the insert without transactions
+                first = await self.batches.find_by_idempotency_key(
+                    request.submitted_by, idempotency_key
+                )
+            if first is None:
+                metrics.BATCHES.labels("over_quota").inc()
+                raise
+            return await self._replay(request, batch_doc, idempotency_key or "", trace_id)
         except DuplicateKeyError:
             if idempotency_key is None:
                 raise  # a uuid4 collision on the batch id; the client retries

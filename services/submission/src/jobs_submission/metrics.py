@@ -16,7 +16,8 @@ JOBS_SUBMITTED = Counter(
 )
 SUBMISSIONS = Counter(
     "jobs_submission_submissions_total",
-    "Job submissions by job type and outcome (accepted, replayed, conflict, invalid, forbidden).",
+    "Job submissions by job type and outcome (accepted, replayed, conflict, invalid, forbidden, "
+    "over_quota).",
     ["type", "outcome"],
 )
 RELAY_PUBLISHED = Counter(
@@ -46,6 +47,6 @@ RELAY_LAG = Histogram(
 
 BATCHES = Counter(
     "jobs_submission_batches_total",
-    "Batch submissions by outcome (accepted, replayed, conflict, invalid, forbidden).",
+    "Batch submissions by outcome (accepted, replayed, conflict, invalid, forbidden, over_quota).",
     ["outcome"],
 )

@@ -5,15 +5,40 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from jobs_common.settings import AmqpSettingsMixin, InternalAuthMixin, ServiceSettings
+from jobs_common.body_limit import (
+    BATCH_MAX_BODY_BYTES,
+    DEFAULT_MAX_BODY_BYTES,
+    JOB_MAX_BODY_BYTES,
+)
+from jobs_common.recipients import RecipientList
+from jobs_common.settings import (
+    AmqpSettingsMixin,
+    InternalAuthMixin,
+    MongoUrl,
+    ServiceSettings,
+)
 
 
 class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     model_config = SettingsConfigDict(env_prefix="SUBMISSION_", extra="ignore")
 
     port: int = 3001
-    mongo_url: str = "mongodb://127.0.0.1:27017"
+    mongo_url: MongoUrl = "mongodb://127.0.0.1:27017"
     mongo_db: str = "jobs_submission"
+
+    # Request bodies (jobs_common.body_limit, api/limits.py): 413 above these.
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=0)
+    max_job_body_bytes: int = Field(default=JOB_MAX_BODY_BYTES, ge=0)  # POST /api/v1/jobs
+    max_batch_body_bytes: int = Field(default=BATCH_MAX_BODY_BYTES, ge=0)  # POST /api/v1/batches
+
+    # Email abuse (domain/quota.py, docs/submission.md): at most email_quota email jobs per
+    # caller per fixed window of email_quota_window_seconds (0: no quota; admins exempt unless
+    # email_quota_exempt_admins is false), and recipients only from email_allowed_recipients
+    # (addresses and/or domains, comma-separated; empty allows all).
+    email_quota: int = Field(default=100, ge=0)
+    email_quota_window_seconds: int = Field(default=3600, ge=1, le=31 * 86_400)
+    email_quota_exempt_admins: bool = True
+    email_allowed_recipients: RecipientList = []
 
     relay_enabled: bool = True
     relay_batch_size: int = Field(default=1000, ge=1, le=5000)

@@ -1,4 +1,5 @@
-"""Accepting submissions: validation, the owner rule, idempotency and the atomic insert."""
+"""Accepting submissions: validation, the owner rule, the email rules (recipient allow-list,
+quota: ``domain/quota.py``), idempotency and the atomic insert."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission import metrics
-from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.adapters.mongo import Document, SubmissionStore
+from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view, to_ms
+from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, QuotaWindow, refused_recipients
 from jobs_submission.domain.requests import (
     JobRequest,
     dedupe,
@@ -44,11 +47,15 @@ class SubmissionService:
         on_accepted: Callable[[], None] = lambda: None,
         handoff: HandOff | None = None,
         clock: Callable[[], datetime] = utcnow,
+        quotas: QuotaStore | None = None,
+        email: EmailPolicy | None = None,
     ) -> None:
         self.store = store
         self.on_accepted = on_accepted
         self.handoff = handoff
         self.clock = clock
+        self.quotas = quotas
+        self.email = email or EmailPolicy()
 
     async def submit(
         self,
@@ -61,6 +68,8 @@ class SubmissionService:
         job_type = body.get("type") if isinstance(body, dict) else None
         try:
             request = resolve_owner(validate_job(body, now=self.clock()), identity)
+            if refused := refused_recipients([("", request)], self.email.allowed):
+                raise ValidationFailed("request validation failed", details=refused)
             await self._check_parents(request)
         except ValidationFailed:
             metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "invalid").inc()
@@ -72,6 +81,7 @@ class SubmissionService:
         for _ in range(_DUPLICATE_RETRIES):
             job_id = str(uuid.uuid4())
             now = self.clock()
+            window = self.email.window(identity, [request], now_ms=to_ms(now))
             document = new_document(
                 request,
                 job_id=job_id,
@@ -81,7 +91,16 @@ class SubmissionService:
                 claim=None if self.handoff is None else self.handoff.claim(to_ms(now)),
             )
             try:
-                await self.store.insert([document])
+                await self._insert(document, window)
+            except QuotaExceeded:
+                # Without transactions the quota is checked before the insert: a replay
+                # of a job accepted earlier is still a replay.
+                first = await self._first(request.submitted_by, idempotency_key)
+                if first is None or first["requestHash"] != document["requestHash"]:
+                    metrics.SUBMISSIONS.labels(label, "over_quota").inc()
+                    raise
+                metrics.SUBMISSIONS.labels(label, "replayed").inc()
+                return Accepted(job_id=first["_id"], replayed=True)
             except DuplicateKeyError:
                 if idempotency_key is None:
                     continue  # a uuid4 collision: draw another id
@@ -118,6 +137,21 @@ class SubmissionService:
                 self.handoff.give([document])
             return Accepted(job_id=job_id, replayed=False)
         raise Conflict("could not store the submission; retry the request")
+
+    async def _insert(self, document: Document, window: QuotaWindow | None) -> None:
+        """The insert, counted against the caller's email quota when ``window`` is given (in
+        the same transaction: a refused job is not stored, a stored job is counted)."""
+        if window is None or self.quotas is None:
+            await self.store.insert([document])
+            return
+        await self.quotas.counted(
+            window, lambda session: self.store.insert([document], session=session)
+        )
+
+    async def _first(self, owner: str, idempotency_key: str | None) -> Document | None:
+        if idempotency_key is None:
+            return None
+        return await self.store.find_by_idempotency_key(owner, idempotency_key)
 
     async def _check_parents(self, request: JobRequest) -> None:
         """Every parent exists here and belongs to the new job's owner (else 422)."""

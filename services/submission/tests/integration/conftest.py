@@ -20,7 +20,7 @@ from jobs_common.topology import SUBMITTED, declare_topology
 from jobs_submission.app import create_app
 from jobs_submission.settings import Settings
 
-TOKEN = "test-internal-token-0123456789"
+TOKEN = "submission-test-internal-token-0123456789"
 USER = Identity(user_id="u1", email="user@test.com", role="user")
 OTHER = Identity(user_id="u2", email="other@test.com", role="user")
 ADMIN = Identity(user_id="a1", email="admin@test.com", role="admin")

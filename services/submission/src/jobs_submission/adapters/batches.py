@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from pymongo import ASCENDING
+from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
@@ -42,9 +43,12 @@ class BatchStore:
             partialFilterExpression={"idempotencyKey": {"$type": "string"}},
         )
 
-    async def insert_batch(self, document: Document) -> None:
-        """Raises ``DuplicateKeyError`` when the owner's Idempotency-Key is taken."""
-        await self.collection.insert_one(document)
+    async def insert_batch(
+        self, document: Document, *, session: AsyncClientSession | None = None
+    ) -> None:
+        """Raises ``DuplicateKeyError`` when the owner's Idempotency-Key is taken. ``session``:
+        inside that session's transaction (the email quota's count, quota.py)."""
+        await self.collection.insert_one(document, session=session)
 
     async def get(self, batch_id: str) -> Document | None:
         return await self.collection.find_one({"_id": batch_id})

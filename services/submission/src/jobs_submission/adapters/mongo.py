@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pymongo import ASCENDING, AsyncMongoClient
+from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -91,15 +92,18 @@ class SubmissionStore:
             return False
         return True
 
-    async def insert(self, documents: Sequence[Document]) -> None:
+    async def insert(
+        self, documents: Sequence[Document], *, session: AsyncClientSession | None = None
+    ) -> None:
         """Insert submissions (one or a batch) in one write; each carries its outbox entry.
+        ``session``: inside that session's transaction (an email quota's count, quota.py).
 
         Raises ``DuplicateKeyError`` (one document) or ``BulkWriteError`` (several).
         """
         if len(documents) == 1:
-            await self.collection.insert_one(documents[0])
+            await self.collection.insert_one(documents[0], session=session)
         elif documents:
-            await self.collection.insert_many(list(documents), ordered=True)
+            await self.collection.insert_many(list(documents), ordered=True, session=session)
 
     async def get(self, job_id: str) -> Document | None:
         return await self.collection.find_one({"_id": job_id})

@@ -55,11 +55,11 @@ def build_batch_router() -> APIRouter:
 
     @router.get("/{batchId}/status", response_model=BatchStatusPublic, responses=ERRORS)
     async def batch_status(
-        batch_id: Annotated[str, Path(alias="batchId")],
+        batch_id: Annotated[uuid.UUID, Path(alias="batchId")],
         identity: CurrentIdentity,
         service: BatchServiceDep,
     ) -> BatchStatusPublic:
         """The batch as stored by this service, with how many members were published."""
-        return await service.status(batch_id, identity=identity)
+        return await service.status(str(batch_id), identity=identity)
 
     return router

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
+from pydantic import AfterValidator
 
 from jobs_common.http import CurrentIdentity
+from jobs_common.payloads import header_safe
 from jobs_submission.batches import BatchService
 from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
 from jobs_submission.submissions import SubmissionService
@@ -26,8 +28,10 @@ async def _batch_service(request: Request) -> BatchService:
 
 ServiceDep = Annotated[SubmissionService, Depends(_service)]
 BatchServiceDep = Annotated[BatchService, Depends(_batch_service)]
+# Both are stored and travel on in message headers: no control characters.
 IdempotencyKey = Annotated[
     str | None,
+    AfterValidator(header_safe),
     Header(
         alias="Idempotency-Key",
         min_length=1,
@@ -35,4 +39,6 @@ IdempotencyKey = Annotated[
         description="Same key + same body returns the first answer; another body -> 409.",
     ),
 ]
-TraceId = Annotated[str | None, Header(alias="X-Trace-Id", max_length=128)]
+TraceId = Annotated[
+    str | None, AfterValidator(header_safe), Header(alias="X-Trace-Id", max_length=128)
+]

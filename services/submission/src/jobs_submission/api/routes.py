@@ -23,6 +23,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         403: "Not allowed to submit for another user",
         404: "Unknown job/batch or not yours",
         409: "Idempotency-Key reused with another body",
+        413: "Request body above the route's limit",
         422: "Validation error",
     }.items()
 }
@@ -78,11 +79,11 @@ def build_router() -> APIRouter:
 
     @router.get("/{jobId}/status", response_model=SubmissionPublic, responses=ERRORS)
     async def job_status(
-        job_id: Annotated[str, Path(alias="jobId")],
+        job_id: Annotated[uuid.UUID, Path(alias="jobId")],
         identity: CurrentIdentity,
         service: ServiceDep,
     ) -> SubmissionPublic:
         """The submission record (accepted / published); owner or admin only."""
-        return await service.status(job_id, identity=identity)
+        return await service.status(str(job_id), identity=identity)
 
     return router

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, EmailStr, Field, ValidationError
 from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
 from jobs_common.errors import ErrorDetail, ValidationFailed
+from jobs_common.payloads import json_size
 from jobs_submission.domain.fields import REF_PREFIX, is_ref_label
 from jobs_submission.domain.requests import (
     BatchJobSpec,
@@ -26,6 +27,7 @@ from jobs_submission.domain.requests import (
 )
 
 MAX_BATCH_SIZE = 10_000
+MAX_BATCH_PAYLOAD_BYTES = 12 * 1024 * 1024  # the members' payloads together, as JSON
 MAX_CYCLE_LISTED = 20
 
 
@@ -35,7 +37,9 @@ class BatchCreate(CamelModel):
     model_config = ConfigDict(extra="forbid")
 
     jobs: list[BatchJobSpec] = Field(
-        min_length=1, max_length=MAX_BATCH_SIZE, description="Job specs, as POST /api/v1/jobs."
+        min_length=1,
+        max_length=MAX_BATCH_SIZE,
+        description="Job specs, as POST /api/v1/jobs; their payloads together at most 12 MiB.",
     )
     name: str | None = Field(default=None, min_length=1, max_length=200)
     submitted_by: EmailStr | None = Field(
@@ -107,6 +111,12 @@ def validate_batch(data: object, *, identity: Identity, now: datetime) -> BatchR
         if isinstance(raw_jobs, list) and len(raw_jobs) <= MAX_BATCH_SIZE:
             details.extend(_spec_errors(raw_jobs, now))
         raise ValidationFailed("batch validation failed", details=dedupe(details)) from None
+    total = payload_bytes(envelope.jobs)
+    if total > MAX_BATCH_PAYLOAD_BYTES:
+        message = f"payloads total {total} bytes of JSON; at most {MAX_BATCH_PAYLOAD_BYTES}"
+        raise ValidationFailed(
+            "batch validation failed", details=[ErrorDetail(field="jobs", message=message)]
+        )
     owner = owner_for(envelope.submitted_by, identity)
     details = []
     specs: list[JobRequest] = []
@@ -126,6 +136,11 @@ def validate_batch(data: object, *, identity: Identity, now: datetime) -> BatchR
     if details:
         raise ValidationFailed("batch validation failed", details=dedupe(details))
     return BatchRequest(submitted_by=owner, name=envelope.name, specs=tuple(specs))
+
+
+def payload_bytes(raw_jobs: Sequence[Any]) -> int:
+    """The JSON size of every spec's payload together (what the batch stores and relays)."""
+    return sum(json_size(raw.get("payload")) for raw in raw_jobs if isinstance(raw, Mapping))
 
 
 def _spec_errors(raw_jobs: list[Any], now: datetime) -> list[ErrorDetail]:

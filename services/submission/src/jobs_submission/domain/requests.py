@@ -41,7 +41,10 @@ class _JobFields(CamelModel):
     submitted_by: EmailStr | None = Field(
         default=None, description="Owner; defaults to the caller (only admins may differ)."
     )
-    payload: dict[str, Any] = Field(description="Validated against the type's payload schema.")
+    payload: dict[str, Any] = Field(
+        description="Validated against the type's payload schema; at most 256 KiB of JSON "
+        "(image_resize: its image, up to 5 MB)."
+    )
     max_attempts: int | None = Field(default=None, strict=True, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, strict=True, ge=1, le=MAX_TIMEOUT_SECONDS)
     run_at: RunAt | None = None
