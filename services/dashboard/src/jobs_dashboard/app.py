@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
 from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
@@ -20,6 +21,7 @@ from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
+from jobs_dashboard.api.limits import body_limits
 from jobs_dashboard.gauges import PlatformGauges
 from jobs_dashboard.settings import Settings
 
@@ -72,11 +74,13 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.internal_token = settings.internal_token
+    app.state.previous_internal_tokens = settings.previous_internal_tokens
     app.state.settings = settings
     app.state.reader = None
     app.state.commands = None
     app.state.bus = None
     install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 

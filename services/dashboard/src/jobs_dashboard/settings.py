@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from jobs_common.body_limit import DEFAULT_MAX_BODY_BYTES, JOB_MAX_BODY_BYTES
+from jobs_common.recipients import RecipientList
 from jobs_common.settings import (
     AmqpSettingsMixin,
     InternalAuthMixin,
@@ -20,6 +22,10 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
 
     port: int = 8081
     ready_timeout_seconds: float = Field(default=2.0, gt=0)
+    # Request bodies (jobs_common.body_limit, api/limits.py): 413 above these; the job limit
+    # is for bodies that carry a job payload (a requeue's edit, a schedule's template).
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=0)
+    max_job_body_bytes: int = Field(default=JOB_MAX_BODY_BYTES, ge=0)
     publish_timeout_seconds: float = Field(default=5.0, gt=0)
     # How long POST /api/jobs/{id}/cancel waits for the scheduler to apply the cancel.
     cancel_wait_seconds: float = Field(default=5.0, ge=0)
@@ -27,6 +33,14 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     # A job accepted a moment ago may not be recorded in PostgreSQL yet (it is on its way
     # through the submission outbox and the scheduler): a cancel waits this long for it.
     cancel_record_wait_seconds: float = Field(default=2.0, ge=0)
+    # Schedules per owner (0: no cap), of them schedules of email jobs; admins exempt unless
+    # schedule_caps_exempt_admins is false. 429 past a cap (api/schedules.py).
+    max_schedules_per_user: int = Field(default=50, ge=0)
+    max_email_schedules_per_user: int = Field(default=10, ge=0)
+    schedule_caps_exempt_admins: bool = True
+    # A schedule of email jobs may send only to these addresses and/or domains (comma-
+    # separated; empty allows all): 422 otherwise. The worker refuses others at run time.
+    email_allowed_recipients: RecipientList = []
     # A worker without a heartbeat for this long is reported dead.
     worker_dead_after_seconds: float = Field(default=10.0, gt=0)
     # Most dead letters one bulk action touches, and the pace of bulk requeues.

@@ -23,7 +23,7 @@ from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
 from jobs_dashboard.app import create_app
 from jobs_dashboard.settings import Settings
 
-INTERNAL_TOKEN = "dashboard-test-internal-token"
+INTERNAL_TOKEN = "dashboard-test-internal-token-0123456789"
 ADMIN = Identity(user_id="u-admin", email="admin@test.com", role="admin")
 USER = Identity(user_id="u-user", email="user@test.com", role="user")
 OTHER = Identity(user_id="u-other", email="other@test.com", role="user")

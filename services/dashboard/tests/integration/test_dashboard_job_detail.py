@@ -69,7 +69,7 @@ async def test_detail_has_attempts_timeline_and_open_dead_letter(
     assert body["lastError"] == "connection refused"
     assert body["lastErrorClass"] == "ConnectionError"
     assert body["timeoutSeconds"] == 30
-    assert body["workerId"] == "worker-7"
+    assert body["workerId"] is None  # worker internals are for admins
     assert body["traceId"] == "trace-1"
     assert body["runAt"].startswith("2024-05-01T12:00:00")
     assert body["leaseExpiresAt"] is None
@@ -77,7 +77,7 @@ async def test_detail_has_attempts_timeline_and_open_dead_letter(
     assert body["attempts"][1] == {
         "attempt": 2,
         "status": "failed",
-        "workerId": "worker-7",
+        "workerId": None,
         "dispatchedAt": body["attempts"][1]["dispatchedAt"],
         "startedAt": None,
         "finishedAt": None,
@@ -93,6 +93,10 @@ async def test_detail_has_attempts_timeline_and_open_dead_letter(
     assert body["deadLetter"]["reason"] == "attempts exhausted"
     assert body["deadLetter"]["lastError"] == "connection refused"
     assert set(body["deadLetter"]) == {"id", "reason", "lastError", "createdAt"}
+
+    seen_by_admin = (await client.get(f"/api/jobs/{job_id}", headers=auth.admin)).json()
+    assert seen_by_admin["workerId"] == "worker-7"
+    assert [a["workerId"] for a in seen_by_admin["attempts"]] == ["worker-3", "worker-7"]
 
 
 async def test_detail_of_a_fresh_job_has_empty_history(

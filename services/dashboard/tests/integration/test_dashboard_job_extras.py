@@ -115,11 +115,13 @@ async def test_logs_are_paged_by_after_id(
     assert line == {
         "id": line["id"],
         "attempt": 1,
-        "workerId": "w-1",
+        "workerId": None,  # worker internals are for admins
         "level": "info",
         "message": "line 0",
         "at": line["at"],
     }
+    as_admin = await client.get(f"/api/jobs/{job_id}/logs", headers=auth.admin)
+    assert as_admin.json()["items"][0]["workerId"] == "w-1"
     assert first["nextAfterId"] == first["items"][1]["id"]
     rest = (
         await client.get(

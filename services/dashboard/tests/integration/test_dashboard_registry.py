@@ -39,6 +39,10 @@ async def test_admin_creates_policies_everyone_lists_them(
     assert [p["name"] for p in listed] == ["a-first", "gentle"]
     assert listed[0]["maxAttempts"] is None
     assert listed[0]["multiplier"] == 3.0
+    # Who made them is an admin's email: a user reads "an administrator", an admin the email.
+    assert {p["createdBy"] for p in listed} == {"an administrator"}
+    by_admin = (await client.get("/api/retry-policies", headers=auth.admin)).json()["items"]
+    assert {p["createdBy"] for p in by_admin} == {auth.admin_email}
 
 
 async def test_policy_rules(client: httpx.AsyncClient, auth: Any) -> None:
@@ -92,6 +96,18 @@ async def add_worker(job_factory: Any, worker_id: str, age: timedelta, **extra: 
     )
 
 
+async def test_workers_are_for_admins_only(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    """Host names, pids and versions (and worker ids, which embed them) are internals."""
+    await add_worker(job_factory, "host-a-4711-1a2b3c4d", timedelta(seconds=1))
+    refused = await client.get("/api/workers", headers=auth.user)
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "forbidden"
+    assert "host-a" not in refused.text
+    assert (await client.get("/api/workers", headers=auth.admin)).status_code == 200
+
+
 async def test_workers_alive_stopping_dead_and_hidden(
     client: httpx.AsyncClient, auth: Any, job_factory: Any
 ) -> None:
@@ -99,7 +115,7 @@ async def test_workers_alive_stopping_dead_and_hidden(
     await add_worker(job_factory, "w-alive", timedelta(seconds=1), active_jobs=3)
     await add_worker(job_factory, "w-stopping", timedelta(seconds=2), stopping=True)
     await add_worker(job_factory, "w-gone", timedelta(hours=2))
-    response = await client.get("/api/workers", headers=auth.user)
+    response = await client.get("/api/workers", headers=auth.admin)
     assert response.status_code == 200, response.text
     body = response.json()
     assert [(w["id"], w["status"]) for w in body["items"]] == [
@@ -122,14 +138,14 @@ async def test_workers_alive_stopping_dead_and_hidden(
         "status": "alive",
     }
     live_only = await client.get(
-        "/api/workers", params={"includeDeadForMinutes": 0}, headers=auth.user
+        "/api/workers", params={"includeDeadForMinutes": 0}, headers=auth.admin
     )
     assert [w["id"] for w in live_only.json()["items"]] == ["w-alive", "w-stopping"]
     wide = await client.get(
-        "/api/workers", params={"includeDeadForMinutes": 180}, headers=auth.user
+        "/api/workers", params={"includeDeadForMinutes": 180}, headers=auth.admin
     )
     assert {w["id"] for w in wide.json()["items"]} == {"w-alive", "w-stopping", "w-dead", "w-gone"}
-    bad = await client.get("/api/workers", params={"includeDeadForMinutes": -1}, headers=auth.user)
+    bad = await client.get("/api/workers", params={"includeDeadForMinutes": -1}, headers=auth.admin)
     assert bad.status_code == 422
 
 

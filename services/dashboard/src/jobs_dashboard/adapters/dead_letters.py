@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, UUID, aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from jobs_common.disclosure import WORKER_SILENT
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
 from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.dead_letters import (
@@ -83,6 +84,15 @@ def owner_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
     return [] if visibility.owner is None else [jobs.c.submitted_by == visibility.owner]
 
 
+def fingerprint_column(filters: DeadLetterFilters) -> ColumnElement[str]:
+    """The fingerprint as the reader reads it: a plain user's without the worker a lost
+    lease's error names (``jobs_common.disclosure.fingerprint_for_owner``, in SQL)."""
+    if not filters.for_owner:
+        return dead_letters.c.fingerprint
+    pattern, replacement = WORKER_SILENT
+    return func.regexp_replace(dead_letters.c.fingerprint, pattern, replacement, "g")
+
+
 def dead_letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[bool]]:
     """WHERE clauses over ``dead_letters JOIN jobs`` for ``filters``."""
     conditions = owner_conditions(filters.visibility)
@@ -95,7 +105,7 @@ def dead_letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[boo
     if filters.job_type is not None:
         conditions.append(jobs.c.type == filters.job_type)
     if filters.fingerprint is not None:
-        conditions.append(dead_letters.c.fingerprint == filters.fingerprint)
+        conditions.append(fingerprint_column(filters) == filters.fingerprint)
     if filters.created.created_from is not None:
         conditions.append(dead_letters.c.created_at >= filters.created.created_from)
     if filters.created.created_to is not None:
@@ -156,12 +166,13 @@ class DeadLetterStore(Store):
     async def groups(self, filters: DeadLetterFilters, *, limit: int) -> list[DeadLetterGroup]:
         """Groups by fingerprint, largest first; the sample is the newest error of the group."""
         count = func.count().label("count")
+        fingerprint = fingerprint_column(filters)
         newest_error = func.array_agg(
             aggregate_order_by(dead_letters.c.last_error, dead_letters.c.created_at.desc())
         )[1]
         query = (
             select(
-                dead_letters.c.fingerprint,
+                fingerprint.label("fingerprint"),
                 count,
                 func.array_agg(dead_letters.c.reason.distinct()).label("reasons"),
                 newest_error.label("sample_error"),
@@ -170,8 +181,8 @@ class DeadLetterStore(Store):
             )
             .select_from(JOINED)
             .where(*dead_letter_conditions(filters))
-            .group_by(dead_letters.c.fingerprint)
-            .order_by(count.desc(), dead_letters.c.fingerprint)
+            .group_by(fingerprint)
+            .order_by(count.desc(), fingerprint)
             .limit(limit)
         )
         async with self.snapshot() as connection:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.contracts import utcnow
@@ -16,10 +17,14 @@ from jobs_dashboard.domain.cron import next_fire_after
 from jobs_dashboard.domain.query import PageRequest, Visibility
 from jobs_dashboard.domain.schedules import (
     LAST_FIRES,
+    ScheduleCaps,
     ScheduleDetail,
     ScheduleFire,
     ScheduleView,
 )
+
+# pg_advisory_xact_lock(namespace, hashtext(owner)): one schedule create per owner at a time.
+OWNER_LOCK_NAMESPACE = 0x5C4E
 
 
 def owner_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
@@ -45,9 +50,20 @@ def to_view(row: AnyRow) -> ScheduleView:
 
 class ScheduleStore(Store):
     async def create(
-        self, *, name: str, cron: str, timezone: str, job_template: dict[str, Any], owner: str
+        self,
+        *,
+        name: str,
+        cron: str,
+        timezone: str,
+        job_template: dict[str, Any],
+        owner: str,
+        caps: ScheduleCaps | None = None,
     ) -> ScheduleView | None:
-        """Insert a schedule due at its next fire time after now; None if the owner has the name."""
+        """Insert a schedule due at its next fire time after now; None if the owner has the name.
+
+        With ``caps``, the owner's schedules are counted first, in the same transaction, under
+        a transaction-scoped advisory lock on the owner (two creates of one owner cannot both
+        pass the count); raises :class:`ScheduleQuotaExceeded` past a cap."""
         values = {
             "id": uuid.uuid4(),
             "name": name,
@@ -59,6 +75,8 @@ class ScheduleStore(Store):
             "next_fire_at": next_fire_after(cron, timezone, utcnow()),
         }
         async with self.transaction() as connection:
+            if caps is not None:
+                await self._check_caps(connection, owner, caps, job_template)
             row = (
                 await connection.execute(
                     insert(schedules)
@@ -68,6 +86,31 @@ class ScheduleStore(Store):
                 )
             ).first()
         return None if row is None else to_view(row)
+
+    async def _check_caps(
+        self,
+        connection: AsyncConnection,
+        owner: str,
+        caps: ScheduleCaps,
+        job_template: dict[str, Any],
+    ) -> None:
+        await connection.execute(
+            select(func.pg_advisory_xact_lock(OWNER_LOCK_NAMESPACE, func.hashtext(owner)))
+        )
+        is_email = schedules.c.job_template["type"].astext == "email"
+        counted = (
+            await connection.execute(
+                # ix_schedules_owner_name: the owner's rows only.
+                select(func.count(), func.count().filter(is_email)).where(
+                    schedules.c.owner == owner
+                )
+            )
+        ).one()
+        caps.check(
+            schedules=int(counted[0]),
+            email_schedules=int(counted[1]),
+            is_email=job_template.get("type") == "email",
+        )
 
     async def page(
         self, visibility: Visibility, page: PageRequest

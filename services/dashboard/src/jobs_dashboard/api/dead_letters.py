@@ -41,6 +41,7 @@ from jobs_dashboard.domain.dead_letters import (
     ensure_requeueable,
     requeue_not_before,
 )
+from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
 from jobs_dashboard.domain.payloads import validate_payload
 from jobs_dashboard.domain.query import Visibility
 from jobs_dashboard.metrics import DEAD_LETTER_ACTIONS
@@ -52,6 +53,7 @@ DeadLetterId = Annotated[uuid.UUID, Path(alias="deadLetterId", description="Dead
 
 
 async def dead_letter_filters(
+    identity: CurrentIdentity,
     visibility: VisibilityDep,
     created: CreatedRangeDep,
     status: Annotated[DeadLetterState, Query(description="open, resolved or all")] = (
@@ -68,6 +70,7 @@ async def dead_letter_filters(
         job_type=job_type,
         fingerprint=fingerprint,
         created=created,
+        for_owner=not identity.is_admin,
     )
 
 
@@ -76,19 +79,20 @@ FiltersDep = Annotated[DeadLetterFilters, Depends(dead_letter_filters)]
 
 @router.get("", summary="Dead letters of the caller's jobs (an admin: all), newest first")
 async def list_dead_letters(
-    filters: FiltersDep, page: PageDep, store: DeadLettersDep
+    filters: FiltersDep, identity: CurrentIdentity, page: PageDep, store: DeadLettersDep
 ) -> DeadLetterPage:
     items, total = await store.page(filters, page)
-    return DeadLetterPage.of(items, total, page)
+    return DeadLetterPage.of(dead_letters_for(items, identity), total, page)
 
 
 @router.get("/groups", summary="Dead letters grouped by error fingerprint, largest first")
 async def dead_letter_groups(
     filters: FiltersDep,
+    identity: CurrentIdentity,
     store: DeadLettersDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DeadLetterGroups:
-    return DeadLetterGroups(items=await store.groups(filters, limit=limit))
+    return DeadLetterGroups(items=groups_for(await store.groups(filters, limit=limit), identity))
 
 
 @router.get("/actions", summary="Audit log of requeues and discards (users: their own)")
@@ -168,7 +172,7 @@ async def discard_dead_letter(
     if item is None:
         raise NotFound(f"dead letter {dead_letter_id} not found")
     DEAD_LETTER_ACTIONS.labels(action="discard").inc()
-    return item
+    return dead_letter_for(item, identity)
 
 
 @router.post("/bulk", summary="Requeue or discard every open dead letter a selector matches")
@@ -180,7 +184,9 @@ async def bulk_action(
     settings: SettingsDep,
 ) -> BulkResult:
     visibility = Visibility.for_identity(identity)
-    filters = request.selector.filters(visibility, action=request.action)
+    filters = request.selector.filters(
+        visibility, action=request.action, for_owner=not identity.is_admin
+    )
     limit = settings.bulk_limit
     bulk = ActionRecord(
         ACTION_BULK[request.action],
@@ -195,7 +201,7 @@ async def bulk_action(
             dry_run=True,
             count=min(matching, limit),
             matching=matching,
-            sample=[letter.item for letter in letters],
+            sample=dead_letters_for([letter.item for letter in letters], identity),
         )
     if request.action is BulkAction.DISCARD:
         matching = await store.count(filters)
@@ -265,9 +271,12 @@ async def _bulk_requeue(
     responses={404: {"description": "Unknown or not yours"}},
 )
 async def get_dead_letter(
-    dead_letter_id: DeadLetterId, visibility: OwnVisibilityDep, store: DeadLettersDep
+    dead_letter_id: DeadLetterId,
+    identity: CurrentIdentity,
+    visibility: OwnVisibilityDep,
+    store: DeadLettersDep,
 ) -> DeadLetterItem:
     letter = await store.get(dead_letter_id, visibility)
     if letter is None:
         raise NotFound(f"dead letter {dead_letter_id} not found")
-    return letter.item
+    return dead_letter_for(letter.item, identity)

@@ -91,8 +91,12 @@ async def own_visibility(identity: CurrentIdentity) -> Visibility:
     return Visibility.for_identity(identity)
 
 
+# Past this page an OFFSET scan is a denial of service, and past 2**63 rows it overflows.
+MAX_PAGE_NUMBER = 100_000
+
+
 async def page_request(
-    page_number: Annotated[int, Query(alias="pageNumber", ge=1)] = 1,
+    page_number: Annotated[int, Query(alias="pageNumber", ge=1, le=MAX_PAGE_NUMBER)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
 ) -> PageRequest:
     return PageRequest(page_number, page_size)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import Response
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StringConstraints
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
@@ -25,6 +25,7 @@ from jobs_dashboard.api.deps import (
     VisibilityDep,
 )
 from jobs_dashboard.domain.commands import ensure_cancellable, ensure_retryable
+from jobs_dashboard.domain.disclosure import job_detail_for, job_summaries_for, log_lines_for
 from jobs_dashboard.domain.models import CancelOutcome, JobDetail, JobsPage, LogPage, RetryAccepted
 from jobs_dashboard.domain.query import (
     JobFilters,
@@ -39,6 +40,9 @@ router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 
 JobId = Annotated[uuid.UUID, Path(alias="jobId", description="The job's id (uuid).")]
 MAX_LOG_LINES = 500
+MAX_LOG_LINE_ID = 2**63 - 1  # job_logs.id is a bigint
+MAX_STATUS_VALUES = 20
+StatusValue = Annotated[str, StringConstraints(max_length=200)]
 
 
 class CancelBody(CamelModel):
@@ -54,8 +58,11 @@ async def list_query(
     sort_by: Annotated[SortField, Query(alias="sortBy")] = SortField.CREATED_AT,
     sort_direction: Annotated[SortDirection, Query(alias="sortDirection")] = SortDirection.DESC,
     status: Annotated[
-        list[str] | None,
-        Query(description="Repeatable, or a comma-separated list of job statuses."),
+        list[StatusValue] | None,
+        Query(
+            max_length=MAX_STATUS_VALUES,
+            description="Repeatable, or a comma-separated list of job statuses.",
+        ),
     ] = None,
     job_type: Annotated[str | None, Query(alias="type", min_length=1, max_length=200)] = None,
     priority: Annotated[int | None, Query(ge=1, le=3)] = None,
@@ -80,10 +87,12 @@ async def list_query(
 
 @router.get("", summary="List jobs (a user sees their own, an admin all)")
 async def list_jobs(
-    query: Annotated[JobListQuery, Depends(list_query)], reader: ReaderDep
+    query: Annotated[JobListQuery, Depends(list_query)],
+    identity: CurrentIdentity,
+    reader: ReaderDep,
 ) -> JobsPage:
     items, total = await reader.list_jobs(query)
-    return JobsPage.of(items, total, query.page)
+    return JobsPage.of(job_summaries_for(items, identity), total, query.page)
 
 
 @router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")
@@ -91,21 +100,24 @@ async def get_job(job_id: JobId, identity: CurrentIdentity, reader: ReaderDep) -
     detail = await reader.get_job(job_id, Visibility.for_identity(identity))
     if detail is None:
         raise NotFound(f"job {job_id} not found")
-    return detail
+    return job_detail_for(detail, identity)
 
 
 @router.get("/{jobId}/logs", summary="Log lines the job's handler wrote, oldest first")
 async def job_logs(
     job_id: JobId,
+    identity: CurrentIdentity,
     visibility: OwnVisibilityDep,
     reader: ReaderDep,
-    after_id: Annotated[int, Query(alias="afterId", ge=0)] = 0,
+    after_id: Annotated[int, Query(alias="afterId", ge=0, le=MAX_LOG_LINE_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_LOG_LINES)] = 100,
 ) -> LogPage:
     lines = await reader.job_logs(job_id, visibility, after_id=after_id, limit=limit)
     if lines is None:
         raise NotFound(f"job {job_id} not found")
-    return LogPage(items=lines, next_after_id=lines[-1].id if lines else after_id)
+    return LogPage(
+        items=log_lines_for(lines, identity), next_after_id=lines[-1].id if lines else after_id
+    )
 
 
 @router.post(

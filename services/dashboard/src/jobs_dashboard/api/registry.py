@@ -21,6 +21,7 @@ from jobs_dashboard.api.deps import (
     VisibilityDep,
 )
 from jobs_dashboard.domain.batches import BatchPage, BatchView
+from jobs_dashboard.domain.disclosure import policies_for
 from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
 from jobs_dashboard.domain.retry_policies import (
     DEFAULT_POLICY,
@@ -38,8 +39,8 @@ batches = APIRouter(prefix="/api/batches", tags=["batches"])
 
 
 @policies.get("", summary="Named retry policies, by name")
-async def list_policies(_: CurrentIdentity, store: RegistryDep) -> RetryPolicyList:
-    return RetryPolicyList(items=await store.policies())
+async def list_policies(identity: CurrentIdentity, store: RegistryDep) -> RetryPolicyList:
+    return RetryPolicyList(items=policies_for(await store.policies(), identity))
 
 
 @policies.get("/defaults", summary="The built-in default policy (job types may override it)")
@@ -65,9 +66,13 @@ async def create_policy(
     return created
 
 
-@workers.get("", summary="Live workers and those dead within includeDeadForMinutes")
+@workers.get(
+    "",
+    summary="Live workers and those dead within includeDeadForMinutes (admins only)",
+    responses={403: {"description": "Not an admin: host names, pids and versions are internal"}},
+)
 async def list_workers(
-    _: CurrentIdentity,
+    _: AdminDep,
     store: RegistryDep,
     settings: SettingsDep,
     include_dead_for_minutes: Annotated[

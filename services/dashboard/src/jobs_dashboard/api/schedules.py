@@ -7,14 +7,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
-from jobs_common.errors import Conflict, ErrorDetail, NotFound
+from jobs_common.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from jobs_common.http import CurrentIdentity
-from jobs_dashboard.api.deps import OwnVisibilityDep, PageDep, SchedulesDep
+from jobs_common.recipients import RecipientAllowList
+from jobs_dashboard.api.deps import OwnVisibilityDep, PageDep, SchedulesDep, SettingsDep
 from jobs_dashboard.domain.schedules import (
+    ScheduleCaps,
     ScheduleCreate,
     ScheduleDetail,
     SchedulePage,
     ScheduleView,
+    refused_recipient,
 )
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
@@ -26,18 +29,30 @@ ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The sche
     "",
     status_code=201,
     summary="Create a cron schedule owned by the caller",
-    responses={409: {"description": "The caller already has a schedule of that name"}},
+    responses={
+        409: {"description": "The caller already has a schedule of that name"},
+        429: {"description": "The caller has as many schedules (of email jobs) as allowed"},
+    },
 )
 async def create_schedule(
-    body: ScheduleCreate, identity: CurrentIdentity, store: SchedulesDep
+    body: ScheduleCreate, identity: CurrentIdentity, store: SchedulesDep, settings: SettingsDep
 ) -> ScheduleView:
     template = body.job_template.stored()
+    allowed = RecipientAllowList.of(settings.email_allowed_recipients)
+    if refused := refused_recipient(template, allowed):
+        raise ValidationFailed("request validation failed", details=refused)
+    capped = not (identity.is_admin and settings.schedule_caps_exempt_admins)
+    caps = ScheduleCaps(
+        max_schedules=settings.max_schedules_per_user,
+        max_email_schedules=settings.max_email_schedules_per_user,
+    )
     view = await store.create(
         name=body.name,
         cron=body.cron,
         timezone=body.timezone,
         job_template=template,
         owner=identity.email,
+        caps=caps if capped else None,
     )
     if view is None:
         raise Conflict(

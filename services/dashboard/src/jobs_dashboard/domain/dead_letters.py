@@ -49,6 +49,9 @@ class DeadLetterFilters:
     created: CreatedRange = field(default_factory=CreatedRange)
     ids: tuple[uuid.UUID, ...] = ()
     job_status: JobStatus | None = None
+    # Read by a plain user: fingerprints are grouped and matched as the user reads them
+    # (domain/disclosure.py), without the worker a lost lease's error names.
+    for_owner: bool = False
 
 
 class DeadLetterItem(CamelModel):
@@ -129,7 +132,9 @@ class BulkSelector(CamelModel):
             )
         return self
 
-    def filters(self, visibility: Visibility, *, action: BulkAction) -> DeadLetterFilters:
+    def filters(
+        self, visibility: Visibility, *, action: BulkAction, for_owner: bool = False
+    ) -> DeadLetterFilters:
         """Open letters matching the selector; a requeue also needs the job to be dead."""
         try:
             created = CreatedRange.of(self.created_from, self.created_to)
@@ -149,6 +154,7 @@ class BulkSelector(CamelModel):
             created=created,
             ids=tuple(self.ids or ()),
             job_status=JobStatus.DEAD if action is BulkAction.REQUEUE else None,
+            for_owner=for_owner,
         )
 
     def as_json(self) -> dict[str, Any]:

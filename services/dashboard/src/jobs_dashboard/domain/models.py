@@ -162,7 +162,7 @@ class CancelOutcome(CamelModel):
 class LogLine(CamelModel):
     id: int
     attempt: int
-    worker_id: str
+    worker_id: str | None = Field(description="The worker that wrote the line (admins only).")
     level: str
     message: str
     at: datetime

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -10,7 +11,9 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryPolicySpec
+from jobs_common.errors import ErrorDetail, TooManyRequests
 from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
 from jobs_dashboard.domain.cron import check_cron, check_timezone
 from jobs_dashboard.domain.payloads import validate_payload
 from jobs_dashboard.domain.query import Page
@@ -129,3 +132,41 @@ class ScheduleDetail(ScheduleView):
 
 class SchedulePage(Page[ScheduleView]):
     pass
+
+
+class ScheduleQuotaExceeded(TooManyRequests):
+    """429 in the error envelope. No Retry-After: waiting frees no slot, deleting a schedule
+    does."""
+
+
+@dataclass(frozen=True)
+class ScheduleCaps:
+    """How many schedules one owner may have (0: no cap), and of them how many make email
+    jobs (each fire sends mail: a schedule multiplies whatever the email quota lets through).
+    Counted in the creating transaction (``adapters/schedules.py``)."""
+
+    max_schedules: int
+    max_email_schedules: int
+
+    def check(self, *, schedules: int, email_schedules: int, is_email: bool) -> None:
+        """``schedules``/``email_schedules``: the owner's existing ones."""
+        if self.max_schedules and schedules >= self.max_schedules:
+            raise ScheduleQuotaExceeded(
+                f"schedule quota reached: at most {self.max_schedules} schedules per user; "
+                "delete one to create another"
+            )
+        if is_email and self.max_email_schedules and email_schedules >= self.max_email_schedules:
+            raise ScheduleQuotaExceeded(
+                f"email schedule quota reached: at most {self.max_email_schedules} schedules "
+                "of email jobs per user; delete one to create another"
+            )
+
+
+def refused_recipient(template: dict[str, Any], allowed: RecipientAllowList) -> list[ErrorDetail]:
+    """The 422 detail of an email template whose recipient is not on the allow-list."""
+    if template.get("type") != "email":
+        return []
+    recipient = str(template.get("payload", {}).get("to", ""))
+    if allowed.allows(recipient):
+        return []
+    return [ErrorDetail(field="jobTemplate.payload.to", message=NOT_ALLOWED)]
