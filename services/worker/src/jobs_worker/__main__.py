@@ -6,6 +6,7 @@ import uvloop
 
 from jobs_common.logging import configure_logging
 from jobs_common.serve import serve
+from jobs_common.settings import settings_from_environment
 from jobs_worker.app import create_app
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
@@ -22,7 +23,7 @@ async def run_burst(settings: Settings) -> None:
 
 
 def main() -> None:
-    settings = Settings()
+    settings = settings_from_environment(Settings)
     configure_logging(service="worker", level=settings.log_level, json=settings.log_json)
     if settings.burst:
         uvloop.run(run_burst(settings))

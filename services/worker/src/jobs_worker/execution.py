@@ -48,7 +48,7 @@ from jobs_worker.active import ActiveJob, ActiveJobs, Phase
 from jobs_worker.batching import QueuedLines, ResultBatcher
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import JobContext, JobLogger, LogForward, Registry
-from jobs_worker.domain.errors import JobFailure, classify
+from jobs_worker.domain.errors import JobFailure, classify, public_message
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,11 @@ ForwarderFactory = Callable[[JobDispatch], LogForward]
 
 
 def _failure(kind: ErrorKind, error_class: str, message: str) -> Outcome:
-    return "failed", None, JobError(kind=kind, error_class=error_class, message=message[:2000])
+    return (
+        "failed",
+        None,
+        JobError(kind=kind, error_class=error_class, message=public_message(message)),
+    )
 
 
 def _cancelled(reason: str) -> Outcome:

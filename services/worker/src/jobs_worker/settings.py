@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.acks import AckPolicy
+from jobs_common.recipients import RecipientList
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
 from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
 
@@ -66,6 +67,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     smtp_password: SecretStr | None = None
     smtp_starttls: bool = False
     smtp_timeout: float = Field(default=10.0, gt=0)
+    # Recipients the email handler may send to: addresses and/or domains, comma-separated
+    # (jobs_common.recipients); empty allows all. Anyone else fails the job, not retried.
+    email_allowed_recipients: RecipientList = []
 
     @model_validator(mode="after")
     def _credentials_in_pairs(self) -> Settings:

@@ -53,3 +53,32 @@ async def test_unreachable_smtp_server_is_retryable(start_worker: Any, observer:
     assert result.error is not None
     assert result.error.kind is ErrorKind.RETRYABLE
     assert result.error.error_class == "ConnectionRefusedError"
+
+
+async def test_a_recipient_outside_the_allow_list_is_refused_for_good(
+    start_worker: Any, observer: Observer, smtp_sink: SmtpSink
+) -> None:
+    results = await observer.collect(RESULTS)
+    await start_worker(
+        smtp_host=smtp_sink.host,
+        smtp_port=smtp_sink.port,
+        email_allowed_recipients=["example.org", "boss@example.com"],
+    )
+    refused = make_dispatch("email", PAYLOAD)  # someone@example.com: neither entry
+    by_domain = make_dispatch("email", {**PAYLOAD, "to": "team@EXAMPLE.org"})
+    by_address = make_dispatch("email", {**PAYLOAD, "to": "boss@example.com"})
+    for dispatch in (refused, by_domain, by_address):
+        await observer.publish(dispatch)
+
+    outcome = await observer.wait_result(results, refused.job_id)
+    assert outcome.outcome == "failed"
+    assert outcome.error is not None
+    assert (outcome.error.kind, outcome.error.error_class) == (
+        ErrorKind.PERMANENT,
+        "RecipientNotAllowed",
+    )
+    for allowed in (by_domain, by_address):
+        assert (await observer.wait_result(results, allowed.job_id)).outcome == "succeeded"
+    # Every result is in: whatever was sent has arrived. The refused job sent nothing.
+    sent_for = {message["X-Job-Id"] for message in smtp_sink.messages}
+    assert sent_for == {str(by_domain.job_id), str(by_address.job_id)}

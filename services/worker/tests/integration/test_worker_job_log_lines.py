@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,5 +75,31 @@ async def test_lines_logged_in_a_thread_arrive(start_worker: Any, observer: Obse
     await observer.publish(job)
     decoded, wrote = await lines_of(logs, job.job_id, 2)
     assert decoded.message == "decoded 64x48 PNG, resized to 16x12 png"
-    assert wrote.message.startswith("wrote ") and wrote.message.endswith(" bytes)")
-    assert f"{job.job_id}/attempt-1.png" in wrote.message
+    # The artifact's file name; its directory on the worker's disk is not the owner's to read.
+    assert wrote.message.startswith("wrote attempt-1.png (") and wrote.message.endswith(" bytes)")
+    assert "/" not in wrote.message
+
+
+async def test_an_unexpected_failure_reaches_its_owner_without_traceback_or_paths(
+    start_worker: Any, observer: Observer, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_bytes(b"")  # artifacts below a file: the handler's mkdir fails
+    logs = results = await observer.collect(LOGS, RESULTS)
+    await start_worker(artifacts_dir=blocker / "artifacts")
+    job = make_dispatch("image_resize", {"imageBase64": png((8, 8)), "width": 4, "height": 4})
+    await observer.publish(job)
+
+    result = await observer.wait_result(results, job.job_id)
+    assert result.outcome == "failed"
+    assert result.error is not None
+    assert result.error.error_class in ("NotADirectoryError", "FileExistsError")
+    assert str(tmp_path) not in result.error.message
+    assert result.error.message.endswith(f"'…/{job.job_id}'")
+
+    lines = await lines_of(logs, job.job_id, 2)
+    failed = lines[-1]
+    assert failed.level == "warning"
+    assert failed.message == f"handler failed: {result.error.error_class}: {result.error.message}"
+    assert all("Traceback" not in line.message for line in lines)
+    assert all(str(tmp_path) not in line.message for line in lines)

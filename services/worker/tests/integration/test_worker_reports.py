@@ -1,4 +1,5 @@
-"""report_generation against a real job store: counts, rates and run times of a date range."""
+"""report_generation against a real job store: counts, rates and run times of a date range,
+of the report job owner's jobs only."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import hashlib
 import io
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from jobs_common.contracts import ErrorKind, JobDispatch
 from jobs_common.db import create_engine
 from jobs_common.jobstore import jobs
 from jobs_common.topology import RESULTS
@@ -26,8 +27,17 @@ def at(day: str, hour: int = 12) -> datetime:
     return datetime.fromisoformat(day).replace(hour=hour, tzinfo=UTC)
 
 
+OWNER = "tester@example.com"
+OTHER = "someone-else@example.com"
+
+
 def row(
-    status: str, job_type: str, priority: int, created: datetime, run: float | None = None
+    status: str,
+    job_type: str,
+    priority: int,
+    created: datetime,
+    run: float | None = None,
+    owner: str = OWNER,
 ) -> dict[str, Any]:
     started = created + timedelta(seconds=5) if run is not None else None
     return {
@@ -35,7 +45,7 @@ def row(
         "type": job_type,
         "priority": priority,
         "payload": {},
-        "submitted_by": "tester",
+        "submitted_by": owner,
         "status": status,
         "attempt": 1,
         "max_attempts": 3,
@@ -56,13 +66,21 @@ ROWS = [
     row("succeeded", "email", 1, datetime(2025, 2, 1, tzinfo=UTC), run=50.0),  # outside
     row("cancelled", "email", 3, datetime(2024, 12, 31, 23, 59, 59, tzinfo=UTC)),  # outside
 ]
+# Someone else's jobs, in the range and out of it: never in the owner's report.
+OTHER_ROWS = [
+    row("succeeded", "email", 2, at("2025-01-10"), run=1.0, owner=OTHER),
+    row("dead", "image_resize", 3, at("2025-01-12"), run=1.0, owner=OTHER),
+    row("queued", "simulate", 1, at("2025-03-01"), owner=OTHER),
+    # The owner's address in another case is another owner (owners match exactly).
+    row("succeeded", "simulate", 1, at("2025-01-20"), run=1.0, owner=OWNER.upper()),
+]
 
 
 @pytest.fixture
 async def job_store(jobs_database_url: str) -> str:
     engine = create_engine(jobs_database_url, pool_size=1)
     async with engine.begin() as connection:
-        await connection.execute(jobs.insert(), ROWS)
+        await connection.execute(jobs.insert(), ROWS + OTHER_ROWS)
     await engine.dispose()
     return jobs_database_url
 
@@ -70,12 +88,23 @@ async def job_store(jobs_database_url: str) -> str:
 REPORT = {"reportType": "jobs_summary", "from": "2025-01-01", "to": "2025-01-31"}
 
 
+async def report_job(database_url: str, payload: dict[str, Any], *, owner: str) -> JobDispatch:
+    """A dispatch of a report job recorded (running, created now) as ``owner``'s."""
+    dispatch = make_dispatch("report_generation", payload)
+    recorded = row("running", "report_generation", 3, datetime.now(UTC), owner=owner)
+    engine = create_engine(database_url, pool_size=1)
+    async with engine.begin() as connection:
+        await connection.execute(jobs.insert(), [{**recorded, "id": dispatch.job_id}])
+    await engine.dispose()
+    return dispatch
+
+
 async def test_json_report_counts_the_range(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
     await start_worker(database_url=job_store)
-    dispatch = make_dispatch("report_generation", {**REPORT, "format": "json"})
+    dispatch = await report_job(job_store, {**REPORT, "format": "json"}, owner=OWNER)
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "succeeded", result.error
@@ -101,15 +130,16 @@ async def test_large_csv_report_becomes_an_artifact(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
-    await start_worker(database_url=job_store, report_inline_limit=10)
-    dispatch = make_dispatch("report_generation", {**REPORT, "format": "csv"})
+    runtime = await start_worker(database_url=job_store, report_inline_limit=10)
+    dispatch = await report_job(job_store, {**REPORT, "format": "csv"}, owner=OWNER)
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "succeeded", result.error
     assert result.result is not None
     assert "rows" not in result.result
-    path = Path(result.result["path"])
-    assert path.name == "attempt-1.csv"
+    assert result.result["artifact"] == f"{dispatch.job_id}/attempt-1.csv"
+    assert "path" not in result.result
+    path = runtime.settings.artifacts_dir / result.result["artifact"]
     data = await asyncio.to_thread(path.read_bytes)
     assert result.result["sha256"] == hashlib.sha256(data).hexdigest()
     assert result.result["bytes"] == len(data)
@@ -119,13 +149,44 @@ async def test_large_csv_report_becomes_an_artifact(
     assert ["status", "succeeded", "3"] in rows
 
 
-async def test_unbounded_report_counts_everything(
+async def test_unbounded_report_counts_every_job_of_its_owner(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
     await start_worker(database_url=job_store)
-    dispatch = make_dispatch("report_generation", {"reportType": "jobs_summary", "format": "csv"})
+    unbounded = {"reportType": "jobs_summary", "format": "csv"}
+    dispatch = await report_job(job_store, unbounded, owner=OWNER)
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.result is not None
-    assert ["summary", "total", "7"] in result.result["rows"]
+    # The owner's 7 jobs and the report job itself (running); nobody else's 4.
+    assert ["summary", "total", "8"] in result.result["rows"]
+    assert ["status", "running", "1"] in result.result["rows"]
+
+
+async def test_another_owners_report_counts_only_their_jobs(
+    start_worker: Any, observer: Observer, job_store: str
+) -> None:
+    results = await observer.collect(RESULTS)
+    await start_worker(database_url=job_store)
+    dispatch = await report_job(job_store, {**REPORT, "format": "json"}, owner=OTHER)
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert result.outcome == "succeeded", result.error
+    assert result.result is not None
+    summary = result.result["summary"]
+    assert summary["total"] == 2
+    assert summary["byType"] == {"email": 1, "image_resize": 1}
+
+
+async def test_a_report_job_missing_from_the_store_fails_for_good(
+    start_worker: Any, observer: Observer, job_store: str
+) -> None:
+    results = await observer.collect(RESULTS)
+    await start_worker(database_url=job_store)
+    dispatch = make_dispatch("report_generation", {**REPORT, "format": "json"})  # not recorded
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert result.outcome == "failed"
+    assert result.error is not None
+    assert (result.error.kind, result.error.error_class) == (ErrorKind.PERMANENT, "JobNotRecorded")

@@ -65,17 +65,42 @@ def test_a_broken_format_still_renders_a_line() -> None:
     assert render_line({"not": "a string"}, (), None) == "{'not': 'a string'}"
 
 
-def test_logger_appends_the_traceback_of_exc_info() -> None:
+def test_a_shipped_line_names_the_exception_and_the_service_log_keeps_the_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     lines: list[tuple[int, str]] = []
     logger = job_logger(lines, level=logging.DEBUG)
-    try:
-        raise ValueError("broken pixel")
-    except ValueError:
-        logger.exception("decode failed")
+    with caplog.at_level(logging.DEBUG, logger="test.worker.joblogs"):
+        try:
+            open_missing("/srv/jobs/var/artifacts/9f/attempt-1.png")
+        except FileNotFoundError:
+            logger.exception("decode failed")
     ((level, text),) = lines
     assert level == logging.ERROR
-    assert text.startswith("decode failed\nTraceback")
-    assert "ValueError: broken pixel" in text
+    # What the job's owner reads: the class and the message, no traceback, no server path.
+    assert text == (
+        "decode failed\nFileNotFoundError: [Errno 2] No such file or directory: '…/attempt-1.png'"
+    )
+    # The worker's own log record still carries the exception, so its formatter prints the
+    # traceback with the full path to stderr.
+    (record,) = caplog.records
+    assert record.exc_info is not None
+    rendered = logging.Formatter().format(record)
+    assert "Traceback (most recent call last)" in rendered
+    assert "/srv/jobs/var/artifacts/9f/attempt-1.png" in rendered
+
+
+def open_missing(path: str) -> None:
+    with open(path, "rb"):
+        pass
+
+
+def test_an_exception_already_named_in_the_line_is_not_repeated() -> None:
+    lines: list[tuple[int, str]] = []
+    logger = job_logger(lines)
+    error = KeyError("width")
+    logger.warning("handler failed: %s: %s", "KeyError", "'width'", exc_info=error)
+    assert lines == [(logging.WARNING, "handler failed: KeyError: 'width'")]
 
 
 def test_a_failing_forward_never_reaches_the_handler() -> None:

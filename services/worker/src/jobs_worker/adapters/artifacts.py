@@ -16,8 +16,14 @@ class Artifact:
     sha256: str
 
 
+def artifact_key(job_id: uuid.UUID, attempt: int, ext: str) -> str:
+    """Where an attempt's file lives under the artifacts directory (``WORKER_ARTIFACTS_DIR``):
+    what a result names. The worker's own path of it stays in the worker's log."""
+    return f"{job_id}/attempt-{attempt}.{ext}"
+
+
 def artifact_path(root: Path, job_id: uuid.UUID, attempt: int, ext: str) -> Path:
-    return root / str(job_id) / f"attempt-{attempt}.{ext}"
+    return root / artifact_key(job_id, attempt, ext)
 
 
 def write_atomically(path: Path, data: bytes) -> Artifact:

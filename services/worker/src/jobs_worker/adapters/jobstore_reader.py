@@ -2,32 +2,41 @@
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, extract, func, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
 from jobs_worker.domain.report import CountRow, RuntimeStats
 
 
-def _range_filter(lower: datetime | None, upper: datetime | None) -> ColumnElement[bool]:
-    conditions: list[ColumnElement[bool]] = []
+@dataclass(frozen=True)
+class OwnerSummary:
+    """A report job's owner and the counts of that owner's jobs."""
+
+    owner: str
+    rows: list[CountRow]
+    runtime: RuntimeStats
+
+
+def _scope(owner: str, lower: datetime | None, upper: datetime | None) -> ColumnElement[bool]:
+    """The owner's jobs created in ``[lower, upper)`` (``ix_jobs_owner_created``)."""
+    conditions: list[ColumnElement[bool]] = [jobs.c.submitted_by == owner]
     if lower is not None:
         conditions.append(jobs.c.created_at >= lower)
     if upper is not None:
         conditions.append(jobs.c.created_at < upper)
-    return and_(True, *conditions)
+    return and_(*conditions)
 
 
-async def jobs_summary(
-    engine: AsyncEngine, *, lower: datetime | None, upper: datetime | None
+async def _summary(
+    connection: AsyncConnection, where: ColumnElement[bool]
 ) -> tuple[list[CountRow], RuntimeStats]:
-    """Counts by (status, type, priority) and the run time statistics of succeeded jobs,
-    for jobs created in ``[lower, upper)``; one snapshot, read-only."""
-    where = _range_filter(lower, upper)
     counts = (
         select(jobs.c.status, jobs.c.type, jobs.c.priority, func.count().label("n"))
         .where(where)
@@ -44,14 +53,28 @@ async def jobs_summary(
         jobs.c.started_at.is_not(None),
         jobs.c.finished_at.is_not(None),
     )
-    async with engine.connect() as connection, connection.begin():
-        await connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
-        rows = (await connection.execute(counts)).all()
-        stats = (await connection.execute(runtime)).one()
+    rows = (await connection.execute(counts)).all()
+    stats = (await connection.execute(runtime)).one()
     return (
         [CountRow(status=r.status, job_type=r.type, priority=r.priority, count=r.n) for r in rows],
         RuntimeStats(count=stats.n, mean_seconds=_float(stats.mean), p95_seconds=_float(stats.p95)),
     )
+
+
+async def owner_summary(
+    engine: AsyncEngine, *, job_id: uuid.UUID, lower: datetime | None, upper: datetime | None
+) -> OwnerSummary | None:
+    """The owner of the report job ``job_id`` (``jobs.submitted_by``) and, in the same
+    snapshot, the counts by (status, type, priority) and the run time statistics of the
+    succeeded jobs of that owner created in ``[lower, upper)``. None if the job is not
+    recorded."""
+    async with engine.connect() as connection, connection.begin():
+        await connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+        owner = await connection.scalar(select(jobs.c.submitted_by).where(jobs.c.id == job_id))
+        if owner is None:
+            return None
+        rows, runtime = await _summary(connection, _scope(owner, lower, upper))
+    return OwnerSummary(owner=owner, rows=rows, runtime=runtime)
 
 
 def _float(value: Any) -> float | None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import sys
-import traceback
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jobs_common.payloads import Payload
+from jobs_worker.domain.errors import describe
 
 if TYPE_CHECKING:
     from jobs_worker.settings import Settings
@@ -24,7 +24,9 @@ call from any thread (handlers log from ``asyncio.to_thread`` too)."""
 
 
 def render_line(msg: object, args: tuple[object, ...], exc_info: object) -> str:
-    """The line as a logging formatter would render message, args and exception."""
+    """The line as the job's owner reads it: message and args rendered as a logging formatter
+    would, and an exception as ``Class: message`` (paths stripped), never its traceback; the
+    traceback goes to the worker's own log only (:meth:`JobLogger.log`)."""
     text = str(msg)
     if args:
         try:
@@ -38,8 +40,8 @@ def render_line(msg: object, args: tuple[object, ...], exc_info: object) -> str:
         exc = exc_info[1] if isinstance(exc_info[1], BaseException) else None
     elif exc_info:
         exc = sys.exc_info()[1]
-    if exc is not None:
-        text = f"{text}\n{''.join(traceback.format_exception(exc)).rstrip()}"
+    if exc is not None and (named := describe(exc)) not in text:  # not named twice
+        text = f"{text}\n{named}"
     return text
 
 
@@ -48,7 +50,9 @@ class JobLogger(logging.LoggerAdapter[logging.Logger]):
     ``worker_id`` on every line and merges the call site's own ``extra`` fields.
 
     With ``forward``, every line at ``forward_level`` or above is also handed to it (whatever
-    the local log level): the worker ships them to ``jobs.logs``."""
+    the local log level): the worker ships them to ``jobs.logs``, where the job's owner reads
+    them; so a forwarded line names an exception by class and message only, while the
+    worker's own log record keeps ``exc_info`` and with it the traceback."""
 
     def __init__(
         self,

@@ -1,6 +1,14 @@
-"""Typed job failures and the one function that turns any exception into a JobError."""
+"""Typed job failures, the one function that turns any exception into a JobError, and what of
+an exception its owner may read.
+
+A job's error and log lines are shown to whoever submitted it: they carry the exception's
+class and message, never a traceback, and absolute filesystem paths in the message are cut
+to their last component (``/srv/app/var/artifacts/j/1.png`` -> ``…/1.png``). The traceback
+stays in the worker's own log (stderr, JSON in production)."""
 
 from __future__ import annotations
+
+import re
 
 from jobs_common.contracts import ErrorKind, JobError
 from jobs_common.errors import PlatformError
@@ -36,16 +44,49 @@ class JobTimedOut(JobFailure):
     kind = ErrorKind.TIMEOUT
 
 
+# An absolute path: POSIX (``/a/b``, two components at least, not inside a URL or a word
+# such as ``and/or``) or Windows (``C:\\a\\b``). The last component is kept.
+_POSIX_PATH = re.compile(r"(?<![\w.:/~-])(?:/[\w.@+~-]+){2,}/?")
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s'\"<>|:*?]+\\)*[^\\\s'\"<>|:*?]*")
+
+
+def _last_component(match: re.Match[str]) -> str:
+    path = match.group(0).rstrip("/\\")
+    name = re.split(r"[/\\]", path)[-1]
+    return f"…/{name}" if name else "…"
+
+
+def strip_paths(text: str) -> str:
+    """``text`` with every absolute filesystem path cut to ``…/<last component>``."""
+    return _WINDOWS_PATH.sub(_last_component, _POSIX_PATH.sub(_last_component, text))
+
+
 def _truncate(text: str) -> str:
     return text if len(text) <= MAX_ERROR_MESSAGE else text[: MAX_ERROR_MESSAGE - 1] + "…"
 
 
+def public_message(text: str) -> str:
+    """An error message as the job's owner may read it: no server paths, bounded length."""
+    return _truncate(strip_paths(text))
+
+
+def describe(exc: BaseException) -> str:
+    """``ExceptionClass: message`` (paths stripped): how a log line shipped to the job's owner
+    names an exception, in place of the traceback."""
+    error_class = exc.error_class if isinstance(exc, JobFailure) else type(exc).__name__
+    message = strip_paths(str(exc))
+    return f"{error_class}: {message}" if message else error_class
+
+
 def classify(exc: BaseException) -> JobError:
     """The JobError of a failed attempt: typed failures keep their kind, anything else is
-    retryable (an unexpected bug or outage should not kill a job on its first attempt)."""
+    retryable (an unexpected bug or outage should not kill a job on its first attempt). The
+    message is the exception's own (paths stripped), never a traceback."""
     if isinstance(exc, JobFailure):
-        return JobError(kind=exc.kind, error_class=exc.error_class, message=_truncate(exc.message))
+        return JobError(
+            kind=exc.kind, error_class=exc.error_class, message=public_message(exc.message)
+        )
     message = str(exc) or type(exc).__name__
     return JobError(
-        kind=ErrorKind.RETRYABLE, error_class=type(exc).__name__, message=_truncate(message)
+        kind=ErrorKind.RETRYABLE, error_class=type(exc).__name__, message=public_message(message)
     )

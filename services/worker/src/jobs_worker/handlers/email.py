@@ -10,8 +10,10 @@ from typing import Any
 
 from jobs_common.contracts import utcnow
 from jobs_common.payloads import EmailPayload
+from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
 from jobs_worker.adapters.smtp import SmtpConfig, send_message
 from jobs_worker.domain.context import HandlerSpec, JobContext
+from jobs_worker.domain.errors import PermanentJobError
 from jobs_worker.settings import Settings
 
 
@@ -47,7 +49,17 @@ def smtp_config(settings: Settings) -> SmtpConfig:
     )
 
 
+def check_recipient(settings: Settings, recipient: str) -> None:
+    """Refuse a recipient outside WORKER_EMAIL_ALLOWED_RECIPIENTS (when it is set): a permanent
+    failure, since the same job would be refused again. The submission service refuses such
+    jobs already; this holds for jobs accepted before the list changed, schedules and edited
+    requeues too."""
+    if not RecipientAllowList.of(settings.email_allowed_recipients).allows(recipient):
+        raise PermanentJobError(f"{recipient}: {NOT_ALLOWED}", error_class="RecipientNotAllowed")
+
+
 async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
+    check_recipient(ctx.settings, str(payload.to))
     message = build_message(
         payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=ctx.settings.smtp_from
     )

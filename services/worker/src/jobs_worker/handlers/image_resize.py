@@ -10,7 +10,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from jobs_common.payloads import ImageResizePayload
-from jobs_worker.adapters.artifacts import artifact_path, write_atomically
+from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
 from jobs_worker.domain.context import HandlerSpec, JobContext
 from jobs_worker.domain.errors import PermanentJobError
 
@@ -106,14 +106,15 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
         resized.format,
     )
     artifact = write_atomically(path, resized.data)
+    # The owner reads this line: the file's name, its full path in the worker's log only.
     ctx.logger.info(
         "wrote %s (%d bytes)",
-        artifact.path,
+        artifact.path.name,
         artifact.bytes,
         extra={"action": "image_resized", "path": str(artifact.path)},
     )
     return {
-        "path": str(artifact.path),
+        "artifact": artifact_key(ctx.job_id, ctx.attempt, resized.extension),
         "width": resized.width,
         "height": resized.height,
         "format": resized.format,

@@ -1,5 +1,11 @@
 """report_generation: a jobs summary read from PostgreSQL, rendered as CSV or JSON.
 
+The summary counts the jobs of the report job's owner only: the worker reads the owner from
+the job's own row (``jobs.submitted_by``, written from the identity the gateway verified) by
+the dispatch's job id, never from the payload, which the submitter writes. Jobs record no
+role, so an administrator's report counts the administrator's own jobs as well; the
+platform-wide figures are the dashboard's analytics, which admins see in full.
+
 Small reports travel inline in the result; larger ones are written as an artifact file."""
 
 from __future__ import annotations
@@ -12,9 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import utcnow
 from jobs_common.payloads import ReportPayload
-from jobs_worker.adapters.artifacts import artifact_path, write_atomically
-from jobs_worker.adapters.jobstore_reader import jobs_summary
+from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
+from jobs_worker.adapters.jobstore_reader import owner_summary
 from jobs_worker.domain.context import HandlerSpec, JobContext
+from jobs_worker.domain.errors import PermanentJobError
 from jobs_worker.domain.report import build_summary, created_bounds, render, summary_rows
 
 
@@ -24,8 +31,13 @@ class ReportGeneration:
 
     async def run(self, ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
         lower, upper = created_bounds(payload.from_, payload.to)
-        ctx.logger.info("reading jobs created in [%s, %s)", lower or "-", upper or "-")
-        rows, runtime = await jobs_summary(self.engine, lower=lower, upper=upper)
+        ctx.logger.info("reading your jobs created in [%s, %s)", lower or "-", upper or "-")
+        found = await owner_summary(self.engine, job_id=ctx.job_id, lower=lower, upper=upper)
+        if found is None:
+            raise PermanentJobError(
+                "the report job is not recorded in the job store", error_class="JobNotRecorded"
+            )
+        rows, runtime = found.rows, found.runtime
         ctx.logger.info(
             "rows: %d (status, type, priority) groups covering %d jobs",
             len(rows),
@@ -46,13 +58,13 @@ class ReportGeneration:
         artifact = await asyncio.to_thread(write_atomically, path, rendered)
         ctx.logger.info(
             "wrote %s (above the inline limit of %d bytes)",
-            artifact.path,
+            artifact.path.name,
             ctx.settings.report_inline_limit,
             extra={"action": "report_written", "path": str(artifact.path)},
         )
         return {
             "format": payload.format,
-            "path": str(artifact.path),
+            "artifact": artifact_key(ctx.job_id, ctx.attempt, payload.format),
             "bytes": artifact.bytes,
             "sha256": artifact.sha256,
         }
