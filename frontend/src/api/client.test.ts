@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { jsonResponse } from '../test/utils';
-import { ApiError, buildUrl, createApiClient, errorFromBody, type AuthBinding } from './client';
+import { ApiError, buildUrl, createApiClient, errorFromBody, retryAfterSeconds, type AuthBinding } from './client';
 
 function binding(overrides: Partial<AuthBinding> = {}): AuthBinding & {
   refresh: ReturnType<typeof vi.fn>;
@@ -53,6 +53,16 @@ describe('errorFromBody', () => {
     expect(error.message).toBe('503 Service Unavailable');
     expect(errorFromBody(500, '', '').code).toBe('internal_error');
     expect(errorFromBody(404, '', '').code).toBe('not_found');
+  });
+});
+
+describe('retryAfterSeconds', () => {
+  it('reads whole seconds and nothing else', () => {
+    expect(retryAfterSeconds('12')).toBe(12);
+    expect(retryAfterSeconds(' 3 ')).toBe(3);
+    expect(retryAfterSeconds(null)).toBeNull();
+    expect(retryAfterSeconds('Wed, 21 Oct 2015 07:28:00 GMT')).toBeNull();
+    expect(retryAfterSeconds('-1')).toBeNull();
   });
 });
 
@@ -118,6 +128,47 @@ describe('createApiClient', () => {
     expect(fetchImpl).toHaveBeenCalledTimes(2);
     expect((fetchImpl.mock.calls[1]![1].headers as Record<string, string>).Authorization).toBe('Bearer access-2');
     expect(auth.onUnauthorized).not.toHaveBeenCalled();
+  });
+
+  it('on 401 repeats with the newer token when another request refreshed meanwhile', async () => {
+    let current = 'access-1';
+    const auth = binding({ getToken: () => current });
+    const fetchImpl = vi
+      .fn((_url: string, _init: RequestInit) => Promise.resolve(jsonResponse(200, { ok: true })))
+      .mockImplementationOnce(() => {
+        current = 'access-2'; // rotated while this request was out
+        return Promise.resolve(jsonResponse(401, { error: 'unauthorized', message: 'token expired' }));
+      });
+    const client = createApiClient(auth, fetchImpl);
+    await expect(client.request('/api/jobs')).resolves.toEqual({ ok: true });
+    expect(auth.refresh).not.toHaveBeenCalled();
+    expect((fetchImpl.mock.calls[1]![1].headers as Record<string, string>).Authorization).toBe('Bearer access-2');
+  });
+
+  it("keeps a 429's Retry-After on the error", async () => {
+    const fetchImpl = vi.fn(() =>
+      Promise.resolve(
+        new Response(JSON.stringify({ error: 'too_many_requests', message: 'slow down', details: [] }), {
+          status: 429,
+          headers: { 'Content-Type': 'application/json', 'Retry-After': '37' },
+        }),
+      ),
+    );
+    const client = createApiClient(binding(), fetchImpl);
+    await expect(client.request('/api/jobs')).rejects.toMatchObject({
+      status: 429,
+      code: 'too_many_requests',
+      retryAfter: 37,
+    });
+  });
+
+  it('sends keepalive only when asked to', async () => {
+    const fetchImpl = vi.fn((_url: string, _init: RequestInit) => Promise.resolve(new Response(null, { status: 204 })));
+    const client = createApiClient(binding(), fetchImpl);
+    await client.request('/auth/logout', { method: 'POST', body: { refreshToken: 'r' }, auth: false, keepalive: true });
+    await client.request('/api/jobs');
+    expect(fetchImpl.mock.calls[0]![1].keepalive).toBe(true);
+    expect(fetchImpl.mock.calls[1]![1].keepalive).toBeUndefined();
   });
 
   it('logs out when the refresh fails', async () => {

@@ -5,7 +5,11 @@
  * - turns the platform's error envelope `{"error", "message", "details": [{"field", "message"}]}`
  *   (and anything else that is not a 2xx) into a typed {@link ApiError};
  * - on a 401 asks the auth store for one refresh and repeats the request once; if that does not
- *   help the session is ended (logout).
+ *   help the session is ended (logout). When the session already holds a newer access token
+ *   than the one the request went out with (another request's refresh got there first), the
+ *   request is repeated with that one instead: refresh tokens are single-use, so no refresh is
+ *   started for a token that is already replaced;
+ * - a 429's `Retry-After` (seconds) is kept on the error as `retryAfter`.
  */
 import type { ErrorDetail } from './types';
 
@@ -37,13 +41,22 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: ErrorCode;
   readonly details: readonly ErrorDetail[];
+  /** Seconds to wait before trying again (a 429's `Retry-After`), null when not given. */
+  readonly retryAfter: number | null;
 
-  constructor(status: number, code: ErrorCode, message: string, details: ErrorDetail[] = []) {
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetail[] = [],
+    retryAfter: number | null = null,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.details = details;
+    this.retryAfter = retryAfter;
   }
 
   /** The first message per field (`payload.to`, `dependsOn.0`, ...). */
@@ -88,8 +101,19 @@ function toDetails(value: unknown): ErrorDetail[] {
   return details;
 }
 
+/** Whole seconds of a `Retry-After` header given in seconds (an HTTP date is not used here). */
+export function retryAfterSeconds(header: string | null | undefined): number | null {
+  if (!header || !/^\s*\d+\s*$/.test(header)) return null;
+  return Number.parseInt(header, 10);
+}
+
 /** Build an ApiError from a non-2xx response body (already read as text). */
-export function errorFromBody(status: number, statusText: string, text: string): ApiError {
+export function errorFromBody(
+  status: number,
+  statusText: string,
+  text: string,
+  retryAfter: number | null = null,
+): ApiError {
   const fallbackCode = CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
   let body: unknown = undefined;
   if (text) {
@@ -102,17 +126,17 @@ export function errorFromBody(status: number, statusText: string, text: string):
   if (isRecord(body)) {
     if (typeof body.error === 'string') {
       const message = typeof body.message === 'string' ? body.message : body.error;
-      return new ApiError(status, body.error, message, toDetails(body.details));
+      return new ApiError(status, body.error, message, toDetails(body.details), retryAfter);
     }
     if (typeof body.detail === 'string') {
-      return new ApiError(status, fallbackCode, body.detail);
+      return new ApiError(status, fallbackCode, body.detail, [], retryAfter);
     }
     if (Array.isArray(body.detail)) {
-      return new ApiError(status, fallbackCode, 'request validation failed', toDetails(body.detail));
+      return new ApiError(status, fallbackCode, 'request validation failed', toDetails(body.detail), retryAfter);
     }
   }
   const message = statusText ? `${status} ${statusText}` : `Request failed with status ${status}`;
-  return new ApiError(status, fallbackCode, message);
+  return new ApiError(status, fallbackCode, message, [], retryAfter);
 }
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
@@ -125,6 +149,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Send the bearer token and handle 401 with a refresh (default true). */
   auth?: boolean;
+  /** Let the request outlive the page (fetch `keepalive`), e.g. a logout. */
+  keepalive?: boolean;
 }
 
 export function buildUrl(path: string, query?: Record<string, QueryValue>): string {
@@ -174,6 +200,7 @@ export function createApiClient(
         headers,
         body,
         signal: options.signal,
+        ...(options.keepalive ? { keepalive: true } : {}),
       });
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') throw error;
@@ -183,13 +210,19 @@ export function createApiClient(
 
   async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
     const useAuth = options.auth ?? true;
-    let response = await send(path, options, useAuth ? auth.getToken() : null);
+    const sentWith = useAuth ? auth.getToken() : null;
+    let response = await send(path, options, sentWith);
     if (response.status === 401 && useAuth) {
       let fresh: string | null = null;
-      try {
-        fresh = await auth.refresh();
-      } catch {
-        fresh = null;
+      const current = auth.getToken();
+      if (current && current !== sentWith) {
+        fresh = current; // refreshed meanwhile (by another request): no second refresh
+      } else {
+        try {
+          fresh = await auth.refresh();
+        } catch {
+          fresh = null;
+        }
       }
       if (fresh) {
         response = await send(path, options, fresh);
@@ -200,7 +233,12 @@ export function createApiClient(
     }
     const text = await response.text();
     if (!response.ok) {
-      throw errorFromBody(response.status, response.statusText, text);
+      throw errorFromBody(
+        response.status,
+        response.statusText,
+        text,
+        retryAfterSeconds(response.headers.get('retry-after')),
+      );
     }
     if (!text) return undefined as T;
     return JSON.parse(text) as T;

@@ -22,6 +22,7 @@ import type {
   JobsPage,
   LogPage,
   QueueList,
+  RegistrationAccepted,
   RequeueAccepted,
   RequeueBody,
   RetryAccepted,
@@ -33,7 +34,6 @@ import type {
   ScheduleView,
   TokenResponse,
   UserCreate,
-  UserPublic,
   WorkerList,
 } from './types';
 
@@ -45,7 +45,8 @@ export function login(email: string, password: string): Promise<TokenResponse> {
   return api.request('/auth/login', { method: 'POST', body: { email, password }, auth: false });
 }
 
-export function register(body: UserCreate): Promise<UserPublic> {
+/** 202 whether the email was new or taken (the API does not tell): log in afterwards. */
+export function register(body: UserCreate): Promise<RegistrationAccepted> {
   return api.request('/auth/register', { method: 'POST', body, auth: false });
 }
 

@@ -16,4 +16,12 @@ export const authStore = createAuthStore({
       body: { refreshToken },
       auth: false,
     }),
+  logoutRequest: (refreshToken) =>
+    api.request('/auth/logout', {
+      method: 'POST',
+      body: { refreshToken },
+      auth: false,
+      // the request outlives a page that navigates away or closes right after "Log out"
+      keepalive: true,
+    }),
 });

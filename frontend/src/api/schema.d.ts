@@ -460,7 +460,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live workers and those dead within includeDeadForMinutes */
+        /** Live workers and those dead within includeDeadForMinutes (admins only) */
         get: operations["list_workers_api_workers_get"];
         put?: never;
         post?: never;
@@ -479,8 +479,34 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Login */
+        /**
+         * Login
+         * @description A new session: an access token and a refresh token. Login attempts are limited per
+         *     account and per client address.
+         */
         post: operations["login_auth_login_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Logout
+         * @description End the session of this refresh token: every refresh token of the session is revoked
+         *     (idempotent; an expired or used token of the session works too). Access tokens already
+         *     issued stay valid until their `exp` (at most 15 minutes).
+         */
+        post: operations["logout_auth_logout_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -513,7 +539,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refresh */
+        /**
+         * Refresh
+         * @description The next token pair of the session. The refresh token is used up: keep the new one
+         *     from this answer; presenting a used one again ends the session.
+         */
         post: operations["refresh_auth_refresh_post"];
         delete?: never;
         options?: never;
@@ -530,7 +560,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register */
+        /**
+         * Register
+         * @description Register a user. The answer is the same whether the email was new or taken (it tells
+         *     nobody which emails have accounts): log in afterwards. Limited per client address.
+         */
         post: operations["register_auth_register_post"];
         delete?: never;
         options?: never;
@@ -608,7 +642,7 @@ export interface components {
             maxAttempts?: number | null;
             /**
              * Payload
-             * @description Validated against the type's payload schema.
+             * @description Validated against the type's payload schema; at most 256 KiB of JSON (image_resize: its image, up to 5 MB).
              */
             payload: {
                 [key: string]: unknown;
@@ -1292,8 +1326,19 @@ export interface components {
             level: string;
             /** Message */
             message: string;
-            /** Workerid */
-            workerId: string;
+            /**
+             * Workerid
+             * @description The worker that wrote the line (admins only).
+             */
+            workerId: string | null;
+        };
+        /**
+         * LogoutRequest
+         * @description The refresh token of the session to end (its whole family is revoked).
+         */
+        LogoutRequest: {
+            /** Refreshtoken */
+            refreshToken: string;
         };
         /** LogPage */
         LogPage: {
@@ -1367,6 +1412,14 @@ export interface components {
         RefreshRequest: {
             /** Refreshtoken */
             refreshToken: string;
+        };
+        /**
+         * RegistrationAccepted
+         * @description The one answer to a well-formed registration, whether the email was new or taken.
+         */
+        RegistrationAccepted: {
+            /** Message */
+            message: string;
         };
         /** RequeueAccepted */
         RequeueAccepted: {
@@ -1876,9 +1929,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1921,7 +1994,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Jobs
-                     * @description Job specs, as POST /api/v1/jobs.
+                     * @description Job specs, as POST /api/v1/jobs; their payloads together at most 12 MiB.
                      */
                     jobs: components["schemas"]["BatchJobSpec"][];
                     /** Name */
@@ -1989,9 +2062,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above the route's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2059,6 +2152,17 @@ export interface operations {
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2150,9 +2254,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above the route's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2220,9 +2344,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2297,6 +2441,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -2342,6 +2497,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterItem"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -2369,9 +2533,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2423,6 +2607,15 @@ export interface operations {
                     "application/json": components["schemas"]["RequeueAccepted"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -2450,9 +2643,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2520,6 +2733,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -2562,8 +2786,26 @@ export interface operations {
                     "application/json": components["schemas"]["BulkResult"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2574,6 +2816,17 @@ export interface operations {
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2640,9 +2893,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,9 +2986,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2770,7 +3063,7 @@ export interface operations {
                     maxAttempts?: number | null;
                     /**
                      * Payload
-                     * @description Validated against the type's payload schema.
+                     * @description Validated against the type's payload schema; at most 256 KiB of JSON (image_resize: its image, up to 5 MB).
                      */
                     payload: {
                         [key: string]: unknown;
@@ -2857,9 +3150,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above the route's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3247,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -2988,6 +3312,15 @@ export interface operations {
                     "application/json": components["schemas"]["CancelOutcome"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3015,9 +3348,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3095,6 +3448,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -3166,6 +3530,17 @@ export interface operations {
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3257,9 +3632,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above the route's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,9 +3715,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3381,9 +3796,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description submittedBy names another user: only admins may filter by owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3437,6 +3872,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -3478,6 +3924,17 @@ export interface operations {
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3526,6 +3983,15 @@ export interface operations {
                     "application/json": components["schemas"]["RetryPolicyView"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3553,9 +4019,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,6 +4089,17 @@ export interface operations {
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3668,6 +4165,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -3710,6 +4218,15 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3728,9 +4245,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller has as many schedules (of email jobs) as allowed */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3805,6 +4342,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -3865,6 +4413,17 @@ export interface operations {
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3939,6 +4498,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -4007,6 +4577,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Unexpected error (the message carries no internals) */
             500: {
                 headers: {
@@ -4056,9 +4637,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Not an admin: host names, pids and versions are internal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4107,8 +4708,26 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description invalid credentials or token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4125,8 +4744,68 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description too many attempts */
+            /** @description too many attempts; `Retry-After` gives the seconds to wait */
             429: {
+                headers: {
+                    /** @description seconds until the limit allows another attempt */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    logout_auth_logout_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoutRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not a refresh token of ours */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4187,8 +4866,26 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description invalid credentials or token */
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description invalid, expired, revoked or already used refresh token (a reuse revokes the whole session), or the user no longer exists */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4221,16 +4918,25 @@ export interface operations {
         };
         responses: {
             /** @description Successful Response */
-            201: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserPublic"];
+                    "application/json": components["schemas"]["RegistrationAccepted"];
                 };
             };
-            /** @description email already registered */
-            409: {
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4241,6 +4947,17 @@ export interface operations {
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description too many attempts; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another attempt */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

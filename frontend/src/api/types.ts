@@ -53,6 +53,7 @@ export type LoginRequest = Schemas['LoginRequest'];
 export type UserCreate = Schemas['UserCreate'];
 export type UserPublic = Schemas['UserPublic'];
 export type TokenResponse = Schemas['TokenResponse'];
+export type RegistrationAccepted = Schemas['RegistrationAccepted'];
 
 // ---- jobs ----
 

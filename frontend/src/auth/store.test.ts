@@ -98,6 +98,83 @@ describe('auth store', () => {
     expect(store.getState().session?.expiresAt).toBe(Date.now() + 3_600_000);
   });
 
+  it('keeps the rotated refresh token of every answer and never sends a used one', async () => {
+    const answers: TokenResponse[] = [];
+    const refreshRequest = vi.fn((_: string) => {
+      const next = fakeTokens({ now: Date.now(), tag: `r${answers.length}` });
+      answers.push(next);
+      return Promise.resolve(next);
+    });
+    const storage = memoryStorage();
+    const store = createAuthStore({ refreshRequest, storage });
+    const first = fakeTokens({ now: NOW, tag: 'login' });
+    store.getState().login(first);
+    await store.getState().refresh();
+    await Promise.all([store.getState().refresh(), store.getState().refresh()]);
+    await store.getState().refresh();
+    expect(refreshRequest.mock.calls.map(([token]) => token)).toEqual([
+      first.refreshToken,
+      answers[0]!.refreshToken,
+      answers[1]!.refreshToken,
+    ]);
+    expect(new Set(refreshRequest.mock.calls.map(([token]) => token)).size).toBe(3);
+    expect(store.getState().session?.refreshToken).toBe(answers[2]!.refreshToken);
+    expect(JSON.parse(storage.data.get(STORAGE_KEY) ?? '{}')).toMatchObject({
+      refreshToken: answers[2]!.refreshToken,
+    });
+  });
+
+  it('a refresh asked for while one is under way waits for it instead of sending the same token', async () => {
+    let resolve: (value: TokenResponse) => void = () => undefined;
+    const refreshRequest = vi.fn((_: string) => new Promise<TokenResponse>((r) => (resolve = r)));
+    const store = createAuthStore({ refreshRequest, storage: memoryStorage() });
+    const first = fakeTokens({ now: NOW });
+    store.getState().login(first);
+    const scheduled = store.getState().refresh(); // e.g. the timer
+    const onUnauthorized = store.getState().refresh(); // e.g. a request's 401
+    expect(refreshRequest).toHaveBeenCalledTimes(1);
+    const next = fakeTokens({ now: NOW, tag: 'next' });
+    resolve(next);
+    await Promise.all([scheduled, onUnauthorized]);
+    void store.getState().refresh();
+    expect(refreshRequest).toHaveBeenCalledTimes(2);
+    expect(refreshRequest).toHaveBeenLastCalledWith(next.refreshToken);
+  });
+
+  it("a user's logout sends the refresh token to the server before clearing the session", () => {
+    const storage = memoryStorage();
+    const seen: { token: string; sessionStillThere: boolean }[] = [];
+    const store = createAuthStore({
+      refreshRequest: vi.fn(),
+      storage,
+      logoutRequest: (token) => {
+        seen.push({ token, sessionStillThere: store.getState().session !== null });
+        return Promise.resolve();
+      },
+    });
+    const tokens = fakeTokens({ now: NOW });
+    store.getState().login(tokens);
+    store.getState().logout('user');
+    expect(seen).toEqual([{ token: tokens.refreshToken, sessionStillThere: true }]);
+    expect(store.getState().session).toBeNull();
+    expect(storage.data.has(STORAGE_KEY)).toBe(false);
+    store.getState().logout('user'); // nothing left to revoke
+    expect(seen).toHaveLength(1);
+  });
+
+  it('logs out locally even when the server cannot be reached, and not at all on expiry', async () => {
+    const logoutRequest = vi.fn(() => Promise.reject(new ApiError(0, 'network_error', 'offline')));
+    const store = createAuthStore({ refreshRequest: vi.fn(), storage: memoryStorage(), logoutRequest });
+    store.getState().login(fakeTokens({ now: NOW }));
+    store.getState().logout('user');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(store.getState().session).toBeNull();
+    expect(logoutRequest).toHaveBeenCalledTimes(1);
+    store.getState().login(fakeTokens({ now: NOW }));
+    store.getState().logout('expired'); // the server refused the session already
+    expect(logoutRequest).toHaveBeenCalledTimes(1);
+  });
+
   it('logout clears storage and cancels the planned refresh', async () => {
     const storage = memoryStorage();
     const refreshRequest = vi.fn(() => Promise.resolve(fakeTokens()));

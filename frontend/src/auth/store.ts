@@ -1,6 +1,11 @@
 /**
  * The auth store: the session (access + refresh token, user) kept in sessionStorage, refreshed
  * shortly before the access token's `exp`, and ended by logout or a refused refresh.
+ *
+ * Refresh tokens rotate: each refresh uses up the token it sends and the answer carries the
+ * next one, which replaces it at once. Presenting a used token again makes the server end the
+ * whole session, so refreshes are single-flight: while one is under way every caller waits for
+ * it, and none sends the same (soon old) token in parallel.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { ApiError } from '../api/client';
@@ -22,6 +27,10 @@ export interface AuthState {
   /** Why the last session ended (shown on the login page). */
   endedBecause: LogoutReason | null;
   login(tokens: TokenResponse): void;
+  /**
+   * End the session. A user's logout first sends POST /auth/logout with the refresh token (so
+   * the server revokes the session even if this tab is gone), then clears the local state.
+   */
   logout(reason?: LogoutReason): void;
   /** Refresh now (single flight). Resolves to the new access token, null if the session ended. */
   refresh(): Promise<string | null>;
@@ -30,6 +39,8 @@ export interface AuthState {
 export interface AuthStoreOptions {
   /** POST /auth/refresh without auth handling (the store must not depend on the API client). */
   refreshRequest(refreshToken: string): Promise<TokenResponse>;
+  /** POST /auth/logout: revoke the session of this refresh token on the server. */
+  logoutRequest?(refreshToken: string): Promise<unknown>;
   storage?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
   /** Refresh this long before the access token expires. */
   refreshMarginMs?: number;
@@ -149,6 +160,11 @@ export function createAuthStore(options: AuthStoreOptions): AuthStore {
       },
       logout(reason = 'user') {
         clearTimer();
+        const ending = get().session;
+        if (reason === 'user' && ending && options.logoutRequest) {
+          // Sent before the local state goes; a failure (offline) must not keep the user in.
+          options.logoutRequest(ending.refreshToken).catch(() => undefined);
+        }
         persist(null);
         if (get().session !== null || get().endedBecause !== reason) {
           set({ session: null, endedBecause: reason });

@@ -56,6 +56,16 @@ describe('login', () => {
     expect(sessionStorage.getItem('jobs.session')).toContain('user@test.com');
   });
 
+  it('says when to try again after too many attempts', async () => {
+    const user = userEvent.setup();
+    login.mockRejectedValue(new ApiError(429, 'too_many_requests', 'too many login attempts', [], 42));
+    renderApp('/login');
+    await user.type(screen.getByLabelText('Email'), 'user@test.com');
+    await user.type(screen.getByLabelText('Password'), 'user123');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    expect(await screen.findByTestId('login-error')).toHaveTextContent('Too many attempts. Try again in 42 seconds.');
+  });
+
   it('says so when the password is wrong', async () => {
     const user = userEvent.setup();
     login.mockRejectedValue(new ApiError(401, 'unauthorized', 'invalid email or password'));

@@ -12,6 +12,12 @@ function target(state: unknown): string {
   return typeof from === 'string' && from.startsWith('/') && !from.startsWith('//') ? from : '/';
 }
 
+function tooManyAttempts(retryAfter: number | null): string {
+  return retryAfter === null
+    ? 'Too many attempts. Wait a minute and try again.'
+    : `Too many attempts. Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`;
+}
+
 export function LoginPage() {
   usePageTitle('Log in');
   const location = useLocation();
@@ -40,7 +46,7 @@ export function LoginPage() {
       void navigate(target(location.state), { replace: true });
     } catch (err) {
       if (isApiError(err) && err.status === 401) setError('Wrong email or password.');
-      else if (isApiError(err) && err.status === 429) setError('Too many attempts. Wait a minute and try again.');
+      else if (isApiError(err) && err.status === 429) setError(tooManyAttempts(err.retryAfter));
       else setError(errorMessage(err));
     } finally {
       setBusy(false);
@@ -58,7 +64,7 @@ export function LoginPage() {
         ) : null}
         {registered ? (
           <p role="status" className="ok-text">
-            Account created. You can log in now.
+            Registration received. Log in with your email and password.
           </p>
         ) : null}
         {error ? (

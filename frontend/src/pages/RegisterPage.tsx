@@ -7,6 +7,13 @@ import { Field } from '../components/Field';
 import { isEmail } from '../lib/jobForm';
 import { usePageTitle } from '../lib/usePageTitle';
 
+function tooManyRegistrations(retryAfter: number | null): string {
+  const minutes = retryAfter === null ? null : Math.max(1, Math.ceil(retryAfter / 60));
+  return minutes === null
+    ? 'Too many registrations from your network. Try again later.'
+    : `Too many registrations from your network. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+}
+
 export function RegisterPage() {
   usePageTitle('Register');
   const navigate = useNavigate();
@@ -30,11 +37,12 @@ export function RegisterPage() {
     if (Object.keys(found).length > 0) return;
     setBusy(true);
     try {
+      // The same answer whether the email was new or taken: the login page says what next.
       await register({ email: email.trim(), password });
       void navigate('/login', { state: { registered: email.trim() } });
     } catch (err) {
-      if (isApiError(err) && err.status === 409) {
-        setErrors({ email: 'An account with this email exists already' });
+      if (isApiError(err) && err.status === 429) {
+        setMessage(tooManyRegistrations(err.retryAfter));
       } else if (isApiError(err) && err.details.length > 0) {
         setErrors(err.fieldErrors());
       } else {
