@@ -23,6 +23,7 @@ from pathlib import Path
 
 import asyncpg
 
+from jobs_common.settings import DEV_JWT_SECRET, DEV_SECRET
 from jobs_common.testing.infra import free_port, wait_for_port
 from jobs_common.testing.stack import Stack, StackConfig
 from jobs_common.testing.supervisor import supervise_stack
@@ -115,6 +116,9 @@ def main() -> None:
         scheduler_ports=(8080, *(free_port() for _ in range(schedulers - 1))),
         log_json=False,
         ui_dir=str(UI_BUILD),
+        internal_token=DEV_SECRET,
+        jwt_secret=DEV_JWT_SECRET,
+        gateway_metrics_port=9300,
     )
     stack = Stack(config, VAR / "logs")
     supervisor = supervise_stack(stack)
@@ -134,6 +138,7 @@ def main() -> None:
             "\nThe platform is running:\n"
             f"  web UI                http://127.0.0.1:{config.gateway_port}/{ui_note}\n"
             f"  gateway (public API)  http://127.0.0.1:{config.gateway_port}  (OpenAPI at /docs)\n"
+            f"  gateway metrics       http://127.0.0.1:{config.gateway_metrics_port}/metrics\n"
             f"  submission            http://127.0.0.1:{config.submission_port}\n"
             f"  schedulers ({schedulers})        {scheduler_ports}  (/ready)\n"
             f"  dashboard API         http://127.0.0.1:{config.dashboard_port}\n"

@@ -22,6 +22,7 @@ from jobs_gateway.settings import DEV_JWT_SECRET
 from .deploy_files import (
     COMPOSE_FILE,
     PREFIXES,
+    ROOT,
     SERVICES,
     Dockerfile,
     build_target,
@@ -30,6 +31,7 @@ from .deploy_files import (
     interpolate,
     load_compose,
     load_dockerfile,
+    load_yaml,
     read_env_file,
     references,
     settings_class,
@@ -89,6 +91,8 @@ FIXTURE_VARIABLES = {"POSTGRES_URL", "AMQP_URL", "MONGO_URL"}
 HEALTH_URL = re.compile(
     r"http://(?:127\.0\.0\.1|localhost):(?P<port>\d+)(?P<path>/health|/ready)\b"
 )
+
+PROMETHEUS_CONFIG = ROOT / "infra" / "prometheus" / "prometheus.yml"
 
 Problems = list[str]
 
@@ -525,6 +529,21 @@ def test_only_the_ui_the_console_the_inbox_and_monitoring_are_published(
         (name, port) for name, spec in services(resolved).items() for port in container_ports(spec)
     }
     assert published == PUBLISHED
+
+
+def test_the_gateways_metrics_port_is_scraped_on_the_network_and_not_published(
+    resolved: dict[str, Any], dockerfile: Dockerfile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gateway's public port answers 404 at /metrics: Prometheus scrapes its metrics port,
+    reachable from the compose network (the service's host), published on no host port."""
+    gateway = container_settings(resolved, "gateway", dockerfile, monkeypatch)
+    metrics_port = gateway.metrics_port  # type: ignore[attr-defined]
+    assert metrics_port not in (0, gateway.port)
+    assert gateway.host == "0.0.0.0"
+    assert container_ports(services(resolved)["gateway"]) == [gateway.port]
+    config = load_yaml(PROMETHEUS_CONFIG)
+    (job,) = [job for job in config["scrape_configs"] if job["job_name"] == "gateway"]
+    assert [t for c in job["static_configs"] for t in c["targets"]] == [f"gateway:{metrics_port}"]
 
 
 def test_restart_policies(resolved: dict[str, Any]) -> None:

@@ -202,9 +202,19 @@ def dashboard_problems(file: str, dashboard: dict[str, Any]) -> Problems:
     return problems
 
 
+def metrics_port(service: str) -> int:
+    """Where a service serves /metrics: its Settings ``metrics_port`` if it has one (the
+    gateway, whose public port answers 404 there), else its ``port``."""
+    fields = settings_class(service).model_fields
+    port = fields["metrics_port"].default if "metrics_port" in fields else fields["port"].default
+    assert isinstance(port, int) and port > 0, f"{service} serves no metrics by default"
+    return port
+
+
 def scrape_problems(config: dict[str, Any]) -> Problems:
-    """A job per service, named after it, at the port its Settings listen on, path /metrics;
-    the scaled services found through DNS (one target per replica), the others static."""
+    """A job per service, named after it, at the port its Settings serve metrics on, path
+    /metrics; the scaled services found through DNS (one target per replica), the others
+    static."""
     problems = []
     jobs = {job["job_name"]: job for job in config.get("scrape_configs") or []}
     for service in SERVICES:
@@ -212,7 +222,7 @@ def scrape_problems(config: dict[str, Any]) -> Problems:
         if job is None:
             problems.append(f"{service}: not scraped")
             continue
-        port = settings_class(service).model_fields["port"].default
+        port = metrics_port(service)
         if job.get("metrics_path", "/metrics") != "/metrics":
             problems.append(f"{service}: scraped at {job['metrics_path']}, not /metrics")
         if service in SCALED:
@@ -447,7 +457,10 @@ def test_a_wrong_scrape_port_is_found() -> None:
             job["static_configs"][0]["targets"] = ["dashboard:8080"]
         if job["job_name"] == "worker":
             job["dns_sd_configs"][0]["port"] = 9000
+        if job["job_name"] == "gateway":  # its public port: /metrics answers 404 there
+            job["static_configs"][0]["targets"] = ["gateway:3000"]
     assert scrape_problems(changed) == [
+        "gateway: targets ['gateway:3000'], listens on gateway:9300",
         "dashboard: targets ['dashboard:8080'], listens on dashboard:8081",
         "worker: not found by DNS (type A, worker, port 9100)",
     ]

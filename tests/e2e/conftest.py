@@ -56,7 +56,9 @@ async def stack(
         dashboard_port=free_port(),
         worker_ports=(free_port(), free_port()),
         workers=2,
-        environment="test",
+        # Development: the demo logins the tests use are seeded only there (its secrets
+        # are still fresh ones, StackConfig's).
+        environment="development",
         ui_dir=str(UI_BUILD),
         extra_env={
             # Fast retries so the retry paths finish within the test's patience.
@@ -65,6 +67,13 @@ async def stack(
             "SCHEDULER_TIMEOUT_GRACE_SECONDS": "2",
             # Short leases so a silent worker's job moves on within the test's patience.
             "SCHEDULER_LEASE_SECONDS": "3",
+            # The tests poll as fast as they like and log in and register from one address
+            # (the public API fuzzer too): no per-user request limit, generous attempt limits
+            # (the integration tests exercise the real ones).
+            "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
+            "GATEWAY_LOGIN_ATTEMPTS_PER_ACCOUNT_PER_MINUTE": "1000",
+            "GATEWAY_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE": "10000",
+            "GATEWAY_REGISTRATIONS_PER_ADDRESS_PER_HOUR": "10000",
         },
     )
     running = Stack(config, base / "logs")

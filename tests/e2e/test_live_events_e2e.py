@@ -85,7 +85,7 @@ async def test_owner_and_admin_watch_a_job_live_and_others_do_not(
     registered = await user.post(
         "/auth/register", json={"email": stranger_email, "password": "a-long-password"}
     )
-    assert registered.status_code == 201, registered.text
+    assert registered.status_code == 202, registered.text
     tokens = {
         "user": await login(gateway_url, "user@test.com", "user123"),
         "admin": await login(gateway_url, "admin@test.com", "admin123"),

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import io
 import uuid
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -53,7 +54,7 @@ async def test_api_requires_a_valid_token(gateway_url: str) -> None:
 
 
 async def test_every_job_type_succeeds_end_to_end(
-    user: httpx.AsyncClient, e2e_smtp: SmtpSink
+    user: httpx.AsyncClient, e2e_smtp: SmtpSink, stack: Stack
 ) -> None:
     subject = f"hello {uuid.uuid4().hex[:8]}"
     ids = {
@@ -100,7 +101,8 @@ async def test_every_job_type_succeeds_end_to_end(
 
     image = finished["image_resize"]["result"]
     assert (image["width"], image["height"], image["format"]) == (16, 12, "webp")
-    with Image.open(image["path"]) as resized:
+    assert "path" not in image  # the artifact's key, not the worker's path of it
+    with Image.open(Path(stack.config.artifacts_dir) / image["artifact"]) as resized:
         assert resized.size == (16, 12)
     assert finished["report_generation"]["result"]
 

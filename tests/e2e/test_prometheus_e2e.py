@@ -161,18 +161,24 @@ def test_data_queries_strip_comparisons_and_absent() -> None:
 # --- Prometheus ------------------------------------------------------------------------------
 
 
+def address(metrics_url: str) -> str:
+    """``host:port`` of a ``http://host:port/metrics`` URL."""
+    return metrics_url.removeprefix("http://").removesuffix("/metrics")
+
+
 def scrape_config(stack: Stack, prometheus_port: int, rabbitmq: str | None) -> dict[str, Any]:
     """infra/prometheus/prometheus.yml with the same jobs and rule files, each job's targets the
-    stack's ports (both workers under `worker`), scraped and evaluated every second."""
+    stack's metrics ports (the gateway's metrics port, not its public one; both workers under
+    `worker`), scraped and evaluated every second."""
     config = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
     config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
     targets = {
-        name: [service.url.removeprefix("http://")]
+        name: [address(service.metrics_url)]
         for name, service in stack.services.items()
         if not name.startswith("worker-")
     }
     targets["worker"] = [
-        s.url.removeprefix("http://") for n, s in stack.services.items() if n.startswith("worker-")
+        address(s.metrics_url) for n, s in stack.services.items() if n.startswith("worker-")
     ]
     targets["prometheus"] = [f"127.0.0.1:{prometheus_port}"]
     jobs = []
@@ -314,6 +320,13 @@ async def test_every_alert_and_panel_query_is_valid_and_has_data(
 
     targets = await wait_for_targets(prometheus)
     assert sum(t.startswith("worker ") for t in targets) == 2, targets
+    # The gateway's metrics come from its metrics port; its public port does not serve them.
+    gateway = stack.services["gateway"]
+    assert f"gateway {gateway.metrics_url}" in targets
+    assert gateway.metrics_url != f"{gateway.url}/metrics"
+    async with httpx.AsyncClient(timeout=5) as client:
+        public = await client.get(f"{gateway.url}/metrics")
+    assert public.status_code == 404, public.text
     assert {t.split()[0] for t in targets} >= {
         "gateway",
         "submission",

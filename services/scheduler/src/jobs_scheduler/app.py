@@ -45,7 +45,7 @@ def job_defaults(settings: Settings) -> JobDefaults:
         max_timeout_seconds=settings.max_timeout_seconds,
         timeout_grace_seconds=settings.timeout_grace_seconds,
         retry_policy=RetryPolicy(
-            strategy=settings.retry_strategy,  # type: ignore[arg-type]
+            strategy=settings.retry_strategy,
             base_delay_ms=settings.retry_base_delay_ms,
             multiplier=settings.retry_multiplier,
             max_delay_ms=settings.retry_max_delay_ms,

@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.acks import AckPolicy
+from jobs_common.contracts import RetryStrategy
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
 
 
@@ -20,9 +21,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     migrate_on_start: bool = True
 
     # Job defaults when a submission does not say.
-    default_max_attempts: int = 3
+    default_max_attempts: int = Field(default=3, ge=1)
     max_attempts_by_type: dict[str, int] = {}
-    default_timeout_seconds: int = 300
+    default_timeout_seconds: int = Field(default=300, ge=1)
     # RabbitMQ closes a channel whose delivery stays unacked past consumer_timeout (30 min);
     # an attempt must end well before it.
     max_timeout_seconds: int = 1_700
@@ -30,7 +31,7 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     timeout_grace_seconds: int = 10
 
     # Retry backoff (exponential by default).
-    retry_strategy: str = "exponential"
+    retry_strategy: RetryStrategy = "exponential"
     retry_base_delay_ms: int = 1_000
     retry_multiplier: float = 2.0
     retry_max_delay_ms: int = 60_000
