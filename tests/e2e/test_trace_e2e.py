@@ -1,9 +1,7 @@
 """One job followed through the logs by its trace id: the gateway binds it (the client's
 X-Trace-Id, or one it makes and answers) and forwards it, the submission service records it on
-the job, the worker binds it with the job id and attempt while it runs the delivery.
-
-The scheduler writes no line per job at INFO (the e2e stack's level): its per-job work is
-set-based and logs only failures, so its log is not asserted on here."""
+the job, the scheduler writes one line per transaction that moved the job (jobs_scheduler.job_log)
+and the worker binds it with the job id and attempt while it runs the delivery."""
 
 from __future__ import annotations
 
@@ -74,7 +72,14 @@ async def follow(
         found = traced(stack, trace_id)
         workers = [n for n in found if n.startswith("worker-")]
         finished = [e for n in workers for e in found[n] if e.get("action") == "job_finished"]
-        if finished or asyncio.get_running_loop().time() > deadline:
+        terminal = [
+            e
+            for n in found
+            if n.startswith("scheduler")
+            for e in found[n]
+            if e.get("to_status") == "succeeded"
+        ]
+        if (finished and terminal) or asyncio.get_running_loop().time() > deadline:
             break
         await asyncio.sleep(0.1)
     return job_id, trace_id, response, found
@@ -102,12 +107,25 @@ def assert_followed(job_id: str, response: httpx.Response, found: dict[str, list
         assert entry.get("attempt") == 1, entry
         assert entry.get("worker_id"), entry
 
+    # The scheduler's line per transaction that moved the job: recorded and queued, then
+    # (started and) succeeded, each with the job and its attempt.
+    schedulers = [name for name in found if name.startswith("scheduler")]
+    assert schedulers, f"no scheduler line carries the trace id: {sorted(found)}"
+    moved = [e for name in schedulers for e in found[name] if e.get("action") == "job_moved"]
+    assert all(e["job_id"] == job_id for e in moved), moved
+    assert moved[0]["from_status"] is None and moved[0]["to_status"] == "queued", moved
+    assert moved[-1]["to_status"] == "succeeded" and moved[-1]["attempt"] == 1, moved
+
     # First appearance: gateway (its request line is written when the request ends: it began
     # duration_ms earlier), then submission, then the worker.
     gateway_began = ts(request_line) - timedelta(milliseconds=request_line["duration_ms"])
     submission_first = min(ts(e) for e in found["submission"])
     worker_first = min(ts(e) for e in worker_lines)
     slack = timedelta(milliseconds=5)  # the gateway's duration is rounded
+    # The scheduler recorded it after the submission service accepted it, and saw it succeed
+    # after the worker started it.
+    assert submission_first <= ts(moved[0]) + slack, (submission_first, moved[0])
+    assert worker_first <= ts(moved[-1]) + slack, (worker_first, moved[-1])
     assert gateway_began <= submission_first + slack <= worker_first + slack, (
         gateway_began,
         submission_first,

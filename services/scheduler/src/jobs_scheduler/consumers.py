@@ -47,6 +47,7 @@ from jobs_scheduler.adapters.results import apply_results
 from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.intake import record_jobs
+from jobs_scheduler.job_log import log_committed
 from jobs_scheduler.job_metrics import record_committed
 
 log = logging.getLogger(__name__)
@@ -291,6 +292,7 @@ class SchedulerConsumers:
     def _committed(self, queue: str, changes: Changes, size: int) -> None:
         metrics.BATCH_SIZE.labels(queue).observe(size)
         record_committed(changes)
+        log_committed(changes)
         if changes.messages:
             self.on_dispatch()
         self.on_committed(changes)

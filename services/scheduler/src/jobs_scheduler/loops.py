@@ -25,6 +25,7 @@ from jobs_scheduler.adapters.promotion import promote_due
 from jobs_scheduler.adapters.reaper import reap_expired
 from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.job_log import log_committed
 from jobs_scheduler.job_metrics import record_committed
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ async def run_sweep(
         count = await sweep(connection, changes)
         await changes.flush(connection)
     record_committed(changes)
+    log_committed(changes)
     if changes.messages:
         on_dispatch()
     on_committed(changes)

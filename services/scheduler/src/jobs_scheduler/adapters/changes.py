@@ -63,6 +63,7 @@ class LiveChange(NamedTuple):
     job_type: str
     submitted_by: str
     at: datetime
+    trace_id: str | None = None  # the job's, for its log line (job_log.py)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class Changes:
         *,
         job_type: str,
         submitted_by: str,
+        trace_id: str | None = None,
     ) -> JobStatus:
         """Check ``current -> target`` against the table and record the event. Called by the
         status writer (``status.py``) for the rows it wrote, and by no one else."""
@@ -102,7 +104,15 @@ class Changes:
         self.moves.append((source or "none", target.value))
         self.live.append(
             LiveChange(
-                job_id, attempt, source, target.value, reason, job_type, submitted_by, utcnow()
+                job_id,
+                attempt,
+                source,
+                target.value,
+                reason,
+                job_type,
+                submitted_by,
+                utcnow(),
+                trace_id,
             )
         )
         return target

@@ -148,6 +148,7 @@ async def record_submissions(
             reason=why,
             job_type=m.job_type,
             submitted_by=m.submitted_by,
+            trace_id=m.trace_id,
         )
         if status is S.QUEUED:
             changes.dispatch(job, attempt=1, new_attempt=True)

@@ -127,6 +127,7 @@ class Write:
                 jobs.c.attempt,
                 jobs.c.type,
                 jobs.c.submitted_by,
+                jobs.c.trace_id,
                 *(c for c in returning if c.key not in ALWAYS_RETURNED),
             )
         )
@@ -149,7 +150,7 @@ class Write:
 
 
 # Every write returns these (the status events and live views need them).
-ALWAYS_RETURNED = ("id", "attempt", "type", "submitted_by")
+ALWAYS_RETURNED = ("id", "attempt", "type", "submitted_by", "trace_id")
 
 # A move that writes nothing but the status.
 STATUS_ONLY = Write("moved")
@@ -198,6 +199,7 @@ async def apply_transitions(
                     reason,
                     job_type=row.type,
                     submitted_by=row.submitted_by,
+                    trace_id=row.trace_id,
                 )
     return written
 
@@ -212,10 +214,28 @@ def record_creation(
     reason: str,
     job_type: str,
     submitted_by: str,
+    trace_id: str | None = None,
 ) -> None:
     """The first moves of a job ``recording.py`` just inserted as ``status`` (at ``attempt``):
     from "does not exist" to ``pending`` (why it was recorded; no attempt yet), then to
     ``status`` (why), each checked against the state machine."""
-    owner = {"job_type": job_type, "submitted_by": submitted_by}
-    changes.move(job_id, 0, None, S.PENDING, submitted, **owner)
-    changes.move(job_id, attempt, S.PENDING, status, reason, **owner)
+    changes.move(
+        job_id,
+        0,
+        None,
+        S.PENDING,
+        submitted,
+        job_type=job_type,
+        submitted_by=submitted_by,
+        trace_id=trace_id,
+    )
+    changes.move(
+        job_id,
+        attempt,
+        S.PENDING,
+        status,
+        reason,
+        job_type=job_type,
+        submitted_by=submitted_by,
+        trace_id=trace_id,
+    )
