@@ -67,12 +67,18 @@ def list_entries(value: Any) -> Any:
 
 
 def _networks(entries: list[str]) -> list[str]:
+    """Each entry as its network (``10.1.2.3/8`` -> ``10.0.0.0/8``): what uvicorn's strict
+    parsing accepts, so no entry is silently ignored there."""
+    networks = []
     for entry in entries:
         try:
-            ipaddress.ip_network(entry, strict=False)
+            network = ipaddress.ip_network(entry, strict=False)
         except ValueError:
             raise ValueError(f"{entry!r} is neither an IP address nor a network") from None
-    return entries
+        networks.append(
+            str(network.network_address) if network.num_addresses == 1 else str(network)
+        )
+    return networks
 
 
 EntryList = Annotated[list[str], NoDecode, BeforeValidator(list_entries)]

@@ -50,6 +50,11 @@ async def test_user_may_not_filter_by_another_submitter(
     assert response.json()["error"] == "forbidden"
     own = await client.get("/api/jobs", params={"submittedBy": auth.user_email}, headers=auth.user)
     assert own.status_code == 200
+    # emails compare without case: their own address in capitals is still their own
+    shouted = await client.get(
+        "/api/jobs", params={"submittedBy": auth.user_email.upper()}, headers=auth.user
+    )
+    assert shouted.status_code == 200
 
 
 async def test_summary_shape(client: httpx.AsyncClient, auth: Any, job_factory: Any) -> None:

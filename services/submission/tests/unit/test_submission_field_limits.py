@@ -82,3 +82,12 @@ def test_the_body_limits_leave_room_for_what_the_fields_allow() -> None:
     # a largest image job, and a batch whose payloads reach their total, both fit their body
     assert JOB_MAX_BODY_BYTES > ImageResizePayload.max_json_bytes + 64 * 1024
     assert BATCH_MAX_BODY_BYTES > MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_SIZE * 256
+
+
+@pytest.mark.parametrize("job_type", ["", None, 7, ["simulate"]])
+def test_a_missing_or_empty_type_is_a_validation_error(job_type: object) -> None:
+    """Found by the fuzzer: an empty type with a payload object was looked up as a payload
+    model and answered 500."""
+    job = {"type": job_type, "priority": 3, "payload": {"": {}}}
+    assert set(job_errors(job)) == {"type"}
+    assert set(batch_errors({"jobs": [job]})) == {"jobs.0.type"}

@@ -112,7 +112,7 @@ class Visibility:
         """Admins see all (optionally narrowed to ``submitted_by``); users only their own."""
         if identity.is_admin:
             return cls(submitted_by or None)
-        if submitted_by and submitted_by != identity.email:
+        if submitted_by and submitted_by.strip().lower() != identity.email.lower():
             raise Forbidden("only admins may filter by submittedBy")
         return cls(identity.email)
 

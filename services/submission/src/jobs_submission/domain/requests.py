@@ -225,7 +225,11 @@ def check_job(
                     field=f"{at}type", message=f"unknown job type; expected one of: {known}"
                 )
             )
-        elif isinstance(job_type, str) and isinstance(raw_payload, Mapping):
+        elif (
+            isinstance(job_type, str)
+            and job_type in PAYLOAD_MODELS
+            and isinstance(raw_payload, Mapping)
+        ):
             try:
                 payload_model = PAYLOAD_MODELS[job_type].model_validate(raw_payload)
             except ValidationError as exc:
