@@ -38,6 +38,9 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     max_schedules_per_user: int = Field(default=50, ge=0)
     max_email_schedules_per_user: int = Field(default=10, ge=0)
     schedule_caps_exempt_admins: bool = True
+    # A schedule of email jobs fires at most once per this many seconds (0: any cron), 422
+    # otherwise; admins exempt like the caps. Its fires are not counted by the email quota.
+    min_email_schedule_interval_seconds: int = Field(default=900, ge=0)
     # A schedule of email jobs may send only to these addresses and/or domains (comma-
     # separated; empty allows all): 422 otherwise. The worker refuses others at run time.
     email_allowed_recipients: RecipientList = []

@@ -35,9 +35,13 @@ def email_to(address: str) -> dict[str, Any]:
 
 
 async def create(
-    client: httpx.AsyncClient, headers: dict[str, str], name: str, template: dict[str, Any]
+    client: httpx.AsyncClient,
+    headers: dict[str, str],
+    name: str,
+    template: dict[str, Any],
+    cron: str = "0 7 * * *",
 ) -> httpx.Response:
-    body = {"name": name, "cron": "0 7 * * *", "timezone": "UTC", "jobTemplate": template}
+    body = {"name": name, "cron": cron, "timezone": "UTC", "jobTemplate": template}
     return await client.post("/api/schedules", json=body, headers=headers)
 
 
@@ -102,3 +106,23 @@ async def test_email_schedules_only_to_allowed_recipients(
     assert await owned(store_engine, auth.user_email) == 0
     allowed = await create(client, auth.user, "mail", email_to("BOSS@example.org"))
     assert allowed.status_code == 201, allowed.text
+
+
+@pytest.mark.parametrize("cron", ["* * * * *", "*/5 * * * *", "0,10 9 * * *", "* 9 1 * *"])
+async def test_email_schedules_fire_at_most_once_per_interval(
+    client: httpx.AsyncClient, auth: Any, store_engine: AsyncEngine, cron: str
+) -> None:
+    """Every fire sends a mail the email quota does not see: an email schedule firing more
+    often than DASHBOARD_MIN_EMAIL_SCHEDULE_INTERVAL_SECONDS (900 s) is refused."""
+    refused = await create(client, auth.user, "mail", email_to("a@example.com"), cron)
+    assert refused.status_code == 422, refused.text
+    (detail,) = refused.json()["details"]
+    assert detail["field"] == "cron" and "at most once every 900 s" in detail["message"]
+    assert await owned(store_engine, auth.user_email) == 0
+    # Other job types may fire every minute; an email every 15 minutes is allowed; admins
+    # are exempt like the caps.
+    assert (await create(client, auth.user, "tick", SIMULATE, cron)).status_code == 201
+    quarter = await create(client, auth.user, "mail", email_to("a@example.com"), "*/15 * * * *")
+    assert quarter.status_code == 201, quarter.text
+    admin = await create(client, auth.admin, "mail", email_to("a@example.com"), cron)
+    assert admin.status_code == 201, admin.text

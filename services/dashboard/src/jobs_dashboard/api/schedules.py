@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
+from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from jobs_common.http import CurrentIdentity
 from jobs_common.recipients import RecipientAllowList
@@ -18,6 +19,7 @@ from jobs_dashboard.domain.schedules import (
     SchedulePage,
     ScheduleView,
     refused_recipient,
+    too_frequent_for_email,
 )
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
@@ -39,9 +41,13 @@ async def create_schedule(
 ) -> ScheduleView:
     template = body.job_template.stored()
     allowed = RecipientAllowList.of(settings.email_allowed_recipients)
-    if refused := refused_recipient(template, allowed):
-        raise ValidationFailed("request validation failed", details=refused)
     capped = not (identity.is_admin and settings.schedule_caps_exempt_admins)
+    refused = refused_recipient(template, allowed)
+    if capped:
+        interval = settings.min_email_schedule_interval_seconds
+        refused += too_frequent_for_email(body, min_interval_seconds=interval, now=utcnow())
+    if refused:
+        raise ValidationFailed("request validation failed", details=refused)
     caps = ScheduleCaps(
         max_schedules=settings.max_schedules_per_user,
         max_email_schedules=settings.max_email_schedules_per_user,

@@ -1,4 +1,5 @@
-"""Cron expressions and time zones (pure): validation and the next fire time.
+"""Cron expressions and time zones (pure): validation, the next fire time and how often an
+expression fires.
 
 Fire times follow croniter in the schedule's own time zone: a wall-clock time skipped by a
 daylight-saving jump fires at the first instant after the gap (02:30 on a spring-forward night
@@ -51,3 +52,21 @@ def next_fire_after(expression: str, timezone: str, after: datetime) -> datetime
     if fire_utc <= after:  # croniter truncates sub-minute parts; never answer the past
         fire_utc = croniter(check_cron(expression), fire).get_next(datetime).astimezone(UTC)
     return fire_utc
+
+
+GAP_SAMPLE_FIRES = 64
+
+
+def shortest_gap_seconds(expression: str, timezone: str, after: datetime) -> float:
+    """The shortest time between two consecutive fires among the next
+    :data:`GAP_SAMPLE_FIRES` after ``after``: every firing day repeats the same minutes and
+    hours, so a burst (``* 9 1 * *``) shows within the first fires it makes."""
+    zone = check_timezone(timezone)
+    fires = croniter(check_cron(expression), after.astimezone(zone))
+    previous = fires.get_next(datetime)
+    shortest = float("inf")
+    for _ in range(GAP_SAMPLE_FIRES - 1):
+        current = fires.get_next(datetime)
+        shortest = min(shortest, (current - previous).total_seconds())
+        previous = current
+    return shortest

@@ -14,7 +14,7 @@ from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.errors import ErrorDetail, TooManyRequests
 from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
-from jobs_dashboard.domain.cron import check_cron, check_timezone
+from jobs_dashboard.domain.cron import check_cron, check_timezone, shortest_gap_seconds
 from jobs_dashboard.domain.payloads import validate_payload
 from jobs_dashboard.domain.query import Page
 from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
@@ -160,6 +160,26 @@ class ScheduleCaps:
                 f"email schedule quota reached: at most {self.max_email_schedules} schedules "
                 "of email jobs per user; delete one to create another"
             )
+
+
+def too_frequent_for_email(
+    body: ScheduleCreate, *, min_interval_seconds: int, now: datetime
+) -> list[ErrorDetail]:
+    """The 422 detail of an email schedule that fires more often than once per
+    ``min_interval_seconds`` (0: any cron): each fire sends a mail, outside the email quota of
+    the submission service."""
+    if body.job_template.type != "email" or not min_interval_seconds:
+        return []
+    gap = shortest_gap_seconds(body.cron, body.timezone, now)
+    if gap >= min_interval_seconds:
+        return []
+    return [
+        ErrorDetail(
+            field="cron",
+            message=f"a schedule of email jobs may fire at most once every "
+            f"{min_interval_seconds} s; this one fires {gap:.0f} s apart",
+        )
+    ]
 
 
 def refused_recipient(template: dict[str, Any], allowed: RecipientAllowList) -> list[ErrorDetail]:
