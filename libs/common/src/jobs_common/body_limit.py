@@ -106,12 +106,14 @@ def too_large(limit: int) -> PayloadTooLarge:
     )
 
 
-async def send_too_large(send: Send, limit: int) -> None:
-    body = orjson.dumps(too_large(limit).envelope())
+async def send_json(send: Send, status: int, document: object) -> None:
+    """A whole JSON response sent on raw ASGI (middlewares answering before or instead of
+    the app)."""
+    body = orjson.dumps(document)
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
@@ -119,6 +121,10 @@ async def send_too_large(send: Send, limit: int) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def send_too_large(send: Send, limit: int) -> None:
+    await send_json(send, 413, too_large(limit).envelope())
 
 
 class BodyLimitMiddleware:

@@ -11,9 +11,9 @@ import re
 import time
 import uuid
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jobs_common.body_limit import send_json
 from jobs_common.errors import ErrorEnvelope
 from jobs_common.http_metrics import route_template
 from jobs_common.log_context import bind, trace_id_from_headers
@@ -88,20 +88,8 @@ class RequestContextMiddleware:
             if response_started:
                 raise
             status = 500
-            body = orjson.dumps(
-                ErrorEnvelope(error="internal_error", message="internal error").model_dump()
-            )
-            await send_with_id(
-                {
-                    "type": "http.response.start",
-                    "status": 500,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send_with_id({"type": "http.response.body", "body": body})
+            envelope = ErrorEnvelope(error="internal_error", message="internal error")
+            await send_json(send_with_id, 500, envelope.model_dump())
         finally:
             route = route_template(scope)
             method = scope.get("method", "")
