@@ -131,7 +131,7 @@ async def test_invalid_schedules_are_422_with_field_paths(
 
 async def test_names_are_unique_per_owner(client: httpx.AsyncClient, auth: Any) -> None:
     assert (await create(client, auth.user)).status_code == 201
-    duplicate = await create(client, auth.user, cron="*/5 * * * *")
+    duplicate = await create(client, auth.user, cron="0 8 * * *")
     assert duplicate.status_code == 409
     assert duplicate.json()["error"] == "conflict"
     assert duplicate.json()["details"][0]["field"] == "name"
@@ -199,7 +199,9 @@ async def test_detail_has_the_last_fires_with_job_statuses(
 async def test_pause_and_resume_skip_missed_fire_times(
     client: httpx.AsyncClient, auth: Any, store_engine: AsyncEngine
 ) -> None:
-    schedule_id = (await create(client, auth.user, cron="*/5 * * * *", timezone="UTC")).json()["id"]
+    schedule_id = (await create(client, auth.user, cron="*/15 * * * *", timezone="UTC")).json()[
+        "id"
+    ]
     paused = await client.post(f"/api/schedules/{schedule_id}/pause", headers=auth.user)
     assert paused.status_code == 200, paused.text
     assert (paused.json()["paused"], paused.json()["nextFireAt"]) == (True, None)
@@ -215,8 +217,8 @@ async def test_pause_and_resume_skip_missed_fire_times(
     assert resumed.status_code == 200
     fire = parse(resumed.json()["nextFireAt"])
     assert resumed.json()["paused"] is False
-    assert before < fire <= before + timedelta(minutes=5)
-    assert fire.minute % 5 == 0 and fire.second == 0
+    assert before < fire <= before + timedelta(minutes=15)
+    assert fire.minute % 15 == 0 and fire.second == 0
     # resuming an active schedule changes nothing
     same = await client.post(f"/api/schedules/{schedule_id}/resume", headers=auth.user)
     assert same.json()["nextFireAt"] == resumed.json()["nextFireAt"]
