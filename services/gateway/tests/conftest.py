@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -14,10 +13,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from jobs_common.auth import TokenKeys
+from jobs_common.testing.asgi_server import serve_app as serve
 from jobs_common.testing.infra import free_port
 from jobs_common.testing.plugin import PostgresServer
 from jobs_gateway.app import create_app
@@ -120,38 +119,6 @@ class EchoUpstream:
             }
         )
         await send({"type": "http.response.body", "body": payload})
-
-
-@asynccontextmanager
-async def serve(app: Any, port: int, *, ws: str = "none") -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1:``port`` until the block ends (``ws="auto"``:
-    with WebSockets, as the service itself serves)."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        lifespan="off",
-        log_config=None,
-        log_level="warning",
-        ws=ws,
-        http="h11",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if task.done():
-            task.result()
-            raise RuntimeError("uvicorn stopped before it started")
-        if time.monotonic() > deadline:
-            raise TimeoutError("uvicorn did not start")
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @dataclass

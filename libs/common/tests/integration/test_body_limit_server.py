@@ -4,17 +4,15 @@ server discards the rest of the upload), and the next request is served."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 
 from jobs_common.body_limit import BodyLimitMiddleware, BodyLimits, RouteLimit
 from jobs_common.http import install_error_handlers
+from jobs_common.testing.asgi_server import serve_app
 from jobs_common.testing.infra import free_port
 
 pytestmark = pytest.mark.integration
@@ -41,26 +39,6 @@ def make_app() -> tuple[FastAPI, list[int]]:
     return app, read
 
 
-@asynccontextmanager
-async def serving(app: FastAPI) -> AsyncIterator[str]:
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, lifespan="off", log_config=None, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    async with asyncio.timeout(10):
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
 async def test_a_real_server_refuses_declared_and_chunked_bodies_above_the_limit() -> None:
     app, read = make_app()
 
@@ -68,7 +46,10 @@ async def test_a_real_server_refuses_declared_and_chunked_bodies_above_the_limit
         for _ in range(1_000):  # 16 MB: the server discards what follows the limit
             yield b"x" * (16 * 1024)
 
-    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+    async with (
+        serve_app(app, free_port(), http="auto") as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
         fine = await client.post("/echo", content=b"x" * LIMIT)
         assert fine.json() == {"size": LIMIT}
 
