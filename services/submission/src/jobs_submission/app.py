@@ -70,7 +70,13 @@ def create_app(settings: Settings) -> FastAPI:
                 store, on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email
             )
             app.state.batches = BatchService(
-                store, batches, on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email
+                store,
+                batches,
+                on_accepted=on_accepted,
+                handoff=handoff,
+                quotas=quotas,
+                email=email,
+                claim_lease_ms=int(settings.relay_claim_lease_seconds * 1000),
             )
             if settings.relay_enabled:
                 relay.start()

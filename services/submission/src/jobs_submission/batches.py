@@ -1,14 +1,17 @@
 """Accepting batches: validate every spec, check parents, then store the batch durably.
 
-Write protocol (one batch doc, one bulk insert, one release, one flip):
+Write protocol (one batch doc, one bulk insert, one flip; no write per member after the insert):
 
 1. insert the ``batches`` document with ``state: pending`` (it takes the Idempotency-Key);
-2. ``insert_many`` every member with ``outbox.state: held`` (the relay ignores held entries);
-3. ``update_many`` the members ``held -> pending`` (the relay may publish them now);
-4. flip the batch document to ``state: accepted`` and wake the relay.
+2. ``insert_many`` every member, pending and claimed for the relay lease (by this process's
+   relay when it has one), so no relay takes them while the batch is stored;
+3. flip the batch document to ``state: accepted``;
+4. hand the members to this process's relay in memory, or, when the claim may have run out
+   meanwhile (half the lease gone, or a resumed batch), reopen them for any relay.
 
-A failure after 1 leaves a pending batch whose members are never published. A retry with the
-same Idempotency-Key resumes it (same batch id and job ids; members already stored are
+A relay that claims batch members the ordinary way publishes them only once their batch is
+accepted (:mod:`jobs_submission.batch_gate`), so a failure before 3 publishes nothing. A retry
+with the same Idempotency-Key resumes it (same batch id and job ids; members already stored are
 skipped); without a key the request undoes what it wrote. Only an accepted batch is visible.
 """
 
@@ -33,8 +36,6 @@ from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.domain.batches import BatchRequest, validate_batch
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
-    OUTBOX_HELD,
-    OUTBOX_PENDING,
     BatchStatusPublic,
     batch_view,
     new_batch_document,
@@ -66,8 +67,10 @@ class BatchService:
         clock: Callable[[], datetime] = utcnow,
         quotas: QuotaStore | None = None,
         email: EmailPolicy | None = None,
+        claim_lease_ms: int = 30_000,
     ) -> None:
         self.submissions = submissions
+        self.claim_lease_ms = claim_lease_ms
         self.batches = batches
         self.on_accepted = on_accepted
         self.handoff = handoff
@@ -185,6 +188,7 @@ class BatchService:
     ) -> None:
         batch_id, job_ids = batch_doc["_id"], list(batch_doc["jobIds"])
         now = self.clock()
+        claim = self._claim(batch_id, to_ms(now))
         parents = request.resolve(job_ids)
         members = [
             new_document(
@@ -195,26 +199,33 @@ class BatchService:
                 now=now,
                 depends_on=parents[i],
                 batch=(batch_id, request.size),
-                outbox_state=OUTBOX_HELD,
+                claim=claim,
             )
             for i, spec in enumerate(request.specs)
         ]
         await self.batches.insert_members(members, resume=resume)
-        # A resumed batch's members were stored by an earlier request (other message ids):
-        # the relay claims those the ordinary way.
-        claim = None if self.handoff is None or resume else self.handoff.claim(to_ms(now))
-        await self.batches.release_members(batch_id, claim=claim)
         await self.batches.mark_accepted(batch_id, now_ms=to_ms(now))
-        if self.handoff is None or claim is None:
+        accepted_ms = to_ms(self.clock())
+        # No relay claims a member before its claim ran out; until half of it is gone no
+        # relay can have claimed one and found the batch still pending (clocks may differ).
+        # A resumed batch's members were stored by an earlier request, under other claims.
+        in_time = accepted_ms < claim[1] - self.lease_ms // 2
+        if self.handoff is None or resume or not in_time:
+            await self.batches.reopen_members(batch_id, now_ms=accepted_ms)
             self.on_accepted()
             return
-        for member in members:
-            member["outbox"] |= {
-                "state": OUTBOX_PENDING,
-                "claimToken": claim[0],
-                "claimedUntilMs": claim[1],
-            }
         self.handoff.give(members)
+
+    def _claim(self, batch_id: str, now_ms: int) -> tuple[str, int]:
+        """The claim the members are stored under: this process's relay's, else the batch's
+        own (no relay holds that token; reopening the members ends it)."""
+        if self.handoff is not None:
+            return self.handoff.claim(now_ms)
+        return f"batch-{batch_id}", now_ms + self.lease_ms
+
+    @property
+    def lease_ms(self) -> int:
+        return self.handoff.lease_ms if self.handoff is not None else self.claim_lease_ms
 
     async def _check_parents(self, request: BatchRequest) -> None:
         parents = request.absolute_parents()

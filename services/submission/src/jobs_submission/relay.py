@@ -4,9 +4,12 @@
 Safe with any number of replicas: a claim is a lease fenced by a token; a relay marks an entry
 sent only while its token still holds it. A crash between publish and mark leaves the claim to
 expire and the entry is published again, which the scheduler's idempotent insert absorbs.
+Batch members claimed this way are published only once their batch is accepted
+(:mod:`jobs_submission.batch_gate`).
 
 Every MongoDB query of a pass is an index lookup whose cost does not grow with the collection:
-the claim (``outbox_state_nextAttemptAtMs``, then ``_id``), the settling (``_id``) and the
+the claim (``outbox_state_nextAttemptAtMs``, then ``_id``), the claimed members' batches
+(``batches._id``), the settling (``_id``) and the
 outbox gauges (one scan of at most ``relay_pending_count_limit`` keys of
 ``outbox_state_createdAtMs_pending``). No count or aggregation.
 """
@@ -25,8 +28,10 @@ from jobs_common.contracts import JobsSubmitted
 from jobs_common.rabbit import Outgoing, Publisher, amqp_message
 from jobs_common.topology import SUBMITTED
 from jobs_submission import metrics
+from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
+from jobs_submission.batch_gate import publishable
 from jobs_submission.domain.documents import job_submitted
 from jobs_submission.domain.outbox import pack, retry_delay_ms
 from jobs_submission.handoff import HandOff
@@ -52,6 +57,7 @@ class OutboxRelay:
         clock: Clock = wall_clock_ms,
     ) -> None:
         self.store = store
+        self.batches = BatchStore(store)
         self.bus = bus
         self.settings = settings
         self.clock = clock
@@ -160,12 +166,17 @@ class OutboxRelay:
                 await self.refresh_gauges()
             return len(handed)
         token = uuid.uuid4().hex
+        now_ms = self.clock()
         claimed = await self.store.claim(
             token=token,
-            now_ms=self.clock(),
+            now_ms=now_ms,
             lease_ms=int(self.settings.relay_claim_lease_seconds * 1000),
             limit=self.settings.relay_batch_size,
         )
+        if claimed:
+            claimed = await publishable(
+                claimed, token=token, batches=self.batches, settings=self.settings, now_ms=now_ms
+            )
         if claimed:
             await self._publish(publisher, claimed, token)
         await self._mark_due(mark_all)

@@ -55,6 +55,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     relay_retry_base_seconds: float = Field(default=1.0, gt=0)
     relay_retry_max_seconds: float = Field(default=30.0, gt=0)
     relay_publish_timeout_seconds: float = Field(default=10.0, gt=0)
+    # A batch still pending this long after it was created was abandoned while being stored:
+    # relays hold its members back until a replay with its Idempotency-Key reopens them.
+    relay_abandoned_batch_seconds: float = Field(default=3600.0, gt=0)
     # outbox_pending{service="submission"} counts pending entries up to this many (one bounded
     # index scan per relay pass); the limit itself means "at least this many".
     relay_pending_count_limit: int = Field(default=1000, ge=1, le=100_000)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from jobs_common.mongo import create_client
+from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 
 from .conftest import ADMIN, OTHER, AppFactory, Broker, wait_until
@@ -124,29 +125,52 @@ async def test_batch_replay_and_conflict(
     assert await collection.count_documents({"batchId": {"$type": "string"}}) == 40
 
 
-async def test_a_pending_batch_is_held_back_and_completed_by_a_replay(
-    app_factory: AppFactory, broker: Broker, collection: Any, batches: Any
-) -> None:
+async def crashed_while_storing(
+    app_factory: AppFactory, collection: Any, batches: Any, *, stored: int, key: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A batch of 10 as a request leaves it that died after inserting ``stored`` members
+    (before its flip): the batch pending, its members pending under a claim that ran out.
+    Returns the request body and the first answer."""
     body = {"jobs": [spec(i) for i in range(10)]}
     async with app_factory(relay_enabled=False) as app:
-        answer = (await app.submit_batch(body, key="crash")).json()
-    batch_id, job_ids = answer["batchId"], answer["jobIds"]
-    # make it look like the request died after inserting 4 members: pending batch, held members
-    await batches.update_one({"_id": batch_id}, {"$set": {"state": "pending"}})
-    await collection.delete_many({"_id": {"$in": job_ids[4:]}})
-    await collection.update_many({"batchId": batch_id}, {"$set": {"outbox.state": "held"}})
+        answer = (await app.submit_batch(body, key=key)).json()
+    await batches.update_one({"_id": answer["batchId"]}, {"$set": {"state": "pending"}})
+    await collection.delete_many({"_id": {"$in": answer["jobIds"][stored:]}})
+    await collection.update_many(
+        {"batchId": answer["batchId"]},
+        {"$set": {"outbox.claimToken": "died", "outbox.claimedUntilMs": 1}},
+    )
+    return body, answer
 
-    client = create_client(app.settings.mongo_url)
-    try:
-        store = SubmissionStore(client, app.settings.mongo_db)
-        assert await store.claim(token="t", now_ms=2**53, lease_ms=1, limit=100) == []
-        assert await store.owners_of(job_ids) == {}  # held members cannot be parents yet
-    finally:
-        await client.close()
+
+async def test_members_of_a_pending_batch_are_not_published_and_a_replay_completes_it(
+    app_factory: AppFactory, broker: Broker, collection: Any, batches: Any
+) -> None:
+    body, answer = await crashed_while_storing(
+        app_factory, collection, batches, stored=4, key="crash"
+    )
+    batch_id, job_ids = answer["batchId"], answer["jobIds"]
+
+    async def given_back() -> bool:
+        # each relay pass that claims them finds the batch pending and gives them back later
+        waiting = {"batchId": batch_id, "outbox.attempts": {"$gte": 1}}
+        return bool(await collection.count_documents(waiting) == 4)
 
     async with app_factory() as app:
+        await wait_until(given_back)
         hidden = await app.client.get(f"/api/v1/batches/{batch_id}/status", headers=app.headers())
         assert hidden.status_code == 404
+        assert await broker.drain_submitted() == []
+        client = create_client(app.settings.mongo_url)
+        try:
+            store = SubmissionStore(client, app.settings.mongo_db)
+            assert await store.owners_of(job_ids) == {}  # cannot be parents yet
+        finally:
+            await client.close()
+        member = await collection.find_one({"_id": job_ids[0]})
+        assert member["outbox"]["state"] == "pending"
+        assert member["outbox"]["lastError"] == "the batch is not accepted yet"
+
         resumed = await app.submit_batch(body, key="crash")
         assert resumed.status_code == 202
         assert resumed.json() == answer
@@ -156,6 +180,63 @@ async def test_a_pending_batch_is_held_back_and_completed_by_a_replay(
     messages = await broker.drain_jobs()
     assert sorted(str(m.job_id) for m in messages) == sorted(job_ids)
     assert (await batches.find_one({"_id": batch_id}))["state"] == "accepted"
+
+
+async def test_an_abandoned_batch_is_held_back_until_a_replay_reopens_it(
+    app_factory: AppFactory, broker: Broker, collection: Any, batches: Any
+) -> None:
+    body, answer = await crashed_while_storing(
+        app_factory, collection, batches, stored=10, key="old"
+    )
+    batch_id = answer["batchId"]
+    await batches.update_one({"_id": batch_id}, {"$set": {"createdAtMs": 1}})  # long ago
+
+    async def held() -> bool:
+        return bool(await collection.count_documents({"outbox.state": "held"}) == 10)
+
+    async with app_factory(relay_abandoned_batch_seconds=60) as app:
+        await wait_until(held)
+        assert await broker.drain_submitted() == []
+        resumed = await app.submit_batch(body, key="old")
+        assert resumed.status_code == 202 and resumed.json() == answer
+        await wait_until(lambda: count_sent(collection, 10))
+    assert sorted(str(m.job_id) for m in await broker.drain_jobs()) == sorted(answer["jobIds"])
+
+
+async def test_members_whose_batch_document_is_gone_are_deleted_not_published(
+    app_factory: AppFactory, broker: Broker, collection: Any, batches: Any
+) -> None:
+    _, answer = await crashed_while_storing(app_factory, collection, batches, stored=6, key=None)
+    await batches.delete_one({"_id": answer["batchId"]})  # the undo deleted it, then died
+
+    async def dropped() -> bool:
+        return bool(await collection.count_documents({"batchId": answer["batchId"]}) == 0)
+
+    async with app_factory() as app:
+        single = (await app.submit()).json()["jobId"]
+        await wait_until(dropped)
+        await wait_until(lambda: count_sent(collection, 1))
+    assert [str(m.job_id) for m in await broker.drain_jobs()] == [single]
+
+
+async def test_a_failed_batch_without_a_key_is_undone_but_an_accepted_one_is_kept(
+    app_factory: AppFactory, collection: Any, batches: Any
+) -> None:
+    async with app_factory(relay_enabled=False) as app:
+        accepted = (await app.submit_batch({"jobs": [spec(i) for i in range(3)]})).json()
+        pending = (await app.submit_batch({"jobs": [spec(i) for i in range(4)]})).json()
+    await batches.update_one({"_id": pending["batchId"]}, {"$set": {"state": "pending"}})
+    client = create_client(app.settings.mongo_url)
+    try:
+        store = BatchStore(SubmissionStore(client, app.settings.mongo_db))
+        await store.discard(pending["batchId"])
+        await store.discard(accepted["batchId"])  # accepted: not undone
+    finally:
+        await client.close()
+    assert await batches.find_one({"_id": pending["batchId"]}) is None
+    assert await collection.count_documents({"batchId": pending["batchId"]}) == 0
+    assert await collection.count_documents({"batchId": accepted["batchId"]}) == 3
+    assert await batches.find_one({"_id": accepted["batchId"]}) is not None
 
 
 async def test_batch_status_is_for_the_owner_or_an_admin(app_factory: AppFactory) -> None:

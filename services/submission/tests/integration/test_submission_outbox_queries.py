@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,6 +24,9 @@ from jobs_submission import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
+from jobs_submission.batches import BatchService
+from jobs_submission.domain.documents import to_ms
+from jobs_submission.handoff import HandOff
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
 
@@ -329,7 +333,7 @@ async def test_the_outbox_gauges_keep_up_while_the_broker_is_down(
         assert (await app.client.get("/ready")).json()["checks"]["broker"] is False
 
 
-async def test_batch_release_status_and_replay_use_indexes_and_no_aggregation(
+async def test_batch_writes_gate_status_and_replay_use_indexes_and_no_aggregation(
     app_factory: AppFactory,
     collection: Any,
     monitored: tuple[AsyncMongoClient[Any], CommandRecorder],
@@ -352,8 +356,16 @@ async def test_batch_release_status_and_replay_use_indexes_and_no_aggregation(
     batches = BatchStore(submissions)
     recorder.commands.clear()
     assert await batches.count_published(batch_id) == 3
-    assert await batches.release_members(batch_id) == 0  # released long ago
+    assert await batches.reopen_members(batch_id, now_ms=0) == 0  # sent long ago
     await batches.discard(str(uuid.uuid4()))
+    job_ids = accepted.json()["jobIds"]
+    # the relay's gate for members it claimed: their batches, then writes fenced by its token
+    states = await submissions.batch_states([batch_id, str(uuid.uuid4())])
+    assert [state["state"] for state in states.values()] == ["accepted"]
+    assert await batches.defer_members(job_ids, token="t", next_attempt_ms=0) == 0
+    assert await batches.hold_members(job_ids, token="t") == 0
+    assert await batches.drop_members(job_ids, token="t") == 0
+    assert sorted(await submissions.owners_of(job_ids)) == sorted(job_ids)
     replayed = await batches.find_by_idempotency_key(USER.email, "nightly")
     assert replayed is not None and replayed["_id"] == batch_id
     assert await submissions.find_by_idempotency_key(USER.email, "absent") is None
@@ -361,3 +373,60 @@ async def test_batch_release_status_and_replay_use_indexes_and_no_aggregation(
     names = recorder.names()
     assert "aggregate" not in names, names
     await assert_indexed(client, settings.mongo_db, list(recorder.queries()))
+
+
+def _writes_to(recorder: CommandRecorder, collection: str) -> list[str]:
+    return [
+        name
+        for name, command in recorder.commands
+        if name in {"insert", "update", "delete"} and command.get(name) == collection
+    ]
+
+
+@pytest.mark.parametrize("lease_left", ["in time", "half gone"])
+async def test_a_batch_writes_its_members_once_unless_their_claim_may_have_run_out(
+    app_factory: AppFactory,
+    monitored: tuple[AsyncMongoClient[Any], CommandRecorder],
+    lease_left: str,
+) -> None:
+    """One ``insert`` of the members, claimed by the relay's hand-off, and no update of them:
+    the batch document's flip alone makes them publishable. Only when half the claim was gone
+    by the flip (another relay may have claimed one meanwhile) are they reopened for any relay
+    instead of handed over."""
+    async with app_factory(relay_enabled=False) as app:  # the indexes
+        settings = app.settings
+    client, recorder = monitored
+    submissions = SubmissionStore(client, settings.mongo_db)
+    store = BatchStore(submissions)
+    handoff = HandOff(lease_ms=30_000, wake=lambda: None)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    late = {"in time": timedelta(seconds=1), "half gone": timedelta(seconds=16)}[lease_left]
+    # the request's clock: its start, the members' claim, then the moment of the flip
+    moments = [start, start]
+    service = BatchService(
+        submissions,
+        store,
+        handoff=handoff,
+        clock=lambda: moments.pop(0) if moments else start + late,
+    )
+    recorder.commands.clear()
+    accepted = await service.submit(
+        {"jobs": [dict(EMAIL_JOB) for _ in range(5)]},
+        identity=USER,
+        idempotency_key=None,
+        trace_id="t" * 32,
+    )
+
+    members = await client[settings.mongo_db]["submissions"].find().to_list()
+    assert sorted(m["_id"] for m in members) == sorted(accepted.job_ids)
+    assert {m["outbox"]["state"] for m in members} == {"pending"}
+    if lease_left == "in time":
+        assert _writes_to(recorder, "submissions") == ["insert"]
+        assert len(handoff) == 5
+        assert {m["outbox"]["claimToken"] for m in members} == {handoff.token}
+    else:
+        assert _writes_to(recorder, "submissions") == ["insert", "update"]
+        assert len(handoff) == 0
+        assert {m["outbox"]["claimToken"] for m in members} == {None}
+        assert {m["outbox"]["nextAttemptAtMs"] for m in members} == {to_ms(start + late)}
+    assert _writes_to(recorder, "batches") == ["insert", "update"]

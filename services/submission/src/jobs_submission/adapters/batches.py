@@ -11,7 +11,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
-from jobs_submission.adapters.mongo import COLLECTION, Document, SubmissionStore, eq
+from jobs_submission.adapters.mongo import BATCHES, COLLECTION, Document, SubmissionStore, eq
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
     BATCH_PENDING,
@@ -22,16 +22,17 @@ from jobs_submission.domain.documents import (
 
 log = logging.getLogger(__name__)
 
-BATCHES = "batches"
 BATCH_IDEMPOTENCY_INDEX = "submittedBy_idempotencyKey_unique"
 DUPLICATE_KEY = 11000
 
 
 class BatchStore:
-    """Batch documents plus their members; members are inserted held, then released at once."""
+    """Batch documents plus their members: members are inserted pending under a claim, and
+    published only once their batch is accepted (docs/submission.md, "Storage")."""
 
     def __init__(self, submissions: SubmissionStore) -> None:
         self.db: AsyncDatabase[Document] = submissions.db
+        self.store = submissions
         self.submissions = submissions.collection
         self.collection: AsyncCollection[Document] = submissions.db[BATCHES]
 
@@ -72,14 +73,23 @@ class BatchStore:
                 extra={"action": "batch_resume_skipped", "count": len(errors)},
             )
 
-    async def release_members(self, batch_id: str, *, claim: tuple[str, int] | None = None) -> int:
-        """Hand every held member of the batch to the relay (one ``update_many``), claimed by
-        ``claim`` = ``(token, until_ms)`` when they go to this process's relay in memory."""
-        released: dict[str, object] = {"outbox.state": OUTBOX_PENDING}
-        if claim is not None:
-            released |= {"outbox.claimToken": claim[0], "outbox.claimedUntilMs": claim[1]}
+    async def reopen_members(self, batch_id: str, *, now_ms: int) -> int:
+        """Make every member of the batch not yet sent due now for any relay, whoever claimed
+        or held it (one ``update_many``): after the batch was accepted, when its members did
+        not go to this process's relay in memory."""
         result = await self.submissions.update_many(
-            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)}, {"$set": released}
+            {
+                "batchId": eq(batch_id),
+                "outbox.state": {"$in": [OUTBOX_HELD, OUTBOX_PENDING]},
+            },
+            {
+                "$set": {
+                    "outbox.state": OUTBOX_PENDING,
+                    "outbox.claimToken": None,
+                    "outbox.claimedUntilMs": 0,
+                    "outbox.nextAttemptAtMs": now_ms,
+                }
+            },
         )
         return result.modified_count
 
@@ -89,11 +99,66 @@ class BatchStore:
         )
 
     async def discard(self, batch_id: str) -> None:
-        """Undo a pending batch that no one can resume (it has no Idempotency-Key)."""
-        await self.submissions.delete_many(
-            {"batchId": eq(batch_id), "outbox.state": eq(OUTBOX_HELD)}
+        """Undo a pending batch that no one can resume (it has no Idempotency-Key): its
+        document first, so a relay that finds members without one drops them (batch_gate.py);
+        nothing of an accepted batch."""
+        deleted = await self.collection.delete_one({"_id": batch_id, "state": BATCH_PENDING})
+        if deleted.deleted_count:
+            await self.submissions.delete_many(
+                {"batchId": eq(batch_id), "outbox.state": {"$in": [OUTBOX_HELD, OUTBOX_PENDING]}}
+            )
+
+    async def hold_members(self, job_ids: Sequence[str], *, token: str) -> int:
+        """Take abandoned members out of the relay (each only while ``token`` claims it)."""
+        result = await self.submissions.update_many(
+            {
+                "_id": {"$in": list(job_ids)},
+                "outbox.state": OUTBOX_PENDING,
+                "outbox.claimToken": token,
+            },
+            {
+                "$set": {
+                    "outbox.state": OUTBOX_HELD,
+                    "outbox.claimToken": None,
+                    "outbox.claimedUntilMs": 0,
+                }
+            },
         )
-        await self.collection.delete_one({"_id": batch_id, "state": BATCH_PENDING})
+        return result.modified_count
+
+    async def defer_members(
+        self, job_ids: Sequence[str], *, token: str, next_attempt_ms: int
+    ) -> int:
+        """Give claims back, due again at ``next_attempt_ms`` (each only while ``token`` holds
+        it): members of a batch still being stored."""
+        result = await self.submissions.update_many(
+            {
+                "_id": {"$in": list(job_ids)},
+                "outbox.state": OUTBOX_PENDING,
+                "outbox.claimToken": token,
+            },
+            {
+                "$set": {
+                    "outbox.claimToken": None,
+                    "outbox.claimedUntilMs": 0,
+                    "outbox.nextAttemptAtMs": next_attempt_ms,
+                    "outbox.lastError": "the batch is not accepted yet",
+                },
+                "$inc": {"outbox.attempts": 1},
+            },
+        )
+        return result.modified_count
+
+    async def drop_members(self, job_ids: Sequence[str], *, token: str) -> int:
+        """Delete members whose batch document is gone (each only while ``token`` claims it)."""
+        result = await self.submissions.delete_many(
+            {
+                "_id": {"$in": list(job_ids)},
+                "outbox.state": OUTBOX_PENDING,
+                "outbox.claimToken": token,
+            }
+        )
+        return result.deleted_count
 
     async def count_published(self, batch_id: str) -> int:
         """Members marked sent: the ``count`` command over the ``batchId`` index, so at most

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
 from jobs_submission.domain.documents import (
+    BATCH_ACCEPTED,
     OUTBOX_HELD,
     OUTBOX_PENDING,
     OUTBOX_SENT,
@@ -23,6 +24,7 @@ from jobs_submission.domain.documents import (
 log = logging.getLogger(__name__)
 
 COLLECTION = "submissions"
+BATCHES = "batches"
 IDEMPOTENCY_INDEX = "submittedBy_idempotencyKey_unique"
 # The relay's claim: equality on the state, then range and sort on the due time.
 OUTBOX_INDEX = "outbox_state_nextAttemptAtMs"
@@ -114,19 +116,36 @@ class SubmissionStore:
         )
 
     async def owners_of(self, job_ids: Sequence[str]) -> dict[str, str]:
-        """``job_id -> submittedBy`` of the given jobs that exist (held batch members do not:
-        their batch is not accepted yet). One query per 5,000 ids."""
+        """``job_id -> submittedBy`` of the given jobs that exist. Members of a batch that is
+        not accepted (still being stored, or abandoned) do not count: they cannot be parents
+        yet. One query per 5,000 ids, and one over the batches of the members found."""
         owners: dict[str, str] = {}
+        batch_of: dict[str, str] = {}
         unique = list(dict.fromkeys(job_ids))
         for start in range(0, len(unique), LOOKUP_CHUNK):
             chunk = unique[start : start + LOOKUP_CHUNK]
             cursor = self.collection.find(
                 {"_id": {"$in": chunk}, "outbox.state": {"$ne": OUTBOX_HELD}},
-                {"submittedBy": 1},
+                {"submittedBy": 1, "batchId": 1},
             )
             async for document in cursor:
                 owners[document["_id"]] = document["submittedBy"]
+                if isinstance(batch := document.get("batchId"), str):
+                    batch_of[document["_id"]] = batch
+        if batch_of:
+            batches = await self.batch_states(set(batch_of.values()))
+            for job_id, batch_id in batch_of.items():
+                if batches.get(batch_id, {}).get("state") != BATCH_ACCEPTED:
+                    del owners[job_id]
         return owners
+
+    async def batch_states(self, batch_ids: Iterable[str]) -> dict[str, Document]:
+        """``batch_id -> {state, createdAtMs}`` of the batch documents that exist (by ``_id``)."""
+        wanted = list(batch_ids)
+        if not wanted:
+            return {}
+        cursor = self.db[BATCHES].find({"_id": {"$in": wanted}}, {"state": 1, "createdAtMs": 1})
+        return {document["_id"]: document async for document in cursor}
 
     async def claim(self, *, token: str, now_ms: int, lease_ms: int, limit: int) -> list[Document]:
         """Claim up to ``limit`` due pending entries for ``lease_ms`` under ``token``.

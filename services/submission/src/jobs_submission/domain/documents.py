@@ -16,7 +16,9 @@ from jobs_submission.domain.requests import JobRequest
 
 STATUS_ACCEPTED = "accepted"
 STATUS_PUBLISHED = "published"
-OUTBOX_HELD = "held"  # a batch member whose batch is not yet fully stored: never relayed
+# A member of a batch that was abandoned while it was being stored: never relayed, unless a
+# replay with the batch's Idempotency-Key reopens it (batches.py, batch_gate.py).
+OUTBOX_HELD = "held"
 OUTBOX_PENDING = "pending"
 OUTBOX_SENT = "sent"
 
@@ -152,8 +154,8 @@ def public_view(document: dict[str, Any]) -> SubmissionPublic:
     )
 
 
-BATCH_PENDING = "pending"  # members may be incomplete and are held back from the relay
-BATCH_ACCEPTED = "accepted"  # every member stored and released to the relay
+BATCH_PENDING = "pending"  # members may be incomplete: no relay publishes them
+BATCH_ACCEPTED = "accepted"  # every member stored: relays may publish them
 
 
 def new_batch_document(
