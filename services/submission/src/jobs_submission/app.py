@@ -67,7 +67,12 @@ def create_app(settings: Settings) -> FastAPI:
             handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
             email = email_policy(settings)
             app.state.submissions = SubmissionService(
-                store, on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email
+                store,
+                on_accepted=on_accepted,
+                handoff=handoff,
+                quotas=quotas,
+                email=email,
+                insert_batch_max=settings.insert_batch_max,
             )
             app.state.batches = BatchService(
                 store,

@@ -40,6 +40,10 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     email_quota_exempt_admins: bool = True
     email_allowed_recipients: RecipientList = []
 
+    # Single submissions arriving while an insert is in flight go in the next one, together
+    # (group_insert.py): at most this many documents per insert.
+    insert_batch_max: int = Field(default=256, ge=1, le=5000)
+
     relay_enabled: bool = True
     relay_batch_size: int = Field(default=1000, ge=1, le=5000)
     relay_jobs_per_message: int = Field(default=50, ge=1, le=1000)  # JobsSubmitted size

@@ -26,6 +26,7 @@ from jobs_submission.domain.requests import (
     unknown_parents,
     validate_job,
 )
+from jobs_submission.group_insert import GroupInsert
 from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class SubmissionService:
         clock: Callable[[], datetime] = utcnow,
         quotas: QuotaStore | None = None,
         email: EmailPolicy | None = None,
+        insert_batch_max: int = 256,
     ) -> None:
         self.store = store
         self.on_accepted = on_accepted
@@ -56,6 +58,7 @@ class SubmissionService:
         self.clock = clock
         self.quotas = quotas
         self.email = email or EmailPolicy()
+        self.inserts = GroupInsert(store.insert_unordered, max_batch=insert_batch_max)
 
     async def submit(
         self,
@@ -142,7 +145,7 @@ class SubmissionService:
         """The insert, counted against the caller's email quota when ``window`` is given (in
         the same transaction: a refused job is not stored, a stored job is counted)."""
         if window is None or self.quotas is None:
-            await self.store.insert([document])
+            await self.inserts.insert(document)
             return
         await self.quotas.counted(
             window, lambda session: self.store.insert([document], session=session)

@@ -8,6 +8,7 @@ table; MongoDB: no COLLSCAN, no blocking SORT).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from jobs_submission.domain.documents import to_ms
 from jobs_submission.handoff import HandOff
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
+from jobs_submission.submissions import SubmissionService
 
 from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
 
@@ -430,3 +432,38 @@ async def test_a_batch_writes_its_members_once_unless_their_claim_may_have_run_o
         assert {m["outbox"]["claimToken"] for m in members} == {None}
         assert {m["outbox"]["nextAttemptAtMs"] for m in members} == {to_ms(start + late)}
     assert _writes_to(recorder, "batches") == ["insert", "update"]
+
+
+async def test_concurrent_single_submissions_share_inserts_and_each_keeps_its_outcome(
+    app_factory: AppFactory,
+    collection: Any,
+    monitored: tuple[AsyncMongoClient[Any], CommandRecorder],
+) -> None:
+    """What arrives while an insert is in flight goes in the next one (group_insert.py), and
+    each request still gets its own answer: accepted, or a replay of its Idempotency-Key."""
+    async with app_factory(relay_enabled=False) as app:  # the indexes
+        settings = app.settings
+    client, recorder = monitored
+    service = SubmissionService(SubmissionStore(client, settings.mongo_db))
+    recorder.commands.clear()
+
+    def submit(key: str | None, body: dict[str, Any] = EMAIL_JOB) -> Any:
+        return service.submit(dict(body), identity=USER, idempotency_key=key, trace_id="t" * 32)
+
+    other = {**EMAIL_JOB, "priority": 3}
+    answers = await asyncio.gather(
+        *(submit(None) for _ in range(30)),
+        *(submit("same") for _ in range(5)),
+        submit("other", other),
+        submit("other", EMAIL_JOB),  # the same key with another body, in the same group
+        return_exceptions=True,
+    )
+    fresh, same, (first, clash) = answers[:30], answers[30:35], answers[35:]
+    assert all(not a.replayed for a in fresh) and len({a.job_id for a in fresh}) == 30
+    assert len({a.job_id for a in same}) == 1 and sum(not a.replayed for a in same) == 1
+    outcomes = [type(answer).__name__ for answer in (first, clash)]
+    assert sorted(outcomes) == ["Accepted", "Conflict"], outcomes  # one key, two bodies
+    stored = await collection.count_documents({})
+    assert stored == 30 + 1 + 1
+    inserts = _writes_to(recorder, "submissions")
+    assert 1 <= len(inserts) < 10, inserts  # 37 requests, a handful of round trips
