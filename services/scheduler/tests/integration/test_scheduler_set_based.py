@@ -24,6 +24,7 @@ from jobs_scheduler.adapters.heartbeats import apply_heartbeats
 from jobs_scheduler.adapters.results import apply_results
 from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.app import Runtime, job_defaults
+from jobs_scheduler.intake import record_jobs
 from jobs_scheduler.settings import Settings
 
 from .conftest import heartbeat, job_result, submitted
@@ -137,3 +138,20 @@ async def test_a_batch_of_starts_beats_and_results_writes_each_table_once(
             await connection.execute(select(jobs.c.status).where(jobs.c.id.in_(ids)))
         ).scalars()
         assert set(statuses) == {"succeeded"}
+
+
+async def test_a_lone_job_is_recorded_without_a_savepoint_several_under_one(
+    db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    """The savepoint that lets a refused job be split off costs two round trips; a lone job
+    has no neighbours to save (its failure fails the transaction either way)."""
+    defaults = job_defaults(scheduler_settings)
+    seen: list[set[str]] = []
+    for arrived in ([submitted()], [submitted(), submitted()]):
+        with statements(db) as texts:
+            async with db.begin() as connection:
+                recorded = await record_jobs(connection, Changes(), arrived, defaults)
+        assert recorded["applied"] == len(arrived)
+        seen.append({text.split()[0].upper() for text in texts})
+    assert "SAVEPOINT" not in seen[0]
+    assert "SAVEPOINT" in seen[1]
