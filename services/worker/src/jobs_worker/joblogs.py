@@ -61,6 +61,7 @@ class LogBuffer:
 
     def __init__(self, capacity: int) -> None:
         self._queue: asyncio.Queue[JobLogLine] = asyncio.Queue(maxsize=capacity)
+        self._arrived = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._closed = False
@@ -101,6 +102,8 @@ class LogBuffer:
             self._queue.put_nowait(line)
         except asyncio.QueueFull:
             self.drop("queue_full")
+            return
+        self._arrived.set()
 
     def drop(self, reason: str, count: int = 1) -> None:
         with self._dropped_lock:
@@ -108,11 +111,16 @@ class LogBuffer:
         metrics.LOG_LINES_DROPPED.labels(reason).inc(count)
 
     async def get_batch(self, max_size: int, linger: float = 0.0) -> list[JobLogLine]:
-        """Wait for one line, give others ``linger`` seconds to join it (unless ``max_size``
-        are queued already), then take whatever is queued, up to ``max_size``."""
-        batch = [await self._queue.get()]
-        if linger > 0 and self._queue.qsize() < max_size - 1:
+        """Wait until a line is queued, give others ``linger`` seconds to join it (unless
+        ``max_size`` are queued already), then take whatever is still queued, up to
+        ``max_size``. That may be nothing: a results message that went out meanwhile took
+        the lines along (:meth:`take`), which spares them a message of their own."""
+        while self._queue.empty():
+            self._arrived.clear()
+            await self._arrived.wait()
+        if linger > 0 and self._queue.qsize() < max_size:
             await asyncio.sleep(linger)
+        batch: list[JobLogLine] = []
         while len(batch) < max_size and not self._queue.empty():
             batch.append(self._queue.get_nowait())
         return batch
@@ -212,6 +220,8 @@ class JobLogShipper:
     async def _run(self) -> None:
         while True:
             batch = await self.buffer.get_batch(self.batch_size, self.linger)
+            if not batch:
+                continue  # they rode along with results
             try:
                 await self._publish(batch)
             finally:

@@ -194,3 +194,22 @@ async def test_a_batch_lingers_for_lines_that_follow_the_first() -> None:
     forward(logging.INFO, "alone")
     assert [line.message for line in await buffer.get_batch(10)] == ["alone"]  # no linger
     buffer.done(3)
+
+
+async def test_lines_a_results_message_took_during_the_linger_get_no_message_of_their_own() -> None:
+    """The shipper waits for a line without taking it: a quick job's lines leave with its
+    result (``take``), and the shipper's batch after the linger is empty."""
+    buffer = LogBuffer(capacity=10)
+    buffer.open()
+    forward = line_forwarder(buffer, worker_id="w", dispatch=dispatch())
+    forward(logging.INFO, "started")
+    shipper_batch = asyncio.create_task(buffer.get_batch(10, linger=0.2))
+    await asyncio.sleep(0.01)
+    forward(logging.INFO, "finished")
+    assert [line.message for line in buffer.take(10)] == ["started", "finished"]  # a result
+    assert await shipper_batch == []
+    forward(logging.INFO, "later")  # nothing takes this one: the shipper does, after the linger
+    assert [line.message for line in await buffer.get_batch(10, linger=0.01)] == ["later"]
+    buffer.done(1)
+    async with asyncio.timeout(5):
+        await buffer.join()
