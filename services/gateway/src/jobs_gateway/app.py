@@ -74,7 +74,10 @@ def create_app(settings: Settings) -> FastAPI:
             )
         )
         live_events = LiveEventsConsumer(
-            url=settings.amqp_url, sink=hub, max_length=settings.live_queue_max_length
+            url=settings.amqp_url,
+            sink=hub,
+            max_length=settings.live_queue_max_length,
+            unbind_after=settings.live_unbind_after_seconds,
         )
         auth_services: AuthServices | None = None
         try:
@@ -93,6 +96,7 @@ def create_app(settings: Settings) -> FastAPI:
                 {"submission": settings.submission_url, "dashboard": settings.dashboard_url},
             )
             app.state.live_hub = hub
+            app.state.live_events = live_events
             live_events.start()  # in the background: the broker is not needed to serve HTTP
             events.redact_tokens_in_server_logs()
             log.info("gateway started", extra={"action": "startup", "port": settings.port})

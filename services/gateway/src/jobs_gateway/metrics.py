@@ -36,6 +36,11 @@ LIVE_EVENTS_RECEIVED = Counter(
     "Messages taken from the replica's live-events queue, by type (job.changes, job.logs, invalid)",
     ["type"],
 )
+LIVE_EVENTS_BOUND = Gauge(
+    "gateway_live_events_bound",
+    "1 while the replica's live-events queue is bound to this routing key (someone listens)",
+    ["routing_key"],
+)
 LIVE_EVENTS_CONNECTED = Gauge(
     "gateway_live_events_connected",
     "1 while the live-events consumer is connected to RabbitMQ and consuming, else 0",

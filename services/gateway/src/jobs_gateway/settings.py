@@ -112,6 +112,9 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
 
     # Live events (GET /ws/events), fed by this replica's own queue on jobs.events.
     live_queue_max_length: int = Field(default=10_000, gt=0)  # broker side, oldest dropped
+    # The live-events queue is bound to a routing key only while someone here listens to it;
+    # unbound this long after the last listener left (adapters/live.py).
+    live_unbind_after_seconds: float = Field(default=30.0, ge=0)
     ws_send_queue_size: int = Field(default=256, gt=0)  # frames waiting per connection
     ws_max_subscriptions: int = Field(default=50, gt=0)  # jobs whose lines one connection follows
     ws_max_message_bytes: int = Field(default=4_096, gt=0)  # one client frame

@@ -540,21 +540,76 @@ async def gateway_connections(rabbit_server: RabbitServer, vhost: str) -> list[d
     ]
 
 
+async def live_bindings(rabbit_server: RabbitServer, vhost: str) -> list[str]:
+    """The routing keys the replica's live-events queue is bound to on jobs.events."""
+    v = quote(vhost, safe="")
+    queues = (await rabbit_server.management("GET", f"/queues/{v}")).json()
+    (queue,) = [q for q in queues if q["name"].startswith("jobs.live.gateway.")]
+    name = quote(queue["name"], safe="")
+    bindings = (await rabbit_server.management("GET", f"/queues/{v}/{name}/bindings")).json()
+    return sorted(b["routing_key"] for b in bindings if b["source"] == "jobs.events")
+
+
 async def assert_the_replicas_queue(
     rabbit_server: RabbitServer, vhost: str, *, max_length: int
 ) -> None:
-    """One exclusive, auto-delete, bounded queue of the replica's, bound to jobs.events."""
+    """One exclusive, auto-delete, bounded queue of the replica's, bound to jobs.events for
+    the status changes its one open connection listens to."""
     v = quote(vhost, safe="")
     queues = (await rabbit_server.management("GET", f"/queues/{v}")).json()
     (queue,) = [q for q in queues if q["name"].startswith("jobs.live.gateway.")]
     assert (queue["exclusive"], queue["auto_delete"], queue["durable"]) == (True, True, False)
     assert queue["arguments"] == {"x-max-length": max_length, "x-overflow": "drop-head"}
-    name = quote(queue["name"], safe="")
-    bindings = (await rabbit_server.management("GET", f"/queues/{v}/{name}/bindings")).json()
-    assert sorted(b["routing_key"] for b in bindings if b["source"] == "jobs.events") == [
-        "job.changes",
-        "job.logs",
-    ]
+    assert await live_bindings(rabbit_server, vhost) == ["job.changes"]
+
+
+async def test_the_queue_is_bound_only_while_someone_listens(
+    live_gateway: LiveGatewayFactory,
+    rabbit_server: RabbitServer,
+    rabbit_vhost: str,
+    rabbit_url: str,
+    events: AbstractExchange,
+    dashboard: tuple[JobsDashboard, str],
+) -> None:
+    """With no one connected the broker drops live events at the exchange: none reaches the
+    replica to be discarded there. A connection's hello comes once ``job.changes`` is bound, a
+    ``subscribed`` once ``job.logs`` is; both are unbound after the last listener left."""
+    stand_in, dashboard_url = dashboard
+    job = uuid.uuid4()
+    stand_in.allowed.add(str(job))
+    unheard = 'gateway_live_events_received_total{type="unheard"}'
+    async with live_gateway(
+        amqp_url=rabbit_url, dashboard_url=dashboard_url, live_unbind_after_seconds=0.2
+    ) as gateway:
+        token = await gateway.login(USER, "user123")
+        await gateway.consuming()
+        assert await live_bindings(rabbit_server, rabbit_vhost) == []
+        before = await gateway.metric(unheard) or 0.0
+        for _ in range(3):
+            await publish(events, JobChanges(changes=[change(USER)]))
+            await publish(events, lines((job, "no one follows it")))
+
+        async with connect(gateway.ws_url(token)) as ws:
+            assert (await receive(ws))["type"] == "hello"
+            assert await live_bindings(rabbit_server, rabbit_vhost) == ["job.changes"]
+            await marker(ws, events)  # the events above never reached the replica
+            assert (await gateway.metric(unheard) or 0.0) == before
+            await send(ws, {"type": "subscribe", "jobId": str(job)})
+            assert await receive(ws) == {"type": "subscribed", "jobId": str(job)}
+            await publish(events, lines((job, "followed")))
+            assert [line["message"] for line in (await receive(ws))["lines"]] == ["followed"]
+            assert await live_bindings(rabbit_server, rabbit_vhost) == [
+                "job.changes",
+                "job.logs",
+            ]
+
+        async def unbound() -> bool:
+            return await live_bindings(rabbit_server, rabbit_vhost) == []
+
+        await eventually(unbound, timeout=10, what="both keys unbound after the last listener")
+        await publish(events, JobChanges(changes=[change(USER)]))
+        await asyncio.sleep(0.3)
+        assert (await gateway.metric(unheard) or 0.0) == before
 
 
 async def test_events_flow_again_after_the_broker_closed_the_gateways_connection(

@@ -10,6 +10,14 @@ robust connection re-declares its queues, bindings and consumers by name after a
 (aio-pika names a nameless robust queue itself for the same reason), and a readable name shows
 whose queue it is in the management UI.
 
+The queue is bound only to the routing keys someone connected here wants (``job.changes``
+while a WebSocket is open, ``job.logs`` while a job's lines are followed): :meth:`listen`
+binds a key before the connection is told it is live (its ``hello``, a ``subscribed``), and
+:meth:`idle` unbinds it ``unbind_after`` seconds after the last listener went, if no one came
+back meanwhile. Unbound, the broker drops those events at the exchange instead of queueing
+and delivering each to a replica that would discard it: with no browser open, every status
+change and log line of every job.
+
 The broker being down never stops the gateway: the first connection is retried in the
 background with a growing pause, and once connected the robust connection reconnects by itself
 (``reconnect_interval`` in the URL's query tunes its pause). ``gateway_live_events_connected``
@@ -21,16 +29,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Coroutine
 from typing import Any, Final, Protocol
 
 import aio_pika
-from aio_pika.abc import AbstractIncomingMessage, AbstractRobustConnection
+from aio_pika.abc import (
+    AbstractIncomingMessage,
+    AbstractRobustConnection,
+    AbstractRobustExchange,
+    AbstractRobustQueue,
+)
 from pydantic import ValidationError
 
 from jobs_common.contracts import JobChanges, JobLogTail, parse_message
 from jobs_common.rabbit import robust_connection
 from jobs_common.topology import EVENTS_EXCHANGE, JOB_CHANGES, JOB_LOGS_LIVE
-from jobs_gateway.metrics import LIVE_EVENTS_CONNECTED, LIVE_EVENTS_RECEIVED
+from jobs_gateway.metrics import LIVE_EVENTS_BOUND, LIVE_EVENTS_CONNECTED, LIVE_EVENTS_RECEIVED
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +72,21 @@ def live_queue_arguments(max_length: int) -> dict[str, Any]:
 
 
 class LiveEventsConsumer:
-    def __init__(self, *, url: str, sink: LiveSink, max_length: int) -> None:
+    def __init__(
+        self, *, url: str, sink: LiveSink, max_length: int, unbind_after: float = 30.0
+    ) -> None:
         self.url = url
         self.sink = sink
         self.max_length = max_length
+        self.unbind_after = unbind_after
         self.queue_name = LIVE_QUEUE_PREFIX + uuid.uuid4().hex
         self.connection: AbstractRobustConnection | None = None
+        self._queue: AbstractRobustQueue | None = None
+        self._exchange: AbstractRobustExchange | None = None
+        self._bound: set[str] = set()
+        self._binding = asyncio.Lock()
+        self._unbinds: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
         self._consuming = False
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
@@ -88,8 +111,18 @@ class LiveEventsConsumer:
             await asyncio.wait({task}, timeout=1.0)
         if task is not None and not task.cancelled() and task.exception() is not None:
             log.debug("live events task failed", exc_info=task.exception())
+        for timer in self._unbinds.values():
+            timer.cancel()
+        self._unbinds.clear()
+        for pending in tuple(self._tasks):
+            pending.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._discard_connection()
         self._set_connected(False)
+        self._queue = self._exchange = None
+        self._bound.clear()
+        for routing_key in LIVE_ROUTING_KEYS:
+            LIVE_EVENTS_BOUND.labels(routing_key).set(0)
 
     async def _run(self) -> None:
         delay = FIRST_RETRY_SECONDS
@@ -131,8 +164,10 @@ class LiveEventsConsumer:
             auto_delete=True,
             arguments=live_queue_arguments(self.max_length),
         )
-        for routing_key in LIVE_ROUTING_KEYS:
-            await queue.bind(events, routing_key=routing_key)
+        # A new connection's queue has no bindings (exclusive: the broker deleted the last one).
+        self._queue, self._exchange = queue, events
+        self._bound.clear()
+        await self._bind_wanted()
         await queue.consume(self._on_message, no_ack=True)
         connection.close_callbacks.add(self._on_connection_lost)
         connection.reconnect_callbacks.add(self._on_reconnected)
@@ -175,10 +210,81 @@ class LiveEventsConsumer:
 
     def _on_reconnected(self, _sender: Any) -> None:
         self._set_connected(True)
+        # The robust queue restores the bindings it made; a key wanted while the broker was
+        # away could not be bound then.
+        self._spawn(self._bind_wanted())
         log.info(
             "live events: broker connection back",
             extra={"action": "live_events_reconnected", "queue": self.queue_name},
         )
+
+    async def listen(self, routing_key: str, *, within: float = 2.0) -> None:
+        """Have events with ``routing_key`` reach this replica from now on: bound at once if
+        they are not. Gives up after ``within`` seconds (the broker slow or away: the key is
+        bound once it answers) rather than hold up the connection."""
+        timer = self._unbinds.pop(routing_key, None)
+        if timer is not None:
+            timer.cancel()
+        if routing_key in self._bound or self._queue is None:
+            return
+        try:
+            async with asyncio.timeout(within):
+                await self._bind(routing_key)
+        except Exception as exc:
+            log.warning(
+                "live events: binding delayed",
+                extra={
+                    "action": "live_bind_failed",
+                    "routing_key": routing_key,
+                    "error": repr(exc),
+                },
+            )
+
+    def idle(self, routing_key: str) -> None:
+        """Someone stopped listening to ``routing_key``: unbind it ``unbind_after`` seconds
+        later unless someone listens again by then."""
+        if routing_key in self._unbinds or self.sink.wants(routing_key):
+            return
+        loop = asyncio.get_running_loop()
+        self._unbinds[routing_key] = loop.call_later(
+            self.unbind_after, lambda: self._spawn(self._unbind_if_idle(routing_key))
+        )
+
+    async def _bind_wanted(self) -> None:
+        for routing_key in LIVE_ROUTING_KEYS:
+            if self.sink.wants(routing_key):
+                await self._bind(routing_key)
+
+    async def _bind(self, routing_key: str) -> None:
+        async with self._binding:
+            if routing_key in self._bound or self._queue is None or self._exchange is None:
+                return
+            await self._queue.bind(self._exchange, routing_key=routing_key)
+            self._bound.add(routing_key)
+            LIVE_EVENTS_BOUND.labels(routing_key).set(1)
+
+    async def _unbind_if_idle(self, routing_key: str) -> None:
+        self._unbinds.pop(routing_key, None)
+        async with self._binding:
+            if self.sink.wants(routing_key) or routing_key not in self._bound:
+                return
+            if self._queue is None or self._exchange is None:
+                return
+            try:
+                await self._queue.unbind(self._exchange, routing_key=routing_key)
+            except Exception as exc:  # the broker away: events keep coming until it answers
+                log.warning(
+                    "live events: unbinding failed",
+                    extra={"action": "live_unbind_failed", "error": repr(exc)},
+                )
+                return
+            self._bound.discard(routing_key)
+            LIVE_EVENTS_BOUND.labels(routing_key).set(0)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _set_connected(self, value: bool) -> None:
         LIVE_EVENTS_CONNECTED.set(1 if value and not self._stopping else 0)

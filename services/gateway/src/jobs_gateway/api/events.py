@@ -25,7 +25,9 @@ from prometheus_client import Counter
 
 from jobs_common.auth import Identity
 from jobs_common.errors import NotFound, PlatformError, Unauthorized, UpstreamUnavailable
+from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE
 from jobs_gateway.accounts import Accounts
+from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.upstream import Upstreams
 from jobs_gateway.domain import live
 from jobs_gateway.domain.headers import upstream_request_headers
@@ -78,6 +80,9 @@ class LiveSession:
         self.identity = identity
         self.upstreams: Upstreams = websocket.app.state.upstreams
         self.internal_token: str = websocket.app.state.internal_token
+        self.live_events: LiveEventsConsumer | None = getattr(
+            websocket.app.state, "live_events", None
+        )
         self.listener: Listener = hub.join(identity)
         self.gone = False  # the client went away: nothing left to close
 
@@ -91,6 +96,7 @@ class LiveSession:
         )
         tasks: list[asyncio.Task[None]] = []
         try:
+            await self._listen(JOB_CHANGES)  # bound before the client is told it is live
             await self._send(live.hello(self.identity))
             tasks = [
                 asyncio.create_task(self._send_loop()),
@@ -114,6 +120,8 @@ class LiveSession:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.leave(self.listener)
+            self._idle(JOB_CHANGES)
+            self._idle(JOB_LOGS_LIVE)
         if self.listener.close_code is not None and not self.gone:
             await _close(self.websocket, self.listener.close_code, self.listener.close_reason)
 
@@ -152,6 +160,7 @@ class LiveSession:
                 await self._subscribe(request.job_id)
             else:
                 self.hub.unsubscribe(self.listener, request.job_id)
+                self._idle(JOB_LOGS_LIVE)
                 self._reply(live.unsubscribed(request.job_id))
 
     async def _subscribe(self, job_id: uuid.UUID) -> None:
@@ -163,7 +172,16 @@ class LiveSession:
         except PlatformError as exc:
             self._reply(live.error(exc, job_id=job_id))
             return
+        await self._listen(JOB_LOGS_LIVE)
         self._reply(live.subscribed(job_id))
+
+    async def _listen(self, routing_key: str) -> None:
+        if self.live_events is not None:
+            await self.live_events.listen(routing_key)
+
+    def _idle(self, routing_key: str) -> None:
+        if self.live_events is not None:
+            self.live_events.idle(routing_key)
 
     async def _authorize(self, job_id: uuid.UUID) -> None:
         """Ask the dashboard for the job as ``GET /api/jobs/{id}`` through the gateway would:
