@@ -11,7 +11,15 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
-from jobs_submission.adapters.mongo import BATCHES, COLLECTION, Document, SubmissionStore, eq
+from jobs_submission.adapters.mongo import (
+    BATCHES,
+    COLLECTION,
+    UNCLAIMED,
+    Document,
+    SubmissionStore,
+    claimed_by,
+    eq,
+)
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
     BATCH_PENDING,
@@ -85,8 +93,7 @@ class BatchStore:
             {
                 "$set": {
                     "outbox.state": OUTBOX_PENDING,
-                    "outbox.claimToken": None,
-                    "outbox.claimedUntilMs": 0,
+                    **UNCLAIMED,
                     "outbox.nextAttemptAtMs": now_ms,
                 }
             },
@@ -111,18 +118,7 @@ class BatchStore:
     async def hold_members(self, job_ids: Sequence[str], *, token: str) -> int:
         """Take abandoned members out of the relay (each only while ``token`` claims it)."""
         result = await self.submissions.update_many(
-            {
-                "_id": {"$in": list(job_ids)},
-                "outbox.state": OUTBOX_PENDING,
-                "outbox.claimToken": token,
-            },
-            {
-                "$set": {
-                    "outbox.state": OUTBOX_HELD,
-                    "outbox.claimToken": None,
-                    "outbox.claimedUntilMs": 0,
-                }
-            },
+            claimed_by(job_ids, token), {"$set": {"outbox.state": OUTBOX_HELD, **UNCLAIMED}}
         )
         return result.modified_count
 
@@ -132,15 +128,10 @@ class BatchStore:
         """Give claims back, due again at ``next_attempt_ms`` (each only while ``token`` holds
         it): members of a batch still being stored."""
         result = await self.submissions.update_many(
-            {
-                "_id": {"$in": list(job_ids)},
-                "outbox.state": OUTBOX_PENDING,
-                "outbox.claimToken": token,
-            },
+            claimed_by(job_ids, token),
             {
                 "$set": {
-                    "outbox.claimToken": None,
-                    "outbox.claimedUntilMs": 0,
+                    **UNCLAIMED,
                     "outbox.nextAttemptAtMs": next_attempt_ms,
                     "outbox.lastError": "the batch is not accepted yet",
                 },
@@ -151,13 +142,7 @@ class BatchStore:
 
     async def drop_members(self, job_ids: Sequence[str], *, token: str) -> int:
         """Delete members whose batch document is gone (each only while ``token`` claims it)."""
-        result = await self.submissions.delete_many(
-            {
-                "_id": {"$in": list(job_ids)},
-                "outbox.state": OUTBOX_PENDING,
-                "outbox.claimToken": token,
-            }
-        )
+        result = await self.submissions.delete_many(claimed_by(job_ids, token))
         return result.deleted_count
 
     async def count_published(self, batch_id: str) -> int:

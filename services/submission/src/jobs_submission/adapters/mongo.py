@@ -37,6 +37,20 @@ LOOKUP_CHUNK = 5_000
 Document = dict[str, Any]
 
 
+# The claim fields of an entry no relay holds.
+UNCLAIMED: dict[str, object] = {"outbox.claimToken": None, "outbox.claimedUntilMs": 0}
+
+
+def claimed_by(job_ids: Sequence[str], token: str) -> dict[str, object]:
+    """The pending entries among ``job_ids`` that ``token`` still claims: every write a relay
+    makes under its claim is fenced by it."""
+    return {
+        "_id": {"$in": list(job_ids)},
+        "outbox.state": OUTBOX_PENDING,
+        "outbox.claimToken": token,
+    }
+
+
 def eq(value: object) -> dict[str, object]:
     """``{"$eq": value}`` for an equality that is to drive an index lookup.
 
@@ -191,16 +205,11 @@ class SubmissionStore:
         if not job_ids:
             return 0
         result = await self.collection.update_many(
-            {
-                "_id": {"$in": list(job_ids)},
-                "outbox.state": OUTBOX_PENDING,
-                "outbox.claimToken": token,
-            },
+            claimed_by(job_ids, token),
             {
                 "$set": {
                     "outbox.state": OUTBOX_SENT,
-                    "outbox.claimToken": None,
-                    "outbox.claimedUntilMs": 0,
+                    **UNCLAIMED,
                     "outbox.lastError": None,
                     "status": STATUS_PUBLISHED,
                     "publishedAtMs": now_ms,
