@@ -211,7 +211,9 @@ class BatchService:
         # A resumed batch's members were stored by an earlier request, under other claims.
         in_time = accepted_ms < claim[1] - self.lease_ms // 2
         if self.handoff is None or resume or not in_time:
-            await self.batches.reopen_members(batch_id, now_ms=accepted_ms)
+            await self.batches.reopen_members(
+                batch_id, token=claim[0], now_ms=accepted_ms, earlier=resume
+            )
             self.on_accepted()
             return
         self.handoff.give(members)

@@ -182,6 +182,30 @@ async def test_members_of_a_pending_batch_are_not_published_and_a_replay_complet
     assert (await batches.find_one({"_id": batch_id}))["state"] == "accepted"
 
 
+async def test_a_replay_leaves_members_another_relay_claims_now_to_that_relay(
+    app_factory: AppFactory, collection: Any, batches: Any
+) -> None:
+    """Reopening a resumed batch takes no live claim: the relay holding it publishes those
+    members (it sees the batch accepted) or gives them back; taking them over could publish
+    them twice."""
+    body, answer = await crashed_while_storing(
+        app_factory, collection, batches, stored=4, key="busy"
+    )
+    stored = answer["jobIds"][:4]
+    await collection.update_many(
+        {"_id": {"$in": stored}},
+        {"$set": {"outbox.claimToken": "another-relay", "outbox.claimedUntilMs": 2**53}},
+    )
+    async with app_factory(relay_enabled=False) as app:
+        resumed = await app.submit_batch(body, key="busy")
+        assert resumed.status_code == 202 and resumed.json() == answer
+    members = {m["_id"]: m["outbox"] async for m in collection.find({"batchId": answer["batchId"]})}
+    assert len(members) == 10
+    assert {members[i]["claimToken"] for i in stored} == {"another-relay"}
+    assert {members[i]["claimToken"] for i in answer["jobIds"][4:]} == {None}  # due now
+    assert {members[i]["state"] for i in members} == {"pending"}
+
+
 async def test_an_abandoned_batch_is_held_back_until_a_replay_reopens_it(
     app_factory: AppFactory, broker: Broker, collection: Any, batches: Any
 ) -> None:

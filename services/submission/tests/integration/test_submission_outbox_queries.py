@@ -358,7 +358,7 @@ async def test_batch_writes_gate_status_and_replay_use_indexes_and_no_aggregatio
     batches = BatchStore(submissions)
     recorder.commands.clear()
     assert await batches.count_published(batch_id) == 3
-    assert await batches.reopen_members(batch_id, now_ms=0) == 0  # sent long ago
+    assert await batches.reopen_members(batch_id, token="t", now_ms=0, earlier=True) == 0
     await batches.discard(str(uuid.uuid4()))
     job_ids = accepted.json()["jobIds"]
     # the relay's gate for members it claimed: their batches, then writes fenced by its token

@@ -81,24 +81,32 @@ class BatchStore:
                 extra={"action": "batch_resume_skipped", "count": len(errors)},
             )
 
-    async def reopen_members(self, batch_id: str, *, now_ms: int) -> int:
-        """Make every member of the batch not yet sent due now for any relay, whoever claimed
-        or held it (one ``update_many``): after the batch was accepted, when its members did
-        not go to this process's relay in memory."""
-        result = await self.submissions.update_many(
+    async def reopen_members(
+        self, batch_id: str, *, token: str, now_ms: int, earlier: bool = False
+    ) -> int:
+        """Make the batch's members due now for any relay, after the batch was accepted, when
+        they did not go to this process's relay in memory: those under ``token`` (this
+        request's claim) and, with ``earlier`` (a resumed batch: members an earlier request
+        stored), those held and those whose claim ran out. A member another relay claims now
+        is left to it: that relay publishes it, or, if it found the batch still pending,
+        gives it back with a backoff (stealing its claim could publish it twice)."""
+        due_now = {
+            "$set": {"outbox.state": OUTBOX_PENDING, **UNCLAIMED, "outbox.nextAttemptAtMs": now_ms}
+        }
+        own = await self.submissions.update_many(
+            {"batchId": eq(batch_id), "outbox.claimToken": eq(token)}, due_now
+        )
+        if not earlier:
+            return own.modified_count
+        unclaimed = await self.submissions.update_many(
             {
                 "batchId": eq(batch_id),
                 "outbox.state": {"$in": [OUTBOX_HELD, OUTBOX_PENDING]},
+                "outbox.claimedUntilMs": {"$lt": now_ms},
             },
-            {
-                "$set": {
-                    "outbox.state": OUTBOX_PENDING,
-                    **UNCLAIMED,
-                    "outbox.nextAttemptAtMs": now_ms,
-                }
-            },
+            due_now,
         )
-        return result.modified_count
+        return own.modified_count + unclaimed.modified_count
 
     async def mark_accepted(self, batch_id: str, *, now_ms: int) -> None:
         await self.collection.update_one(
