@@ -54,22 +54,30 @@ async def publishable(
         )
         if gate is BatchGate.PUBLISH:
             continue
-        ids = [document["_id"] for document in documents]
-        blocked.update(ids)
-        await _settle(gate, batch_id, ids, documents, token, batches, settings, now_ms)
+        blocked.update(document["_id"] for document in documents)
+        await _settle(
+            gate,
+            batch_id,
+            documents,
+            token=token,
+            batches=batches,
+            settings=settings,
+            now_ms=now_ms,
+        )
     return [document for document in claimed if document["_id"] not in blocked]
 
 
 async def _settle(
     gate: BatchGate,
     batch_id: str,
-    ids: list[str],
     documents: list[Document],
+    *,
     token: str,
     batches: BatchStore,
     settings: Settings,
     now_ms: int,
 ) -> None:
+    ids = [document["_id"] for document in documents]
     extra = {"batch_id": batch_id, "count": len(ids)}
     if gate is BatchGate.DROP:
         dropped = await batches.drop_members(ids, token=token)
