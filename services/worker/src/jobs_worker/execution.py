@@ -344,6 +344,14 @@ class JobExecutor:
             job.handler = None
             if not handler.done():
                 handler.cancel()
+        # Checked here, not left to JobResult: a result it refused raised out of the delivery
+        # task, which then neither reported nor acked the attempt.
+        if result is not None and not isinstance(result, dict):
+            return _failure(
+                ErrorKind.PERMANENT,
+                "InvalidResult",
+                f"a handler returns a JSON object or None, not {type(result).__name__}",
+            )
         try:
             orjson.dumps(result)
         except orjson.JSONEncodeError as exc:
