@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from jobs_common.rabbit import RabbitBus
+from jobs_worker.domain.context import Registry
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 from jobs_worker.testing import Observer
@@ -38,9 +39,10 @@ StartWorker = Callable[..., Awaitable[WorkerRuntime]]
 async def start_worker(worker_settings: Settings) -> AsyncIterator[StartWorker]:
     runtimes: list[WorkerRuntime] = []
 
-    async def start(**overrides: Any) -> WorkerRuntime:
+    async def start(*, registry: Registry | None = None, **overrides: Any) -> WorkerRuntime:
+        """A started runtime with ``overrides`` on its settings (and its own handlers)."""
         settings = worker_settings.model_copy(update=overrides)
-        runtime = WorkerRuntime(settings)
+        runtime = WorkerRuntime(settings, registry=registry)
         await runtime.start()
         runtimes.append(runtime)
         return runtime

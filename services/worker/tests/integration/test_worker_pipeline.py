@@ -26,9 +26,7 @@ from jobs_common.topology import (
     RUNNING,
     queue_arguments,
 )
-from jobs_worker.domain.context import HandlerSpec, JobContext
-from jobs_worker.runtime import WorkerRuntime
-from jobs_worker.settings import Settings
+from jobs_worker.domain.context import HandlerSpec, JobContext, Registry
 from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
@@ -135,7 +133,7 @@ async def test_failures_are_reported_with_their_kind(
 
 
 async def test_a_result_that_is_no_json_object_fails_the_attempt(
-    worker_settings: Settings, observer: Observer
+    start_worker: Any, observer: Observer
 ) -> None:
     """A handler whose result is not an object: the attempt fails permanently, reported and
     acked (the result model refused it after the handler ran, and the delivery stayed
@@ -145,26 +143,18 @@ async def test_a_result_that_is_no_json_object_fails_the_attempt(
         return [1, 2, 3]
 
     results = await observer.collect(RESULTS)
-    registry: dict[str, HandlerSpec[Any]] = {
+    registry: Registry = {
         "returns_list": HandlerSpec(payload_model=SimulatePayload, run=returns_a_list)
     }
-    runtime = WorkerRuntime(worker_settings, registry=registry)
-    await runtime.start()
-    try:
-        dispatch = make_dispatch("returns_list", quick_simulate(), priority=3)
-        await observer.publish(dispatch)
-        result = await observer.wait_result(results, dispatch.job_id)
-        assert result.outcome == "failed"
-        assert result.error is not None
-        assert (result.error.kind, result.error.error_class) == (
-            ErrorKind.PERMANENT,
-            "InvalidResult",
-        )
-        async with asyncio.timeout(10):
-            await observer.wait_for_count(READY_HIGH, 0)
-    finally:
-        await runtime.stop()
-    assert await observer.message_count(READY_HIGH) == 0  # acked, not handed back
+    runtime = await start_worker(registry=registry)
+    dispatch = make_dispatch("returns_list", quick_simulate(), priority=3)
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert result.outcome == "failed"
+    assert result.error is not None
+    assert (result.error.kind, result.error.error_class) == (ErrorKind.PERMANENT, "InvalidResult")
+    await runtime.stop()  # an unacked delivery would go back to its queue now
+    assert await observer.message_count(READY_HIGH) == 0
 
 
 async def test_poison_messages_are_dead_lettered(start_worker: Any, observer: Observer) -> None:
