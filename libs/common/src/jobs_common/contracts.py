@@ -241,6 +241,10 @@ class ActiveAttempt(BaseModel):
 
     job_id: uuid.UUID
     attempt: int = Field(ge=1)
+    # When the attempt started on the worker: a heartbeat applied before the attempt's
+    # ``JobRunning`` (a scheduler that restarted reads the queues in any order) starts the
+    # attempt from it. None from workers that predate the field (the send time stands in).
+    started_at: AwareDatetime | None = None
 
 
 class WorkerHeartbeat(Message):

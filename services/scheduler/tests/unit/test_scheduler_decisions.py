@@ -11,8 +11,8 @@ import pytest
 
 from jobs_common.contracts import ErrorKind, JobStatus, JobSubmitted, RetryPolicySpec
 from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.domain.failures import after_failure
-from jobs_scheduler.domain.leases import after_lease_lost
+from jobs_scheduler.domain.failures import after_failure, stopped_attempt
+from jobs_scheduler.domain.leases import after_lease_lost, listed_attempt
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 from jobs_scheduler.domain.retry import RetryPolicy
 from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status
@@ -107,6 +107,48 @@ TTL_REDISPATCH_LIMIT = [
     (1, 1, "dead"),
     (0, 0, "dead"),
 ]
+
+
+# A heartbeat of worker "w" lists attempt 2; its renewal did not match the row read after it:
+# row status, row attempt, row worker -> verdict.
+LISTED_ATTEMPT = [
+    ("queued", 2, None, "start"),  # JobRunning not applied yet (heartbeat read first)
+    ("running", 2, "w", "held"),  # its start committed between the renewal and the read
+    ("running", 2, "other", "lost"),  # taken over after a redelivery
+    ("running", 3, "w", "lost"),  # the store moved to the next attempt
+    ("queued", 3, None, "lost"),  # re-dispatched: the next attempt waits
+    ("scheduled", 2, "w", "lost"),  # failed, waiting for its retry
+    ("succeeded", 2, "w", "lost"),  # ended: the worker still listed it (an old heartbeat)
+    ("cancelled", 2, "w", "lost"),
+    (None, None, None, "lost"),  # no such job
+]
+
+
+@pytest.mark.parametrize(("status", "attempt", "holder", "verdict"), LISTED_ATTEMPT)
+def test_an_attempt_is_lost_only_when_the_store_moved_on(
+    status: str | None, attempt: int | None, holder: str | None, verdict: str
+) -> None:
+    assert (
+        listed_attempt(
+            attempt=2, worker_id="w", status=status, current_attempt=attempt, holder=holder
+        )
+        == verdict
+    )
+
+
+def test_an_attempt_the_platform_stopped_is_retryable_never_permanent() -> None:
+    stopped = stopped_attempt("lease lost")
+    assert (stopped.kind, stopped.error_class) == (ErrorKind.RETRYABLE, "AttemptStopped")
+    assert "lease lost" in stopped.error
+    decision = after_failure(
+        kind=stopped.kind,
+        attempt=1,
+        attempt_limit=3,
+        error_class=stopped.error_class,
+        cancel_requested=False,
+        lease_lost=True,
+    )
+    assert (decision.action, decision.reason) == ("retry", "retry_scheduled")
 
 
 @pytest.mark.parametrize(("expired", "limit", "action"), TTL_REDISPATCH_LIMIT)

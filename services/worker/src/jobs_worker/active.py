@@ -86,11 +86,11 @@ class ActiveJobs:
     def snapshot(self) -> list[ActiveJob]:
         return list(self._jobs.values())
 
-    def leased(self) -> list[JobKey]:
-        """Attempts the scheduler holds as running on this worker: ``JobRunning`` confirmed,
-        ``JobResult`` not yet. Their leases are renewed by the heartbeat."""
+    def leased(self) -> list[tuple[uuid.UUID, int, datetime | None]]:
+        """Attempts the scheduler holds as running on this worker, with their start times:
+        ``JobRunning`` confirmed, ``JobResult`` not yet. The heartbeat renews their leases."""
         return [
-            key
+            (*key, job.started_at)
             for key, job in self._jobs.items()
             if job.running_confirmed and not job.result_confirmed
         ]

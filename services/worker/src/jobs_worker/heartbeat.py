@@ -62,7 +62,7 @@ class WorkerIdentity:
 def build_heartbeat(
     identity: WorkerIdentity, active: ActiveJobs, *, stopping: bool, final: bool = False
 ) -> WorkerHeartbeat:
-    attempts = [] if final else sorted(active.leased(), key=lambda key: (str(key[0]), key[1]))
+    attempts = [] if final else sorted(active.leased(), key=lambda job: (str(job[0]), job[1]))
     return WorkerHeartbeat(
         worker_id=identity.worker_id,
         hostname=identity.hostname,
@@ -70,7 +70,10 @@ def build_heartbeat(
         version=identity.version,
         queues=identity.queues,
         concurrency=identity.concurrency,
-        active=[ActiveAttempt(job_id=job_id, attempt=attempt) for job_id, attempt in attempts],
+        active=[
+            ActiveAttempt(job_id=job_id, attempt=attempt, started_at=started_at)
+            for job_id, attempt, started_at in attempts
+        ],
         started_at=identity.started_at,
         sent_at=utcnow(),
         stopping=stopping or final,

@@ -13,7 +13,7 @@ import pytest
 from aio_pika.abc import AbstractIncomingMessage
 from prometheus_client import REGISTRY
 
-from jobs_common.contracts import ActiveAttempt, WorkerHeartbeat, parse_message
+from jobs_common.contracts import WorkerHeartbeat, parse_message
 from jobs_common.topology import HEARTBEAT, READY_QUEUES, RESULTS, RUNNING
 from jobs_worker.testing import Observer, make_dispatch, quick_simulate
 
@@ -22,6 +22,11 @@ pytestmark = pytest.mark.integration
 
 def heartbeat(message: AbstractIncomingMessage) -> WorkerHeartbeat:
     return parse_message(WorkerHeartbeat, message.body)
+
+
+def held(beat: WorkerHeartbeat) -> set[tuple[Any, int]]:
+    """The attempts a heartbeat lists, by job and attempt."""
+    return {(a.job_id, a.attempt) for a in beat.active}
 
 
 def sent() -> float:
@@ -49,18 +54,21 @@ async def test_heartbeats_list_the_running_attempt_and_announce_the_stop(
     assert hello.started_at <= hello.sent_at
 
     job = make_dispatch("simulate", quick_simulate(minSeconds=1.5, maxSeconds=1.5))
-    mine = ActiveAttempt(job_id=job.job_id, attempt=1)
+    mine = (job.job_id, 1)
     await observer.publish(job)
     await observer.wait_running(running, job.job_id)
     async with asyncio.timeout(10):
         listing = await heartbeats.wait_for(
-            lambda m: mine in heartbeat(m).active and not heartbeat(m).stopping, count=3
+            lambda m: mine in held(heartbeat(m)) and not heartbeat(m).stopping, count=3
         )
     assert {heartbeat(m).started_at for m in listing} == {hello.started_at}
+    started = (await observer.wait_running(running, job.job_id)).started_at
+    # Each listing carries the attempt's start: a heartbeat read first starts it there.
+    assert {a.started_at for m in listing for a in heartbeat(m).active} == {started}
 
     stopping = asyncio.create_task(runtime.stop())
     async with asyncio.timeout(10):  # draining: still listed (its lease must not expire)
-        await heartbeats.wait_for(lambda m: mine in heartbeat(m).active and heartbeat(m).stopping)
+        await heartbeats.wait_for(lambda m: mine in held(heartbeat(m)) and heartbeat(m).stopping)
     async with asyncio.timeout(20):
         await stopping
     assert (await observer.wait_result(results, job.job_id)).outcome == "succeeded"

@@ -41,7 +41,7 @@ async def test_a_longer_attempt_is_announced_while_it_runs(
     assert not [r for r in results.results() if r.job_id == dispatch.job_id]  # still runs
 
     async def leased() -> bool:  # from the confirm on, the heartbeat renews its lease
-        return runtime.active.leased() == [(dispatch.job_id, dispatch.attempt)]
+        return runtime.active.leased() == [(dispatch.job_id, dispatch.attempt, started.started_at)]
 
     await eventually(leased, timeout=0.5, what="the attempt leased")
     result = await observer.wait_result(results, dispatch.job_id)

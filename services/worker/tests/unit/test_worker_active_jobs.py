@@ -115,7 +115,10 @@ async def test_leased_lists_confirmed_running_attempts_only() -> None:
     refused = ActiveJob(dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING)
     for job in (starting, running, reporting, finished, refused):
         registry.add(job)
-    assert sorted(registry.leased()) == sorted([running.key, reporting.key])
+    leased = sorted(registry.leased(), key=lambda held: str(held[0]))
+    assert leased == sorted(
+        [(*running.key, None), (*reporting.key, None)], key=lambda held: str(held[0])
+    )
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 

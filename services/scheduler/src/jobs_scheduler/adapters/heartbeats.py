@@ -10,11 +10,13 @@ from sqlalchemy import DateTime, Integer, Text, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import JobStatus, WorkerHeartbeat
+from jobs_common.contracts import ActiveAttempt, JobStatus, WorkerHeartbeat
 from jobs_common.jobstore import jobs, workers
 from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.running import Listed, start_listed
 from jobs_scheduler.adapters.sql import ArrayRows, any_of, interval_seconds, vouched
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.leases import listed_attempt
 
 S = JobStatus
 
@@ -45,7 +47,7 @@ RENEW_LEASES = (
     .returning(jobs.c.id, jobs.c.attempt)
 )
 
-CURRENT_ATTEMPTS = select(jobs.c.id, jobs.c.attempt, jobs.c.status).where(
+CURRENT_ATTEMPTS = select(jobs.c.id, jobs.c.attempt, jobs.c.status, jobs.c.worker_id).where(
     jobs.c.id == any_of("ids", UUID(as_uuid=True))
 )
 
@@ -103,43 +105,77 @@ async def apply_heartbeats(
         )
     )
     held = sorted(
-        {(a.job_id, a.attempt): beat for beat in latest.values() for a in beat.active}.items(),
+        {(a.job_id, a.attempt): (beat, a) for beat in latest.values() for a in beat.active}.items(),
         key=lambda item: item[0],
     )
     if not held:
         return 0
-    kept = {
-        (row.id, row.attempt)
-        for row in await connection.execute(
-            RENEW_LEASES,
-            RENEWALS.params(
-                (job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held
-            )
-            | {"lease_seconds": defaults.lease_seconds},
-        )
-    }
-    lost = [(key, beat.worker_id) for key, beat in held if key not in kept]
-    if lost:
-        await _cancel_lost(connection, changes, lost)
+    kept = await _renew(connection, [(key, beat) for key, (beat, _) in held], defaults)
+    unrenewed = [(beat, listed) for key, (beat, listed) in held if key not in kept]
+    if unrenewed:
+        kept |= await _judge_unrenewed(connection, changes, unrenewed, defaults)
     return len(kept)
 
 
-async def _cancel_lost(
+async def _renew(
+    connection: AsyncConnection,
+    held: Sequence[tuple[tuple[Any, int], WorkerHeartbeat]],
+    defaults: JobDefaults,
+) -> set[tuple[Any, int]]:
+    """Renew the leases of attempts running on the worker that lists them (one statement);
+    the keys renewed."""
+    rows = await connection.execute(
+        RENEW_LEASES,
+        RENEWALS.params(
+            (job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held
+        )
+        | {"lease_seconds": defaults.lease_seconds},
+    )
+    return {(row.id, row.attempt) for row in rows}
+
+
+async def _judge_unrenewed(
     connection: AsyncConnection,
     changes: Changes,
-    lost: list[tuple[tuple[Any, int], str]],
-) -> None:
-    """Workers hold attempts the store no longer gives them: stop those they truly lost.
-
-    An attempt still ``queued`` with the same number is not lost: its running message has
-    not been applied yet (separate queues).
-    """
+    unrenewed: Sequence[tuple[WorkerHeartbeat, ActiveAttempt]],
+    defaults: JobDefaults,
+) -> set[tuple[Any, int]]:
+    """Listed attempts whose lease did not renew, judged against the job's row read now
+    (``domain.leases.listed_attempt``): started from the heartbeat while still ``queued``,
+    renewed if their start committed meanwhile, told to stop only when the store moved on.
+    Returns the keys started or renewed."""
     rows = await connection.execute(
-        CURRENT_ATTEMPTS, {"ids": list({job_id for (job_id, _), _ in lost})}
+        CURRENT_ATTEMPTS, {"ids": list({listed.job_id for _, listed in unrenewed})}
     )
     current = {row.id: row for row in rows}
-    for (job_id, attempt), worker_id in lost:
-        row = current.get(job_id)
-        if row is not None and row.attempt == attempt and row.status == S.QUEUED.value:
-            continue
-        changes.cancel_attempt(job_id, attempt, "lease lost", worker_id=worker_id)
+    starts: list[Listed] = []
+    held: list[tuple[tuple[Any, int], WorkerHeartbeat]] = []
+    for beat, listed in unrenewed:
+        row = current.get(listed.job_id)
+        verdict = listed_attempt(
+            attempt=listed.attempt,
+            worker_id=beat.worker_id,
+            status=row.status if row is not None else None,
+            current_attempt=row.attempt if row is not None else None,
+            holder=row.worker_id if row is not None else None,
+        )
+        if verdict == "start":
+            starts.append(
+                Listed(
+                    listed.job_id,
+                    listed.attempt,
+                    beat.worker_id,
+                    started_at=listed.started_at or beat.sent_at,
+                    renewed_at=beat.sent_at,
+                )
+            )
+        elif verdict == "held":
+            held.append(((listed.job_id, listed.attempt), beat))
+        else:
+            changes.cancel_attempt(
+                listed.job_id, listed.attempt, "lease lost", worker_id=beat.worker_id
+            )
+    if starts:
+        await start_listed(connection, changes, starts, defaults)
+    renewed = await _renew(connection, held, defaults) if held else set()
+    return renewed | {(s.job_id, s.attempt) for s in starts}

@@ -19,6 +19,7 @@ from jobs_scheduler.adapters.jobs import JOB_COLUMNS, finish_attempt
 from jobs_scheduler.adapters.sql import ArrayRows, json_text
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.failures import stopped_attempt
 from jobs_scheduler.domain.transitions import sources_of
 
 S = JobStatus
@@ -193,13 +194,30 @@ async def _attempt_failed(
         )
         return
     error = message.error
+    if message.outcome == "cancelled":
+        # No one asked: the platform stopped the attempt (a lease judged lost, a worker told
+        # to let go). Never the handler's permanent error: a lost attempt, retried within the
+        # job's attempts (domain/failures.py, stopped_attempt).
+        stopped = stopped_attempt(error.message if error else None)
+        await fail_attempt(
+            connection,
+            changes,
+            job,
+            kind=stopped.kind,
+            error_class=stopped.error_class,
+            error=stopped.error,
+            defaults=defaults,
+            attempt_status="lost",
+            lease_lost=True,
+        )
+        return
     await fail_attempt(
         connection,
         changes,
         job,
         kind=error.kind if error else ErrorKind.RETRYABLE,
-        error_class=error.error_class if error else "Cancelled",
-        error=error.message if error else "the worker stopped the attempt",
+        error_class=error.error_class if error else "AttemptFailed",
+        error=error.message if error else "the worker reported no error",
         defaults=defaults,
         attempt_status="timed_out" if error and error.kind == ErrorKind.TIMEOUT else "failed",
     )

@@ -3,7 +3,10 @@ is taken over by its new worker."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, Integer, Text, bindparam, update
@@ -38,6 +41,20 @@ START = Write(
         "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
     },
     returning=(jobs.c.priority, jobs.c.queued_at),  # the queue wait (job_queue_wait_seconds)
+)
+
+# queued -> running from a heartbeat that lists the attempt before its JobRunning was applied:
+# its start time from the listing, its lease from the heartbeat.
+START_LISTED = Write(
+    "started_listed",
+    columns={**_STARTED_COLUMNS, "renewed_at": DateTime(timezone=True)},
+    sets=lambda r: {
+        "worker_id": r.worker_id,
+        "started_at": r.started_at,
+        "lease_expires_at": vouched(r.renewed_at) + interval_seconds(_LEASE),
+        "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
+    },
+    returning=(jobs.c.priority, jobs.c.queued_at),
 )
 
 # running -> running: a redelivered attempt continues on its new worker, under a fresh lease.
@@ -152,3 +169,65 @@ async def _taken_over(
         {"lease_seconds": defaults.lease_seconds},
     )
     return [m for m in messages if (m.job_id, m.attempt) in taken]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An attempt a heartbeat lists while the store still has it ``queued``."""
+
+    job_id: uuid.UUID
+    attempt: int
+    worker_id: str
+    started_at: datetime
+    renewed_at: datetime
+
+
+async def start_listed(
+    connection: AsyncConnection,
+    changes: Changes,
+    listed: Sequence[Listed],
+    defaults: JobDefaults,
+) -> None:
+    """Start attempts from the heartbeats that list them (``domain.leases.listed_attempt``):
+    their ``JobRunning`` is still on its way, and arrives stale. One that moved meanwhile is
+    left alone; the next heartbeat judges it again."""
+    ordered = sorted(listed, key=lambda item: item.job_id)
+    started = await apply_transitions(
+        connection,
+        changes,
+        [
+            Transition(
+                item.job_id,
+                S.QUEUED,
+                S.RUNNING,
+                f"started on {item.worker_id} (listed by its heartbeat)",
+                attempt=item.attempt,
+                values={
+                    "worker_id": item.worker_id,
+                    "started_at": item.started_at,
+                    "renewed_at": item.renewed_at,
+                },
+            )
+            for item in ordered
+        ],
+        START_LISTED,
+        {
+            "lease_seconds": defaults.lease_seconds,
+            "grace_seconds": defaults.timeout_grace_seconds,
+        },
+    )
+    applied = [item for item in ordered if (item.job_id, item.attempt) in started]
+    if not applied:
+        return
+    for item in applied:
+        row = started[(item.job_id, item.attempt)]
+        changes.attempt_started(
+            job_type=row.type,
+            priority=row.priority,
+            queued_at=row.queued_at,
+            started_at=item.started_at,
+        )
+    await connection.execute(
+        START_ATTEMPTS,
+        STARTED.params((i.job_id, i.attempt, i.worker_id, i.started_at) for i in applied),
+    )

@@ -43,3 +43,22 @@ def after_failure(
     if attempt >= attempt_limit:
         return FailureDecision("dead", "lease_expired" if lease_lost else "max_attempts")
     return FailureDecision("retry", "retry_scheduled")
+
+
+@dataclass(frozen=True)
+class StoppedAttempt:
+    kind: ErrorKind
+    error_class: str
+    error: str
+
+
+def stopped_attempt(reason: str | None) -> StoppedAttempt:
+    """A ``cancelled`` outcome of a job whose cancellation no one asked: the platform stopped
+    the attempt (its lease judged lost, its worker told to let it go). Only a person's cancel
+    request ends a job ``cancelled``, and the handler did not fail: the attempt counts as
+    lost, retryable within the job's attempts, never a permanent error."""
+    return StoppedAttempt(
+        ErrorKind.RETRYABLE,
+        "AttemptStopped",
+        f"the platform stopped the attempt ({reason or 'no reason given'})",
+    )

@@ -84,3 +84,34 @@ def after_lease_lost(
     the failure policy cancels it)."""
     count = lost_count + 1 if silent else lost_count
     return LeaseLoss(count, silent and not cancel_requested and count >= threshold)
+
+
+HeldVerdict = Literal["start", "held", "lost"]
+
+
+def listed_attempt(
+    *,
+    attempt: int,
+    worker_id: str,
+    status: str | None,
+    current_attempt: int | None,
+    holder: str | None,
+) -> HeldVerdict:
+    """What a heartbeat listing an attempt means when the renewal of its lease did not match
+    the job's row (read afterwards: ``status``, ``current_attempt``, ``holder``).
+
+    The worker lists only attempts whose ``JobRunning`` the broker confirmed, so the listing
+    proves the attempt started there. ``start``: the row still waits for that ``JobRunning``
+    (``queued``, same attempt; a scheduler that restarted reads heartbeats before it), so the
+    heartbeat starts the attempt. ``held``: the row is running on this very worker (its start
+    committed between the renewal and this read). ``lost`` only when the store moved on: the
+    job is at another attempt, ended, waits for a retry, or another worker took it over. An
+    attempt is never declared lost while the store records it as its worker's.
+    """
+    if status is None or current_attempt != attempt:
+        return "lost"
+    if status == "queued":
+        return "start"
+    if status == "running" and holder == worker_id:
+        return "held"
+    return "lost"
