@@ -123,12 +123,18 @@ def _error(description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": ERROR_REF}}}
 
 
+def _own_body(response: Document) -> bool:
+    """An error response documented with a body of its own (``/health``'s 503 report)."""
+    schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+    return schema.get("$ref", "").endswith("/HealthReport")
+
+
 def _with_envelopes(operation: Document) -> Document:
     """A copy whose error responses all have the platform's one error shape."""
     op = copy.deepcopy(operation)
     responses: dict[str, Any] = op.setdefault("responses", {})
     for code, response in list(responses.items()):
-        if code.startswith(("4", "5")):
+        if code.startswith(("4", "5")) and not _own_body(response):
             description = VALIDATION if code == "422" else response.get("description", "Error")
             responses[code] = _error(description) | (
                 {"headers": response["headers"]} if "headers" in response else {}

@@ -5,21 +5,25 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobs_common.auth import Identity, identity_from_headers
 from jobs_common.errors import ErrorDetail, ErrorEnvelope, PlatformError
+from jobs_common.liveness import LiveCheck, Watchdog
 from jobs_common.log_context import bind, trace_id_from_headers
+from jobs_common.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +141,50 @@ def install_error_handlers(app: FastAPI) -> None:
         return JsonResponse(body.model_dump(), status_code=exc.status_code, headers=headers)
 
 
-def add_ops_routes(app: FastAPI, ready: ReadyCheck, *, metrics: bool = True) -> None:
-    """/health (the process answers), /ready (its dependencies answer), /metrics (unless
-    ``metrics`` is false: the gateway serves its metrics on a port of their own)."""
+class HealthReport(BaseModel):
+    """``/health``: ``ok``; ``recovering`` while own parts fail (still 200); ``unhealthy``
+    (503) once one failed for ``giveUpAfterSeconds``: the process is exiting."""
 
-    @app.get("/health", tags=["ops"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
+    status: Literal["ok", "recovering", "unhealthy"]
+    failing: list[str] | None = None
+    failingForSeconds: float | None = None
+    giveUpAfterSeconds: float | None = None
+
+
+def add_ops_routes(
+    app: FastAPI,
+    ready: ReadyCheck,
+    *,
+    live: LiveCheck | None = None,
+    settings: ServiceSettings | None = None,
+    metrics: bool = True,
+) -> None:
+    """/health (liveness: the process and its own parts), /ready (its dependencies answer),
+    /metrics (unless ``metrics`` is false: the gateway serves its metrics on a port of their
+    own). With ``live`` (the service's own parts: broker channels, consumers, loops), a
+    :class:`~jobs_common.liveness.Watchdog` runs while the app does: /health reports a part
+    failing, and the process exits once one failed for ``settings.liveness_give_up_seconds``."""
+    watchdog: Watchdog | None = None
+    if live is not None:
+        options = settings or ServiceSettings()
+        watchdog = Watchdog(
+            live,
+            give_up_after=options.liveness_give_up_seconds,
+            interval=options.liveness_interval_seconds,
+        )
+        _run_with_app(app, watchdog)
+    app.state.watchdog = watchdog
+
+    @app.get(
+        "/health",
+        tags=["ops"],
+        response_model=HealthReport,
+        response_model_exclude_none=True,
+        responses={503: {"model": HealthReport, "description": "Gave up: the process exits"}},
+    )
+    async def health() -> JsonResponse:
+        status, body = watchdog.report() if watchdog is not None else (200, {"status": "ok"})
+        return JsonResponse(body, status_code=status)
 
     @app.get("/ready", tags=["ops"])
     async def readiness() -> JsonResponse:
@@ -158,6 +199,22 @@ def add_ops_routes(app: FastAPI, ready: ReadyCheck, *, metrics: bool = True) -> 
         app.add_api_route(
             "/metrics", metrics_endpoint, methods=["GET"], tags=["ops"], include_in_schema=False
         )
+
+
+def _run_with_app(app: FastAPI, watchdog: Watchdog) -> None:
+    """Start ``watchdog`` once the app's startup has run; stop it when the app stops."""
+    startup = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(target: Any) -> AsyncIterator[Any]:
+        async with startup(target) as state:
+            watchdog.start()
+            try:
+                yield state
+            finally:
+                await watchdog.stop()
+
+    app.router.lifespan_context = lifespan
 
 
 async def metrics_endpoint() -> Response:

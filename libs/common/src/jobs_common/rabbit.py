@@ -114,6 +114,13 @@ class RabbitBus:
         topology = await declare_topology(channel)
         return cls(connection, channel, topology, Publisher(topology.jobs))
 
+    @property
+    def channel_broken(self) -> bool:
+        """Connected, yet the publishing channel is closed: a part of this process that a
+        restart mends (while the connection itself is away, the broker is, and the robust
+        connection restores the channel when it comes back)."""
+        return self.connection.connected.is_set() and self.channel.is_closed
+
     async def close(self) -> None:
         await self.connection.close()
 

@@ -31,6 +31,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 from uvicorn.config import STARTUP_FAILURE
 
+from jobs_common import liveness
 from jobs_common.logging import configure_logging
 from jobs_common.settings import ServiceSettings, settings_from_environment
 
@@ -112,11 +113,10 @@ def servers(
 
 def serve(app: FastAPI, settings: ServiceSettings, sidecars: Sequence[Sidecar] = ()) -> None:
     freeze_heap_after_startup(app)
-    options = _options(settings.host, settings.port)
-    if not sidecars:
-        uvicorn.run(app, **options)
-        return
     main, extra = servers(app, settings, sidecars)
+    # A liveness watchdog that gives up stops this server as SIGTERM would (a signal would
+    # be raised again by uvicorn once stopped, and the process end by it, not exit 70).
+    liveness.set_stop_hook(lambda: setattr(main, "should_exit", True))
     with asyncio.Runner(loop_factory=main.config.get_loop_factory()) as runner:
         runner.run(serve_together(main, extra))
     if not main.started:
@@ -133,3 +133,5 @@ def run_service(
     settings = settings_from_environment(settings_type)
     configure_logging(service=service, level=settings.log_level, json=settings.log_json)
     serve(create_app(settings), settings, sidecars(settings))
+    if liveness.gave_up():  # stopped itself: not a clean stop, so a supervisor restarts it
+        sys.exit(liveness.EXIT_UNHEALTHY)

@@ -96,6 +96,10 @@ class ServiceSettings(BaseSettings):
     log_json: bool = True
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65_535)
+    # Liveness (jobs_common.liveness): how often the service's own parts are checked, and how
+    # long one may fail without a break before the process exits to be restarted.
+    liveness_interval_seconds: float = Field(default=5.0, gt=0)
+    liveness_give_up_seconds: float = Field(default=60.0, gt=0)
 
     @property
     def is_development(self) -> bool:

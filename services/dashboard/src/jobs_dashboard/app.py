@@ -98,7 +98,12 @@ def create_app(settings: Settings) -> FastAPI:
         broker = bus is not None and not bus.connection.is_closed and not bus.channel.is_closed
         return {"database": database, "broker": broker}
 
-    add_ops_routes(app, ready)
+    async def live() -> dict[str, bool]:
+        # Not the broker being away: reads are still served then.
+        bus: RabbitBus | None = app.state.bus
+        return {"broker_channel": bus is None or not bus.channel_broken}
+
+    add_ops_routes(app, ready, live=live, settings=settings)
     # analytics first: /api/jobs/analytics must not be captured by /api/jobs/{jobId}.
     app.include_router(analytics.router)
     app.include_router(jobs.router)

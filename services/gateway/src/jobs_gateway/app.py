@@ -136,7 +136,14 @@ def create_app(settings: Settings) -> FastAPI:
         )
         return dict(zip(("database", *UPSTREAMS), results, strict=True))
 
-    add_ops_routes(app, ready, metrics=False)  # metrics: GATEWAY_METRICS_PORT (metrics_server)
+    async def live() -> dict[str, bool]:
+        # The live events consumer: connecting (the broker away) or consuming, never stuck
+        # connected without its queue consumed. The API itself needs no broker.
+        live_events: LiveEventsConsumer | None = getattr(app.state, "live_events", None)
+        return {"live_events": live_events is None or live_events.alive}
+
+    # Metrics: GATEWAY_METRICS_PORT (metrics_server), not this port.
+    add_ops_routes(app, ready, live=live, settings=settings, metrics=False)
     app.include_router(auth.router)
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave

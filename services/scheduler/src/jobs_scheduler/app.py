@@ -71,9 +71,12 @@ class Runtime:
             database = True
         except Exception:
             database = False
+        return {"database": database, **await self.own_parts()}
+
+    async def own_parts(self) -> dict[str, bool]:
+        """This process's own parts, which a restart would mend (liveness)."""
         return {
-            "database": database,
-            "broker": not self.bus.connection.is_closed,
+            "broker": not self.bus.connection.is_closed and not self.bus.channel.is_closed,
             "consumers": await self.consumers.ready(),
             "loops": all(loop.alive for loop in self.loops),
         }
@@ -128,7 +131,7 @@ async def start_runtime(settings: Settings) -> Runtime:
     queues = {}
     for name in consumers.appliers():
         channel = await open_channel(bus.connection, prefetch=settings.effective_prefetch)
-        queues[name] = await channel.get_queue(name, ensure=False)
+        queues[name] = await channel.get_queue(name)
     await consumers.start(
         queues,
         max_batch=settings.consumer_batch_size,
@@ -177,5 +180,9 @@ def create_app(settings: Settings) -> FastAPI:
         runtime: Runtime | None = getattr(app.state, "runtime", None)
         return await runtime.ready() if runtime else {"started": False}
 
-    add_ops_routes(app, ready)
+    async def live() -> dict[str, bool]:
+        runtime: Runtime | None = getattr(app.state, "runtime", None)
+        return await runtime.own_parts() if runtime else {}
+
+    add_ops_routes(app, ready, live=live, settings=settings)
     return app

@@ -115,7 +115,16 @@ def create_app(settings: Settings) -> FastAPI:
             "relay": relay is not None and (relay.alive or not settings.relay_enabled),
         }
 
-    add_ops_routes(app, ready)
+    async def live() -> dict[str, bool]:
+        # Not the broker or MongoDB being away: jobs are still accepted then (the outbox).
+        bus: BusHolder | None = getattr(app.state, "bus", None)
+        relay: OutboxRelay | None = getattr(app.state, "relay", None)
+        return {
+            "broker_channel": bus is None or not bus.broken,
+            "relay": relay is None or relay.alive or not settings.relay_enabled,
+        }
+
+    add_ops_routes(app, ready, live=live, settings=settings)
     app.include_router(build_router())
     app.include_router(build_batch_router())
     return app

@@ -32,5 +32,5 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
-    install_routes(app)
+    install_routes(app, settings)
     return app

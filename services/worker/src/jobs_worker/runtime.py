@@ -244,9 +244,18 @@ class WorkerRuntime:
             else:
                 confirmations = 0
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
     async def ready_checks(self) -> dict[str, bool]:
         bus = self._bus
-        checks = {"amqp": bus is not None and not bus.connection.is_closed and not self._stopping}
+        checks = {
+            "amqp": bus is not None
+            and not bus.connection.is_closed
+            and not bus.channel.is_closed
+            and not self._stopping
+        }
         for name in READY_QUEUES:
             consumer = self._consumers.get(name)
             ok = (

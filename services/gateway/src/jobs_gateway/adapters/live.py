@@ -98,6 +98,13 @@ class LiveEventsConsumer:
             self._consuming and self.connection is not None and self.connection.connected.is_set()
         )
 
+    @property
+    def alive(self) -> bool:
+        """Connecting (the broker may be away) or consuming; False once the task that
+        connects ended without consuming (it failed for good: liveness)."""
+        task = self._task
+        return self._stopping or task is None or not task.done() or self._consuming
+
     def start(self) -> None:
         """Connect in the background; never waits for the broker."""
         LIVE_EVENTS_CONNECTED.set(0)

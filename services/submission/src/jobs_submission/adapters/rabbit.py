@@ -32,6 +32,11 @@ class BusHolder:
     def connected(self) -> bool:
         return self._bus is not None and not self._bus.connection.is_closed
 
+    @property
+    def broken(self) -> bool:
+        """Connected with a closed publishing channel (:attr:`RabbitBus.channel_broken`)."""
+        return self._bus is not None and self._bus.channel_broken
+
     async def get(self) -> RabbitBus:
         if self._bus is not None:
             if self._bus.connection.is_closed:
