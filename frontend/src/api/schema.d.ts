@@ -460,7 +460,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live workers and those dead within includeDeadForMinutes (admins only) */
+        /** Live workers and those dead within includeDeadForMinutes (admins only), judged against how far the scheduler has read heartbeats */
         get: operations["list_workers_api_workers_get"];
         put?: never;
         post?: never;
@@ -1024,6 +1024,24 @@ export interface components {
             error: string;
             /** Message */
             message: string;
+        };
+        /**
+         * HealthReport
+         * @description ``/health``: ``ok``; ``recovering`` while own parts fail (still 200); ``unhealthy``
+         *     (503) once one failed for ``giveUpAfterSeconds``: the process is exiting.
+         */
+        HealthReport: {
+            /** Failing */
+            failing?: string[] | null;
+            /** Failingforseconds */
+            failingForSeconds?: number | null;
+            /** Giveupafterseconds */
+            giveUpAfterSeconds?: number | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "recovering" | "unhealthy";
         };
         /** JobAccepted */
         JobAccepted: {
@@ -1845,14 +1863,19 @@ export interface components {
         WorkerList: {
             /**
              * Counts
-             * @description Listed workers by status.
+             * @description Listed workers by status: alive, stopping, dead, unknown.
              */
             counts: {
                 [key: string]: number;
             };
             /**
+             * Heartbeathorizon
+             * @description How far the scheduler has read the heartbeat queue (the smallest read horizon of its live replicas): every heartbeat sent before it has been applied, and workers are judged against it, not against the wall clock. Null when no replica is reading heartbeats: then no worker is judged (status unknown).
+             */
+            heartbeatHorizon: string | null;
+            /**
              * Items
-             * @description alive first, then stopping, then dead.
+             * @description alive first, then stopping, unknown, dead.
              */
             items: components["schemas"]["WorkerView"][];
         };
@@ -1882,9 +1905,10 @@ export interface components {
             startedAt: string;
             /**
              * Status
+             * @description alive, stopping (draining), dead (no heartbeat for DASHBOARD_WORKER_DEAD_AFTER_SECONDS before heartbeatHorizon), or unknown (not judged: the scheduler is not reading heartbeats, heartbeatHorizon is null).
              * @enum {string}
              */
-            status: "alive" | "stopping" | "dead";
+            status: "alive" | "stopping" | "dead" | "unknown";
             /** Version */
             version: string;
         };
@@ -4981,9 +5005,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["HealthReport"];
+                };
+            };
+            /** @description Gave up: the process exits */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthReport"];
                 };
             };
         };

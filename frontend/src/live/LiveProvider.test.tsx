@@ -4,42 +4,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { queryKeys } from '../api/queryKeys';
 import type { JobsPage } from '../api/types';
 import { createAuthStore } from '../auth/store';
+import { FakeSocket } from '../test/fakeSocket';
 import { fakeTokens, testQueryClient } from '../test/utils';
-import type { SocketLike } from './connection';
 import { usePollWhileOffline } from './context';
 import { LiveProvider } from './LiveProvider';
 import type { JobDetail } from '../api/types';
 import { affectedKeys, patchJobCaches } from './cache';
-
-class FakeSocket implements SocketLike {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  onopen: ((event: unknown) => void) | null = null;
-  onclose: ((event: { code: number; reason: string }) => void) | null = null;
-  onmessage: ((event: { data: unknown }) => void) | null = null;
-  onerror: ((event: unknown) => void) | null = null;
-  sent: string[] = [];
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string) {
-    this.sent.push(data);
-  }
-  close() {
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  push(message: unknown) {
-    this.onmessage?.({ data: JSON.stringify(message) });
-  }
-  drop(code: number) {
-    this.readyState = 3;
-    this.onclose?.({ code, reason: '' });
-  }
-}
 
 const JOB = 'aaaaaaaa-0000-4000-8000-000000000001';
 const listKey = queryKeys.jobList({ pageNumber: 1 });

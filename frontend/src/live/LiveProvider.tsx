@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import type { AuthStore } from '../auth/store';
-import { affectedKeys, isAggregate, patchJobCaches, ThrottledInvalidator } from './cache';
+import { affectedKeys, isAggregate, JobDetailFollower, patchJobCaches, ThrottledInvalidator } from './cache';
 import { LiveConnection, type LiveConnectionOptions, type LiveStatus } from './connection';
 import { LiveContext } from './context';
 
@@ -32,6 +32,8 @@ export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 
     // rows and details refresh quickly; aggregates (analytics: a dozen requests) at most every 5 s
     const invalidator = new ThrottledInvalidator(client, throttleMs);
     const aggregates = new ThrottledInvalidator(client, Math.max(throttleMs, 5_000));
+    // a job page whose refetch came back without the change asks again until it has it
+    const follower = new JobDetailFollower(client, 2 * throttleMs);
     const offStatus = connection.onStatus(setStatus);
     const offConnected = connection.onConnected(() => {
       // catch up on whatever happened while the socket was down (or before it opened)
@@ -43,6 +45,7 @@ export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 
         const keys = affectedKeys(message.changes);
         invalidator.add(keys.filter((key) => !isAggregate(key)));
         aggregates.add(keys.filter(isAggregate));
+        follower.expect(message.changes);
       }
     });
     const online = () => connection.retryNow();
@@ -53,6 +56,7 @@ export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 
       offMessage();
       invalidator.dispose();
       aggregates.dispose();
+      follower.dispose();
       window.removeEventListener('online', online);
     };
   }, [client, connection, throttleMs]);

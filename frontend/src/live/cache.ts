@@ -6,7 +6,7 @@
 import type { QueryClient, QueryKey } from '@tanstack/react-query';
 import { queryKeys } from '../api/queryKeys';
 import type { JobDetail, JobStatus, JobsPage } from '../api/types';
-import { JOB_STATUSES } from '../api/types';
+import { JOB_STATUSES, TERMINAL_STATUSES } from '../api/types';
 import type { JobChange } from './protocol';
 
 function isStatus(value: string): value is JobStatus {
@@ -102,5 +102,81 @@ export class ThrottledInvalidator {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     this.pending.clear();
+  }
+}
+
+/** Whether a job as the API answered it holds `change`: its timeline records that move. */
+export function recordsChange(job: JobDetail, change: JobChange): boolean {
+  return job.timeline.some((entry) => entry.toStatus === change.toStatus && entry.attempt === change.attempt);
+}
+
+interface Expected {
+  change: JobChange;
+  checks: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Makes a cached job detail (a job page: header, timeline, attempts, result) catch up with the
+ * live changes of its job. The status is patched at once and the throttled invalidation reads
+ * the job again, but that answer can predate the change: a refetch asked while the page's first
+ * request is still in flight joins that request, read before the change was committed; a
+ * request can also fail. So after each change the detail is checked once the refetch had its
+ * time (`checkAfterMs`), and while its timeline does not record the change the job (and, once
+ * it ended, its stored log) is fetched again, the wait doubling each time, at most `maxChecks`
+ * times. A newer change of the job replaces the one awaited.
+ */
+export class JobDetailFollower {
+  private expected = new Map<string, Expected>();
+
+  constructor(
+    private readonly client: QueryClient,
+    private readonly checkAfterMs = 2_000,
+    private readonly maxChecks = 6,
+  ) {}
+
+  expect(changes: readonly JobChange[]): void {
+    for (const change of changes) {
+      const key = queryKeys.jobDetail(change.jobId);
+      // only jobs someone shows (or is loading) are worth following
+      if (!this.client.getQueryCache().find({ queryKey: key, exact: true })) continue;
+      this.forget(change.jobId);
+      const timer = setTimeout(() => this.check(change.jobId), this.checkAfterMs);
+      this.expected.set(change.jobId, { change, checks: 0, timer });
+    }
+  }
+
+  private check(jobId: string): void {
+    const entry = this.expected.get(jobId);
+    if (!entry) return;
+    const key = queryKeys.jobDetail(jobId);
+    const state = this.client.getQueryState<JobDetail>(key);
+    entry.checks += 1;
+    const job = state?.data;
+    if (!state || (job === undefined && state.fetchStatus === 'idle') || (job && recordsChange(job, entry.change))) {
+      this.expected.delete(jobId); // caught up, or nothing shown to catch up
+      return;
+    }
+    if (entry.checks >= this.maxChecks) {
+      this.expected.delete(jobId);
+      return;
+    }
+    if (state.fetchStatus === 'idle') {
+      void this.client.invalidateQueries({ queryKey: key, exact: true });
+      if (TERMINAL_STATUSES.includes(entry.change.toStatus as JobStatus)) {
+        void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId), exact: true });
+      }
+    }
+    entry.timer = setTimeout(() => this.check(jobId), this.checkAfterMs * 2 ** entry.checks);
+  }
+
+  private forget(jobId: string): void {
+    const entry = this.expected.get(jobId);
+    if (entry) clearTimeout(entry.timer);
+    this.expected.delete(jobId);
+  }
+
+  dispose(): void {
+    for (const jobId of [...this.expected.keys()]) this.forget(jobId);
   }
 }

@@ -12,7 +12,7 @@ import {
 } from 'recharts';
 import { getAnalytics, getJobSeries, listDeadLetters, listQueues, listWorkers } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
-import { JOB_STATUSES } from '../api/types';
+import { JOB_STATUSES, type WorkerList } from '../api/types';
 import { useIsAdmin } from '../auth/hooks';
 import { StatusBadge } from '../components/StatusBadge';
 import { ErrorState, Loading } from '../components/states';
@@ -53,6 +53,12 @@ function Stat({ label, value, testId }: { label: string; value: string; testId?:
       <dd>{value}</dd>
     </div>
   );
+}
+
+/** Alive workers, or "not judged" while the scheduler reads no heartbeats (WorkersPage). */
+function liveWorkers(workers: WorkerList): string {
+  if (workers.heartbeatHorizon === null && (workers.counts.unknown ?? 0) > 0) return 'not judged';
+  return formatNumber(workers.counts.alive ?? 0);
 }
 
 export function OverviewPage() {
@@ -125,7 +131,7 @@ export function OverviewPage() {
             {isAdmin ? (
               <Stat
                 label="Live workers"
-                value={workers.data ? formatNumber(workers.data.counts.alive ?? 0) : workers.isError ? 'n/a' : '…'}
+                value={workers.data ? liveWorkers(workers.data) : workers.isError ? 'n/a' : '…'}
                 testId="stat-workers"
               />
             ) : null}

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { isApiError } from '../api/client';
 import { listWorkers } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
+import type { WorkerList } from '../api/types';
 import { useIsAdmin } from '../auth/hooks';
 import { ProgressBar } from '../components/ProgressBar';
 import { StatusBadge } from '../components/StatusBadge';
@@ -18,6 +19,31 @@ function useNow(intervalMs: number): number {
     return () => clearInterval(timer);
   }, [intervalMs]);
   return now;
+}
+
+/** The scheduler's reading may trail the clock by a tick or a batch; say so past this lag. */
+const LAG_WORTH_SAYING_MS = 5_000;
+
+function Judgement({ workers, now }: { workers: WorkerList; now: number }) {
+  if (workers.items.length === 0) return null;
+  if (workers.heartbeatHorizon === null) {
+    return (
+      <div className="card" role="note" data-testid="workers-not-judged">
+        <strong>Not judged: the scheduler is not reading heartbeats.</strong> No worker is called alive or dead
+        until it reads them again; each card shows the last heartbeat it applied.
+      </div>
+    );
+  }
+  if (now - new Date(workers.heartbeatHorizon).getTime() < LAG_WORTH_SAYING_MS) return null;
+  return (
+    <p className="muted" data-testid="workers-horizon">
+      The scheduler has read heartbeats up to{' '}
+      <time dateTime={workers.heartbeatHorizon} title={formatDateTime(workers.heartbeatHorizon)}>
+        {formatAge(workers.heartbeatHorizon, now)}
+      </time>
+      : workers are judged against that, not against the clock.
+    </p>
+  );
 }
 
 function AdminsOnly() {
@@ -69,22 +95,39 @@ export function WorkersPage() {
         </div>
       </div>
       {workers.data ? (
-        <p role="status">
+        <p role="status" data-testid="workers-counts">
           {workers.data.counts.alive ?? 0} alive, {workers.data.counts.stopping ?? 0} stopping, {workers.data.counts.dead ?? 0} dead
+          {workers.data.counts.unknown ? `, ${workers.data.counts.unknown} not judged` : ''}
         </p>
       ) : null}
+      {workers.data ? <Judgement workers={workers.data} now={now} /> : null}
       {workers.isPending ? <Loading label="Loading workers…" /> : null}
       {workers.isError ? <ErrorState error={workers.error} onRetry={() => void workers.refetch()} /> : null}
       {workers.data && workers.data.items.length === 0 ? <Empty>No worker has sent a heartbeat recently.</Empty> : null}
       {workers.data && workers.data.items.length > 0 ? (
         <ul className="grid grid-cards" style={{ listStyle: 'none', padding: 0 }} data-testid="workers-grid">
           {workers.data.items.map((worker) => (
-            <li key={worker.id} className="card worker-card" data-testid="worker-card" data-status={worker.status}>
+            <li
+              key={worker.id}
+              className="card worker-card"
+              data-testid="worker-card"
+              data-status={worker.status}
+              data-worker-id={worker.id}
+            >
               <header>
                 <h2>{worker.id}</h2>
-                <StatusBadge status={worker.status} />
+                <StatusBadge status={worker.status} label={worker.status === 'unknown' ? 'not judged' : undefined} />
               </header>
-              <ProgressBar label="Active jobs" value={worker.activeJobs} max={worker.concurrency} />
+              {worker.status === 'dead' ? (
+                // what it last reported is not running any more: its attempts go elsewhere
+                <p className="muted">No active jobs: the worker is dead.</p>
+              ) : (
+                <ProgressBar
+                  label={worker.status === 'unknown' ? 'Active jobs (last reported)' : 'Active jobs'}
+                  value={worker.activeJobs}
+                  max={worker.concurrency}
+                />
+              )}
               <dl className="props">
                 <dt>Last heartbeat</dt>
                 <dd>

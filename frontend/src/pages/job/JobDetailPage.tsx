@@ -340,7 +340,7 @@ export function JobDetailPage() {
           <h2 id="payload-heading">Payload</h2>
           <JsonBlock value={data.payload} label="Payload" />
         </section>
-        <section className="card" aria-labelledby="result-heading">
+        <section className="card" aria-labelledby="result-heading" data-testid="job-result">
           <h2 id="result-heading">Result</h2>
           {data.result ? <JsonBlock value={data.result} label="Result" /> : <p className="muted">No result{terminal ? '' : ' yet'}.</p>}
         </section>

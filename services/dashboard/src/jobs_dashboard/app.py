@@ -54,6 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
             interval=settings.gauge_refresh_interval_seconds,
             rate_window=settings.drain_rate_window_seconds,
             worker_dead_after=settings.worker_dead_after_seconds,
+            horizon_stale_after=settings.horizon_stale_seconds,
         )
         gauges.start()
         app.state.gauges = gauges

@@ -54,6 +54,7 @@ class PlatformGauges:
         interval: float,
         rate_window: float,
         worker_dead_after: float,
+        horizon_stale_after: float = 90.0,
         broker_timeout: float = 2.0,
     ) -> None:
         self.registry = registry
@@ -61,6 +62,9 @@ class PlatformGauges:
         self.bus = bus
         self.interval = interval
         self.worker_dead_after = timedelta(seconds=worker_dead_after)
+        self.horizon_stale_after = timedelta(seconds=horizon_stale_after)
+        # worker_up as last judged: a worker not judged now (unknown) keeps its value.
+        self.worker_up: dict[str, float] = {}
         self.broker_timeout = broker_timeout
         self.rates = CompletionRates(rate_window)
         self.depths: dict[str, int] = {}
@@ -133,9 +137,18 @@ class PlatformGauges:
 
     async def _workers(self) -> None:
         listed = await self.registry.workers(
-            dead_after=self.worker_dead_after, include_dead_minutes=WORKER_UP_DEAD_MINUTES
+            dead_after=self.worker_dead_after,
+            include_dead_minutes=WORKER_UP_DEAD_MINUTES,
+            horizon_stale_after=self.horizon_stale_after,
         )
-        up = {worker.id: 0.0 if worker.status == "dead" else 1.0 for worker in listed.items}
+        up: dict[str, float] = {}
+        for worker in listed.items:
+            if worker.status != "unknown":
+                up[worker.id] = 0.0 if worker.status == "dead" else 1.0
+            elif worker.id in self.worker_up:
+                # Not judged while the scheduler reads no heartbeats: neither up nor down.
+                up[worker.id] = self.worker_up[worker.id]
+        self.worker_up = up
         # No await from here on: a scrape never sees the series half replaced.
         metrics.WORKER_UP.clear()
         for worker_id, value in up.items():

@@ -44,8 +44,10 @@ DLQ_SIZE = Gauge(
 )
 WORKER_UP = Gauge(
     "worker_up",
-    "1 for a worker whose last heartbeat is recent (DASHBOARD_WORKER_DEAD_AFTER_SECONDS), 0 for "
-    "one dead within the last hour; older ones are not listed.",
+    "1 for a worker whose last heartbeat is within DASHBOARD_WORKER_DEAD_AFTER_SECONDS of how "
+    "far the scheduler has read heartbeats, 0 for one dead within the last hour; older ones are "
+    "not listed. While no scheduler replica reads heartbeats no worker is judged and each keeps "
+    "its last value (one never judged has no series).",
     ["worker"],
 )
 WORKERS_UP = Gauge("workers_up", "Live workers (the sum of worker_up), at the last refresh.")

@@ -44,8 +44,12 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     # A schedule of email jobs may send only to these addresses and/or domains (comma-
     # separated; empty allows all): 422 otherwise. The worker refuses others at run time.
     email_allowed_recipients: RecipientList = []
-    # A worker without a heartbeat for this long is reported dead.
+    # A worker whose last heartbeat is this much older than how far the scheduler has read
+    # the heartbeat queue (its read horizon) is reported dead (domain/workers.py).
     worker_dead_after_seconds: float = Field(default=10.0, gt=0)
+    # A scheduler replica whose read horizon has not moved for this long is not reading any
+    # more (the scheduler's own rule: keep equal to SCHEDULER_HORIZON_STALE_SECONDS).
+    horizon_stale_seconds: float = Field(default=90.0, gt=0)
     # Most dead letters one bulk action touches, and the pace of bulk requeues.
     bulk_limit: int = Field(default=10_000, ge=1, le=100_000)
     requeue_rate_per_second: float = Field(default=20.0, gt=0)

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from prometheus_client import REGISTRY
 
 from jobs_common import topology
-from jobs_common.jobstore import workers
+from jobs_common.jobstore import read_horizons, workers
 from jobs_common.testing.waiting import eventually
 from jobs_dashboard import metrics
 from jobs_dashboard.settings import Settings
@@ -124,8 +124,20 @@ async def test_dlq_size_counts_open_dead_letters(app: FastAPI, job_factory: Any)
     assert value("dlq_size") == 2
 
 
+async def reading_heartbeats(job_factory: Any, horizon: datetime) -> None:
+    """A scheduler replica reading jobs.heartbeat, up to ``horizon``."""
+    await job_factory.insert(
+        read_horizons,
+        replica_id="scheduler-1",
+        queue=topology.HEARTBEAT,
+        horizon=horizon,
+        updated_at=datetime.now(UTC),
+    )
+
+
 async def test_worker_up_per_live_worker_and_the_total(app: FastAPI, job_factory: Any) -> None:
     now = datetime.now(UTC)
+    await reading_heartbeats(job_factory, now)
     for worker_id, beat in (
         ("w-live", now),
         ("w-stopping", now),
@@ -153,6 +165,50 @@ async def test_worker_up_per_live_worker_and_the_total(app: FastAPI, job_factory
     assert value("workers_up") == 2
 
 
+async def test_worker_up_keeps_its_value_while_no_scheduler_reads_heartbeats(
+    app: FastAPI, job_factory: Any, store_engine: Any
+) -> None:
+    """A paused or stopped scheduler applies no heartbeat: the workers are not judged, so
+    worker_up neither drops to 0 for the live ones nor revives the dead one."""
+    now = datetime.now(UTC)
+    await reading_heartbeats(job_factory, now)
+    for worker_id, beat in (("w-live", now), ("w-dead", now - timedelta(minutes=5))):
+        await job_factory.insert(
+            workers,
+            id=worker_id,
+            hostname="host",
+            pid=1,
+            version="1",
+            queues=[topology.READY_HIGH],
+            concurrency=4,
+            active_jobs=1,
+            started_at=now - timedelta(hours=1),
+            last_heartbeat_at=beat,
+        )
+    await full_refresh("workers_up")
+    assert (value("worker_up", worker="w-live"), value("worker_up", worker="w-dead")) == (1, 0)
+
+    async with store_engine.begin() as connection:
+        await connection.execute(read_horizons.delete())  # the scheduler stopped reading
+    await job_factory.insert(
+        workers,
+        id="w-new",
+        hostname="host",
+        pid=2,
+        version="1",
+        queues=[topology.READY_HIGH],
+        concurrency=4,
+        active_jobs=0,
+        started_at=now,
+        last_heartbeat_at=now,
+    )
+    await full_refresh("workers_up")
+    assert value("worker_up", worker="w-live") == 1
+    assert value("worker_up", worker="w-dead") == 0
+    assert value("worker_up", worker="w-new") is None  # never judged
+    assert value("workers_up") == 1
+
+
 async def test_a_failing_refresh_is_counted_and_the_other_gauges_go_on(
     app: FastAPI, job_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,6 +217,7 @@ async def test_a_failing_refresh_is_counted_and_the_other_gauges_go_on(
 
     before = value("dashboard_gauge_refresh_errors_total", gauge="dlq_size") or 0.0
     monkeypatch.setattr(app.state.gauges.reads, "open_dead_letters", broken)
+    await reading_heartbeats(job_factory, datetime.now(UTC))
     await full_refresh("workers_up")  # no pass that began before the patch is left
     metrics.DLQ_SIZE.set(7)
     worker_id = f"w-{uuid.uuid4().hex[:6]}"

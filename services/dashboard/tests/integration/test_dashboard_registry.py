@@ -8,7 +8,8 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from jobs_common.jobstore import batches, jobs, workers
+from jobs_common.jobstore import batches, jobs, read_horizons, workers
+from jobs_common.topology import HEARTBEAT, RESULTS
 
 pytestmark = pytest.mark.integration
 
@@ -79,8 +80,10 @@ async def test_policy_rules(client: httpx.AsyncClient, auth: Any) -> None:
     assert (await client.get("/api/retry-policies")).status_code == 401
 
 
-async def add_worker(job_factory: Any, worker_id: str, age: timedelta, **extra: Any) -> None:
-    now = datetime.now(UTC)
+async def add_worker(
+    job_factory: Any, worker_id: str, age: timedelta, *, now: datetime | None = None, **extra: Any
+) -> None:
+    now = now or datetime.now(UTC)
     await job_factory.insert(
         workers,
         id=worker_id,
@@ -93,6 +96,25 @@ async def add_worker(job_factory: Any, worker_id: str, age: timedelta, **extra: 
         started_at=now - timedelta(hours=3),
         last_heartbeat_at=now - age,
         **extra,
+    )
+
+
+async def add_horizon(
+    job_factory: Any,
+    replica_id: str,
+    horizon: datetime,
+    *,
+    queue: str = HEARTBEAT,
+    updated_at: datetime | None = None,
+) -> None:
+    """A scheduler replica's read horizon, as the scheduler records it (the dashboard only
+    reads these rows)."""
+    await job_factory.insert(
+        read_horizons,
+        replica_id=replica_id,
+        queue=queue,
+        horizon=horizon,
+        updated_at=updated_at or datetime.now(UTC),
     )
 
 
@@ -111,6 +133,7 @@ async def test_workers_are_for_admins_only(
 async def test_workers_alive_stopping_dead_and_hidden(
     client: httpx.AsyncClient, auth: Any, job_factory: Any
 ) -> None:
+    await add_horizon(job_factory, "scheduler-a", datetime.now(UTC))  # reading, no lag
     await add_worker(job_factory, "w-dead", timedelta(minutes=5))
     await add_worker(job_factory, "w-alive", timedelta(seconds=1), active_jobs=3)
     await add_worker(job_factory, "w-stopping", timedelta(seconds=2), stopping=True)
@@ -123,7 +146,7 @@ async def test_workers_alive_stopping_dead_and_hidden(
         ("w-stopping", "stopping"),
         ("w-dead", "dead"),
     ]
-    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1}
+    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1, "unknown": 0}
     alive = body["items"][0]
     assert alive == {
         "id": "w-alive",
@@ -147,6 +170,79 @@ async def test_workers_alive_stopping_dead_and_hidden(
     assert {w["id"] for w in wide.json()["items"]} == {"w-alive", "w-stopping", "w-dead", "w-gone"}
     bad = await client.get("/api/workers", params={"includeDeadForMinutes": -1}, headers=auth.admin)
     assert bad.status_code == 422
+
+
+async def test_workers_are_judged_against_how_far_the_scheduler_read_heartbeats(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    """The scheduler is a minute behind (paused, or a backlog): its workers' last heartbeats
+    are a minute old by the wall clock, yet alive; dead is only what is silent before the
+    horizon. Issue 19: a paused scheduler made every healthy worker look dead."""
+    now = datetime.now(UTC)
+    horizon = now - timedelta(minutes=1)
+    await add_horizon(job_factory, "scheduler-slow", horizon)
+    await add_horizon(job_factory, "scheduler-fast", now)  # the smallest live horizon counts
+    # Not vouching for anything: another queue, and a replica silent for ten minutes.
+    await add_horizon(job_factory, "scheduler-slow", now - timedelta(hours=1), queue=RESULTS)
+    await add_horizon(
+        job_factory,
+        "scheduler-gone",
+        now - timedelta(hours=2),
+        updated_at=now - timedelta(minutes=10),
+    )
+    await add_worker(job_factory, "w-behind", timedelta(seconds=3), now=horizon, active_jobs=2)
+    await add_worker(job_factory, "w-silent", timedelta(seconds=30), now=horizon, active_jobs=2)
+    await add_worker(job_factory, "w-draining", timedelta(seconds=9), now=horizon, stopping=True)
+
+    body = (await client.get("/api/workers", headers=auth.admin)).json()
+    assert [(w["id"], w["status"]) for w in body["items"]] == [
+        ("w-behind", "alive"),
+        ("w-draining", "stopping"),
+        ("w-silent", "dead"),
+    ]
+    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1, "unknown": 0}
+    assert datetime.fromisoformat(body["heartbeatHorizon"]) == horizon
+
+    # Dead within N minutes counts back from the horizon, not from now.
+    live_only = await client.get(
+        "/api/workers", params={"includeDeadForMinutes": 0}, headers=auth.admin
+    )
+    assert [w["id"] for w in live_only.json()["items"]] == ["w-behind", "w-draining"]
+
+
+async def test_no_worker_is_judged_while_no_scheduler_reads_heartbeats(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    """No live reader of jobs.heartbeat (every replica stopped, or paused past the staleness
+    limit): no heartbeat is applied, so an old last heartbeat says nothing about the worker."""
+    now = datetime.now(UTC)
+    await add_horizon(
+        job_factory,
+        "scheduler-paused",
+        now - timedelta(minutes=5),
+        updated_at=now - timedelta(minutes=5),
+    )
+    await add_horizon(job_factory, "scheduler-paused", now, queue=RESULTS)  # not heartbeats
+    stopped = now - timedelta(minutes=5)  # about when the scheduler stopped reading
+    await add_worker(job_factory, "w-a", timedelta(seconds=1), now=stopped)
+    await add_worker(job_factory, "w-b", timedelta(seconds=2), now=stopped, stopping=True)
+    await add_worker(job_factory, "w-long-gone", timedelta(hours=3), now=stopped)
+
+    body = (await client.get("/api/workers", headers=auth.admin)).json()
+    assert [(w["id"], w["status"]) for w in body["items"]] == [
+        ("w-a", "unknown"),
+        ("w-b", "unknown"),
+    ]
+    assert body["counts"] == {"alive": 0, "stopping": 0, "dead": 0, "unknown": 2}
+    assert body["heartbeatHorizon"] is None
+
+    # A replica reading heartbeats again (updated_at now) judges them against its horizon.
+    await add_horizon(job_factory, "scheduler-back", stopped + timedelta(seconds=5))
+    judged = (await client.get("/api/workers", headers=auth.admin)).json()
+    assert [(w["id"], w["status"]) for w in judged["items"]] == [
+        ("w-a", "alive"),
+        ("w-b", "stopping"),
+    ]
 
 
 async def test_batch_progress(client: httpx.AsyncClient, auth: Any, job_factory: Any) -> None:

@@ -20,7 +20,13 @@ from jobs_dashboard.domain.dead_letters import (
     requeue_not_before,
 )
 from jobs_dashboard.domain.query import CreatedRange, Visibility
-from jobs_dashboard.domain.workers import shown_since, worker_status
+from jobs_dashboard.domain.workers import (
+    heartbeat_horizon,
+    horizon_is_live,
+    listing_reference,
+    shown_since,
+    worker_status,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -63,22 +69,47 @@ def test_requeue_needs_an_open_letter_of_a_dead_job() -> None:
         ensure_open(NOW, "requeued")
 
 
-def test_worker_status_by_heartbeat_age() -> None:
+def test_worker_status_is_judged_against_the_heartbeat_horizon() -> None:
+    """Dead only when the scheduler has read past the last heartbeat by more than dead_after;
+    the wall clock plays no part (the horizon here is an hour behind NOW)."""
     dead_after = timedelta(seconds=10)
+    horizon = NOW - timedelta(hours=1)
 
-    def status(age: float, stopping: bool = False) -> str:
-        beat = NOW - timedelta(seconds=age)
+    def status(behind: float, stopping: bool = False, at: datetime | None = horizon) -> str:
+        beat = horizon - timedelta(seconds=behind)
         return worker_status(
-            last_heartbeat_at=beat, stopping=stopping, now=NOW, dead_after=dead_after
+            last_heartbeat_at=beat, stopping=stopping, horizon=at, dead_after=dead_after
         )
 
     assert status(0) == "alive"
+    assert status(-5) == "alive"  # sent after the horizon: applied by a faster replica
     assert status(10) == "alive"
     assert status(10.001) == "dead"
     assert status(3, stopping=True) == "stopping"
     assert status(60, stopping=True) == "dead"
+    assert status(3600, at=None) == "unknown"  # nobody reads heartbeats: nothing is judged
+    assert status(0, stopping=True, at=None) == "unknown"
+
+
+def test_the_heartbeat_horizon_is_the_smallest_of_the_live_readers() -> None:
+    stale_after = timedelta(seconds=90)
+    assert heartbeat_horizon([]) is None
+    assert heartbeat_horizon([NOW, NOW - timedelta(seconds=3)]) == NOW - timedelta(seconds=3)
+    assert horizon_is_live(updated_at=NOW - timedelta(seconds=89), now=NOW, stale_after=stale_after)
+    assert not horizon_is_live(
+        updated_at=NOW - timedelta(seconds=90), now=NOW, stale_after=stale_after
+    )
+
+
+def test_dead_workers_are_listed_back_from_the_horizon() -> None:
+    dead_after = timedelta(seconds=10)
+    horizon = NOW - timedelta(minutes=5)
+    newest = NOW - timedelta(minutes=7)
+    assert listing_reference(horizon=horizon, newest_heartbeat=newest, now=NOW) == horizon
+    assert listing_reference(horizon=None, newest_heartbeat=newest, now=NOW) == newest
+    assert listing_reference(horizon=None, newest_heartbeat=None, now=NOW) == NOW
     assert shown_since(NOW, dead_after, 60) == NOW - timedelta(minutes=60, seconds=10)
-    assert shown_since(NOW, dead_after, 0) == NOW - dead_after
+    assert shown_since(horizon, dead_after, 0) == horizon - dead_after
 
 
 def test_batch_progress() -> None:

@@ -1,4 +1,6 @@
-"""Retry policies, the worker registry and batches: small reads (and policy inserts)."""
+"""Retry policies, the worker registry and batches: small reads (and policy inserts).
+
+The registry reads ``workers`` and ``read_horizons`` (both the scheduler's) and writes neither."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.jobstore import batches, jobs, retry_policies, workers
+from jobs_common.jobstore import batches, jobs, read_horizons, retry_policies, workers
+from jobs_common.topology import HEARTBEAT
 from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
 from jobs_dashboard.domain.query import PageRequest, Visibility
@@ -17,6 +21,9 @@ from jobs_dashboard.domain.workers import (
     STATUS_ORDER,
     WorkerList,
     WorkerView,
+    heartbeat_horizon,
+    horizon_is_live,
+    listing_reference,
     shown_since,
     worker_status,
 )
@@ -33,6 +40,23 @@ def to_policy(row: AnyRow) -> RetryPolicyView:
         max_attempts=row.max_attempts,
         created_by=row.created_by,
         created_at=row.created_at,
+    )
+
+
+async def read_heartbeat_horizon(
+    connection: AsyncConnection, *, now: datetime, stale_after: timedelta
+) -> datetime | None:
+    """The heartbeat queue's horizon over the scheduler replicas still reading it (one row
+    per replica, so a handful); None when none is."""
+    rows = await connection.execute(
+        select(read_horizons.c.horizon, read_horizons.c.updated_at).where(
+            read_horizons.c.queue == HEARTBEAT
+        )
+    )
+    return heartbeat_horizon(
+        row.horizon
+        for row in rows
+        if horizon_is_live(updated_at=row.updated_at, now=now, stale_after=stale_after)
     )
 
 
@@ -66,14 +90,26 @@ class RegistryStore(Store):
             rows = await connection.execute(select(retry_policies).order_by(retry_policies.c.name))
             return [to_policy(row) for row in rows]
 
-    async def workers(self, *, dead_after: timedelta, include_dead_minutes: int) -> WorkerList:
-        """Workers by the database clock (the one heartbeats are stamped with)."""
+    async def workers(
+        self, *, dead_after: timedelta, include_dead_minutes: int, horizon_stale_after: timedelta
+    ) -> WorkerList:
+        """Workers judged against the heartbeat queue's read horizon (domain/workers.py), in
+        one snapshot with the registry rows; the database clock decides which readers live."""
         async with self.snapshot() as connection:
             now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+            horizon = await read_heartbeat_horizon(
+                connection, now=now, stale_after=horizon_stale_after
+            )
+            newest = None
+            if horizon is None:
+                newest = (
+                    await connection.execute(select(func.max(workers.c.last_heartbeat_at)))
+                ).scalar_one()
+            reference = listing_reference(horizon=horizon, newest_heartbeat=newest, now=now)
             rows = await connection.execute(
                 select(workers).where(
                     workers.c.last_heartbeat_at
-                    >= shown_since(now, dead_after, include_dead_minutes)
+                    >= shown_since(reference, dead_after, include_dead_minutes)
                 )
             )
             views = [
@@ -90,7 +126,7 @@ class RegistryStore(Store):
                     status=worker_status(
                         last_heartbeat_at=row.last_heartbeat_at,
                         stopping=row.stopping,
-                        now=now,
+                        horizon=horizon,
                         dead_after=dead_after,
                     ),
                 )
@@ -100,7 +136,7 @@ class RegistryStore(Store):
         counts = {status: 0 for status in STATUS_ORDER}
         for view in views:
             counts[view.status] += 1
-        return WorkerList(items=views, counts=counts)
+        return WorkerList(items=views, counts=counts, heartbeat_horizon=horizon)
 
     async def batch(self, batch_id: uuid.UUID, visibility: Visibility) -> BatchView | None:
         conditions = [batches.c.id == batch_id]

@@ -68,7 +68,8 @@ async def create_policy(
 
 @workers.get(
     "",
-    summary="Live workers and those dead within includeDeadForMinutes (admins only)",
+    summary="Live workers and those dead within includeDeadForMinutes (admins only), judged "
+    "against how far the scheduler has read heartbeats",
     responses={403: {"description": "Not an admin: host names, pids and versions are internal"}},
 )
 async def list_workers(
@@ -82,6 +83,7 @@ async def list_workers(
     return await store.workers(
         dead_after=timedelta(seconds=settings.worker_dead_after_seconds),
         include_dead_minutes=include_dead_for_minutes,
+        horizon_stale_after=timedelta(seconds=settings.horizon_stale_seconds),
     )
 
 

@@ -1,0 +1,207 @@
+import { QueryClientProvider } from '@tanstack/react-query';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { MemoryRouter, Route, Routes } from 'react-router';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as endpoints from '../../api/endpoints';
+import type { JobDetail, JobStatus, LogLine } from '../../api/types';
+import { createAuthStore } from '../../auth/store';
+import { LiveProvider } from '../../live/LiveProvider';
+import type { JobChange } from '../../live/protocol';
+import { FakeSocket } from '../../test/fakeSocket';
+import { fakeTokens, testQueryClient } from '../../test/utils';
+import { JobDetailPage } from './JobDetailPage';
+
+vi.mock('../../api/endpoints', () => ({
+  getJob: vi.fn(),
+  getJobLogs: vi.fn(),
+  cancelJob: vi.fn(),
+  retryJob: vi.fn(),
+}));
+
+const getJob = vi.mocked(endpoints.getJob);
+const getJobLogs = vi.mocked(endpoints.getJobLogs);
+
+const JOB = 'cccccccc-0000-4000-8000-000000000003';
+const T0 = '2030-01-01T10:00:00Z';
+
+function entry(fromStatus: JobStatus | null, toStatus: JobStatus, reason: string) {
+  return { fromStatus, toStatus, reason, attempt: 1, at: T0 };
+}
+
+/** The job as the API answers it while queued, and once it succeeded. */
+function queuedJob(): JobDetail {
+  return {
+    jobId: JOB,
+    type: 'simulate',
+    priority: 2,
+    status: 'queued',
+    attempt: 1,
+    maxAttempts: 3,
+    submittedBy: 'user@test.com',
+    createdAt: T0,
+    updatedAt: T0,
+    startedAt: null,
+    finishedAt: null,
+    lastError: null,
+    lastErrorClass: null,
+    scheduleId: null,
+    batchId: null,
+    runAt: null,
+    dependsOn: [],
+    cancelRequestedAt: null,
+    cancelRequestedBy: null,
+    retryPolicy: null,
+    payload: { minSeconds: 1 },
+    result: null,
+    timeoutSeconds: 60,
+    leaseExpiresAt: null,
+    queuedAt: T0,
+    deadlineAt: null,
+    lostCount: 0,
+    workerId: null,
+    traceId: null,
+    parents: [],
+    children: [],
+    childrenTotal: 0,
+    deadLetter: null,
+    attempts: [
+      {
+        attempt: 1,
+        status: 'queued',
+        workerId: null,
+        dispatchedAt: T0,
+        startedAt: null,
+        finishedAt: null,
+        durationMs: null,
+        errorClass: null,
+        error: null,
+      },
+    ],
+    timeline: [entry(null, 'pending', 'submitted'), entry('pending', 'queued', 'dispatched')],
+  };
+}
+
+function succeededJob(): JobDetail {
+  const job = queuedJob();
+  return {
+    ...job,
+    status: 'succeeded',
+    startedAt: T0,
+    finishedAt: T0,
+    result: { answer: 42 },
+    attempts: [{ ...job.attempts[0]!, status: 'succeeded', startedAt: T0, finishedAt: T0, durationMs: 1000 }],
+    timeline: [
+      ...job.timeline,
+      entry('queued', 'running', 'started on a worker'),
+      entry('running', 'succeeded', 'completed'),
+    ],
+  };
+}
+
+const LAST_LINE: LogLine = { id: 7, attempt: 1, workerId: null, level: 'info', message: 'all done', at: T0 };
+
+function change(fromStatus: JobStatus, toStatus: JobStatus): JobChange {
+  return { jobId: JOB, attempt: 1, fromStatus, toStatus, reason: 'x', jobType: 'simulate', at: T0 };
+}
+
+function renderPage() {
+  const auth = createAuthStore({ refreshRequest: vi.fn(), storage: null });
+  auth.getState().login(fakeTokens());
+  const client = testQueryClient();
+  render(
+    <QueryClientProvider client={client}>
+      <LiveProvider auth={auth} createSocket={(url) => new FakeSocket(url)} throttleMs={50}>
+        <MemoryRouter initialEntries={[`/jobs/${JOB}`]}>
+          <Routes>
+            <Route path="/jobs/:jobId" element={<JobDetailPage />} />
+          </Routes>
+        </MemoryRouter>
+      </LiveProvider>
+    </QueryClientProvider>,
+  );
+}
+
+async function openSocket(): Promise<FakeSocket> {
+  await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+  const socket = FakeSocket.all[0]!;
+  act(() => socket.open());
+  return socket;
+}
+
+/** The whole page tells the end: header, timeline, attempt, result and the last log line. */
+async function expectTheWholeEnd(): Promise<void> {
+  await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'succeeded'));
+  await waitFor(() => {
+    const steps = within(screen.getByTestId('job-timeline')).getAllByRole('listitem');
+    expect(steps.at(-1)).toHaveTextContent('succeeded');
+  });
+  expect(within(screen.getByTestId('job-attempts')).getAllByRole('row')[1]).toHaveTextContent('succeeded');
+  const result = screen.getByTestId('job-result');
+  expect(within(result).getByLabelText('Result', { selector: 'pre' })).toHaveTextContent('"answer": 42');
+  expect(result).not.toHaveTextContent('No result');
+  await waitFor(() => expect(screen.getByTestId('job-logs')).toHaveTextContent('all done'));
+}
+
+describe('a job page follows live status changes', () => {
+  beforeEach(() => {
+    FakeSocket.all = [];
+    getJob.mockReset();
+    getJobLogs.mockReset();
+  });
+  afterEach(() => {
+    FakeSocket.all = [];
+  });
+
+  it('catches up with changes that arrived while its first answer was on its way', async () => {
+    // The first request is slow and was read while the job was queued; the job runs and
+    // succeeds meanwhile. A refetch asked during that request joins it, so that answer alone
+    // would leave the page at "queued".
+    let answerFirst: (job: JobDetail) => void = () => undefined;
+    getJob.mockImplementationOnce(() => new Promise((resolve) => (answerFirst = resolve)));
+    getJob.mockImplementation(() => Promise.resolve(succeededJob()));
+    getJobLogs.mockImplementationOnce(() => Promise.resolve({ items: [], nextAfterId: 0 }));
+    getJobLogs.mockImplementation(() => Promise.resolve({ items: [LAST_LINE], nextAfterId: 7 }));
+    renderPage();
+    const socket = await openSocket();
+    act(() => socket.push({ type: 'job.changes', changes: [change('queued', 'running'), change('running', 'succeeded')] }));
+    await new Promise((r) => setTimeout(r, 60)); // the throttled refetch has been asked
+    act(() => answerFirst(queuedJob()));
+    await waitFor(() => expect(screen.getByTestId('job-status')).toBeInTheDocument());
+
+    await expectTheWholeEnd();
+    expect(getJob.mock.calls.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('asks again when the refetch after a change answered without it', async () => {
+    getJob.mockImplementation(() => Promise.resolve(queuedJob()));
+    getJobLogs.mockImplementationOnce(() => Promise.resolve({ items: [], nextAfterId: 0 }));
+    getJobLogs.mockImplementation(() => Promise.resolve({ items: [LAST_LINE], nextAfterId: 7 }));
+    renderPage();
+    const socket = await openSocket();
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued'));
+    await waitFor(() => expect(getJob.mock.calls.length).toBeGreaterThanOrEqual(2)); // the reconnect's catch-up
+    await new Promise((r) => setTimeout(r, 100)); // ... answered
+    // the next answer was read before the change was visible; the ones after it have it
+    getJob.mockImplementationOnce(() => Promise.resolve(queuedJob()));
+    getJob.mockImplementation(() => Promise.resolve(succeededJob()));
+
+    act(() => socket.push({ type: 'job.changes', changes: [change('queued', 'succeeded')] }));
+    await expectTheWholeEnd();
+  });
+
+  it('leaves a page alone for changes of other jobs', async () => {
+    getJob.mockImplementation(() => Promise.resolve(queuedJob()));
+    getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
+    renderPage();
+    const socket = await openSocket();
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued'));
+    await new Promise((r) => setTimeout(r, 120));
+    const asked = getJob.mock.calls.length;
+    act(() =>
+      socket.push({ type: 'job.changes', changes: [{ ...change('queued', 'succeeded'), jobId: 'another-job' }] }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(getJob.mock.calls.length).toBe(asked);
+    expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued');
+  });
+});
