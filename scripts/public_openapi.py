@@ -54,6 +54,7 @@ GATEWAY_ERRORS = {
     "503": "A backend is unavailable; retry later",
 }
 NOT_FOUND = "Unknown id, or not yours"
+BAD_PATH = "A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\\` once decoded"
 RETRY_AFTER = {
     "Retry-After": {
         "description": "seconds until the limit allows another request",
@@ -153,6 +154,7 @@ def _public_operation(operation: Document, *, path: str) -> Document:
     responses: dict[str, Any] = op["responses"]
     if "{" in path:
         responses.setdefault("404", _error(NOT_FOUND))
+        responses.setdefault("400", _error(BAD_PATH))
     for code, description in GATEWAY_ERRORS.items():
         responses.setdefault(code, _error(description))
     responses["429"] = responses["429"] | {"headers": RETRY_AFTER}

@@ -2155,6 +2155,15 @@ export interface operations {
                     "application/json": components["schemas"]["BatchView"];
                 };
             };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -2436,6 +2445,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeadLetterItem"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Missing, invalid or expired bearer token */
@@ -3244,6 +3262,15 @@ export interface operations {
                     "application/json": components["schemas"]["JobDetail"];
                 };
             };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3445,6 +3472,15 @@ export interface operations {
                     "application/json": components["schemas"]["LogPage"];
                 };
             };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3522,6 +3558,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryAccepted"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Missing, invalid or expired bearer token */
@@ -4339,6 +4384,15 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleDetail"];
                 };
             };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -4415,6 +4469,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
@@ -4495,6 +4558,15 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -4572,6 +4644,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Missing, invalid or expired bearer token */
