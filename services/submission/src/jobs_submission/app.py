@@ -6,10 +6,17 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from pymongo.errors import ConnectionFailure
 
 from jobs_common.body_limit import BodyLimitMiddleware
-from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
+from jobs_common.errors import UpstreamUnavailable
+from jobs_common.http import (
+    JsonResponse,
+    LogContextMiddleware,
+    add_ops_routes,
+    install_error_handlers,
+)
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.mongo import create_client
 from jobs_common.recipients import RecipientAllowList
@@ -101,6 +108,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.internal_token = settings.internal_token
     app.state.previous_internal_tokens = settings.previous_internal_tokens
     install_error_handlers(app)
+    install_store_unavailable_handler(app)
     app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
@@ -128,3 +136,17 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(build_router())
     app.include_router(build_batch_router())
     return app
+
+
+def install_store_unavailable_handler(app: FastAPI) -> None:
+    """MongoDB unreachable (down, failing over, a dropped connection): 503 with Retry-After,
+    not a 500. Nothing was stored; the client sends the request again (with its
+    Idempotency-Key, so a write that did land is answered as a replay)."""
+
+    @app.exception_handler(ConnectionFailure)
+    async def _store_unavailable(_: Request, exc: ConnectionFailure) -> JsonResponse:
+        log.warning(
+            "MongoDB unavailable", extra={"action": "store_unavailable", "error": repr(exc)}
+        )
+        error = UpstreamUnavailable("the job store is unavailable; retry later")
+        return JsonResponse(error.envelope(), status_code=503, headers={"Retry-After": "1"})
