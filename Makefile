@@ -24,6 +24,7 @@ help:
 	@echo "make bench    pipeline throughput and latency figures (N=2000 WORKERS=2)"
 	@echo "make bench-compare  the same beside Celery and Dramatiq, with the ratios"
 	@echo "make bench-overload twice capacity for DURATION=120 s, then the drain and memory"
+	@echo "make chaos    one fault per round under load, invariants checked (ROUNDS=10 SEED=)"
 
 $(STAMP): constraints.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,7 +57,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services tests/deploy
+	$(BIN)/pytest -m unit -q libs/common/tests services tests/deploy tests/chaos
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.
@@ -73,8 +74,10 @@ test-ui: ui-install
 	cd $(UI) && npm run lint && npm run typecheck && npm run check:api && npm test
 	cd $(UI) && npm run build
 
+# Then the short chaos pass: one small round per fault kind (docs/reliability.md).
 test-e2e: install infra
 	$(BIN)/pytest -m e2e -q tests/e2e
+	$(BIN)/pytest -m e2e -q tests/chaos
 
 test: install infra lint test-unit test-integration test-ui test-e2e
 
@@ -113,6 +116,14 @@ bench-compare: install infra
 # its job's attempts, or the backlog did not drain.
 bench-overload: install infra
 	WORKERS=$(WORKERS) $(PY) scripts/bench_overload.py
+
+# The chaos suite (scripts/chaos.py, docs/reliability.md): its own RabbitMQ node, PostgreSQL
+# cluster and MongoDB stand-in, the stack with 2 schedulers and 3 workers under a mixed load,
+# one fault per round (FAULTS=kind,...), the invariants after each; exits non-zero when one
+# broke. ROUNDS (10), SEED (printed per round: `make chaos ROUNDS=1 SEED=<s> FAULTS=<kind>`).
+.PHONY: chaos
+chaos: install infra
+	$(PY) scripts/chaos.py
 
 clean:
 	rm -rf $(VENV) var

@@ -30,6 +30,31 @@ async def e2e_smtp() -> AsyncIterator[SmtpSink]:
         yield sink
 
 
+def isolated_config(
+    *, database_url: str, amqp_url: str, mongo_url: str, base: Path, **overrides: Any
+) -> StackConfig:
+    """A stack of two workers on free ports, a Mongo database and artifacts of its own, in
+    development (the demo logins the tests use are seeded only there; its secrets are still
+    fresh ones, StackConfig's), so it can run beside any other."""
+    settings: dict[str, Any] = {
+        "mongo_db": f"e2e_{uuid.uuid4().hex[:8]}",
+        "artifacts_dir": str(base / "artifacts"),
+        "gateway_port": free_port(),
+        "submission_port": free_port(),
+        "scheduler_port": free_port(),
+        "dashboard_port": free_port(),
+        "worker_ports": (free_port(), free_port()),
+        "workers": 2,
+        "environment": "development",
+    }
+    return StackConfig(
+        database_url=database_url,
+        amqp_url=amqp_url,
+        mongo_url=mongo_url,
+        **(settings | overrides),
+    )
+
+
 @pytest.fixture(scope="session")
 async def stack(
     postgres_server: PostgresServer,
@@ -42,23 +67,13 @@ async def stack(
     database_url = await postgres_server.create(database)
     vhost = await rabbit_server.create_vhost()
     base = tmp_path_factory.mktemp("stack")
-    config = StackConfig(
+    config = isolated_config(
         database_url=database_url,
         amqp_url=rabbit_server.url_for(vhost),
         mongo_url=mongo_url,
-        mongo_db=f"e2e_{uuid.uuid4().hex[:8]}",
+        base=base,
         smtp_host=e2e_smtp.host,
         smtp_port=e2e_smtp.port,
-        artifacts_dir=str(base / "artifacts"),
-        gateway_port=free_port(),
-        submission_port=free_port(),
-        scheduler_port=free_port(),
-        dashboard_port=free_port(),
-        worker_ports=(free_port(), free_port()),
-        workers=2,
-        # Development: the demo logins the tests use are seeded only there (its secrets
-        # are still fresh ones, StackConfig's).
-        environment="development",
         ui_dir=str(UI_BUILD),
         extra_env={
             # Fast retries so the retry paths finish within the test's patience.

@@ -1,0 +1,199 @@
+"""Injecting one fault and recording what it hit: which process was killed or paused (name
+and pid: a worker's id in the job store names its pid), when it started and ended, and how
+long the platform took to be ready again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import asyncpg
+
+from . import knobs as k
+from .platform import ChaosPlatform
+
+KILLED = "killed"
+PAUSED = "paused"
+
+# Faults whose victims' jobs may legitimately run again: a worker that died or froze, and a
+# broker that lost its deliveries.
+WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
+BROKER_FAULTS = frozenset({k.RABBITMQ_STOP, k.AMQP_CLOSE})
+# Faults that kill a scheduler's outbox relay: a dispatch it had published, but not yet
+# recorded as sent, is published again after the restart (the outbox is at least once).
+RELAY_FAULTS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
+
+
+@dataclass(frozen=True)
+class Victim:
+    service: str
+    pid: int
+    action: str  # killed / paused
+
+
+@dataclass
+class FaultRecord:
+    kind: str
+    started: datetime
+    ended: datetime | None = None
+    victims: list[Victim] = field(default_factory=list)
+    note: str = ""
+    recovered_s: float | None = None  # fault ended -> every service ready again
+    not_ready: list[str] = field(default_factory=list)  # still unready when we gave up
+    error: str = ""
+
+    @property
+    def worker_pids(self) -> frozenset[int]:
+        """Pids of the workers this fault killed or paused."""
+        return frozenset(v.pid for v in self.victims if v.service.startswith("worker"))
+
+    def describe(self) -> str:
+        who = ", ".join(f"{v.action} {v.service} (pid {v.pid})" for v in self.victims)
+        length = (
+            f"{(self.ended - self.started).total_seconds():.1f} s"
+            if self.ended is not None
+            else "?"
+        )
+        parts = [self.kind, f"at {self.started:%H:%M:%S.%f}"[:-3], f"lasting {length}"]
+        if who:
+            parts.append(who)
+        if self.note:
+            parts.append(self.note)
+        if self.recovered_s is not None:
+            parts.append(f"ready again {self.recovered_s:.1f} s later")
+        if self.not_ready:
+            parts.append(f"NOT READY: {', '.join(self.not_ready)}")
+        if self.error:
+            parts.append(f"injection error: {self.error}")
+        return "; ".join(parts)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def busiest_worker(platform: ChaosPlatform, rng: random.Random) -> str:
+    """The worker running the most jobs now (a fault there hits jobs), else a random one."""
+    workers = platform.names("worker")
+    counts: dict[str, int] = {}
+    with contextlib.suppress(OSError, asyncpg.PostgresError):
+        connection = await asyncpg.connect(platform.database_url, timeout=5)
+        try:
+            rows = await connection.fetch(
+                "SELECT worker_id, count(*) AS n FROM jobs WHERE status = 'running' "
+                "AND worker_id IS NOT NULL GROUP BY worker_id"
+            )
+        finally:
+            await connection.close()
+        for row in rows:
+            pid = worker_pid(row["worker_id"])
+            name = platform.service_of_pid(pid) if pid is not None else None
+            if name is not None:
+                counts[name] = counts.get(name, 0) + row["n"]
+    if counts:
+        return max(sorted(counts), key=lambda name: counts[name])
+    return rng.choice(workers)
+
+
+def worker_pid(worker_id: str | None) -> int | None:
+    """The pid in a worker id (``<host>-<pid>-<suffix>``)."""
+    if not worker_id:
+        return None
+    parts = worker_id.rsplit("-", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def _kill(platform: ChaosPlatform, record: FaultRecord, name: str) -> None:
+    pid = platform.pid(name)
+    if pid is None:
+        record.note += f"{name} was not running; "
+        return
+    os.kill(pid, signal.SIGKILL)
+    record.victims.append(Victim(name, pid, KILLED))
+
+
+async def _pause(
+    platform: ChaosPlatform, record: FaultRecord, name: str, seconds: float
+) -> list[str]:
+    pid = platform.pid(name)
+    if pid is None:
+        record.note += f"{name} was not running; "
+        return []
+    platform.pause(pid)
+    record.victims.append(Victim(name, pid, PAUSED))
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        platform.resume(pid)
+    return [name]
+
+
+async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> FaultRecord:
+    """Apply ``kind`` now and undo it (restart, resume); then wait until every service is
+    ready again (bounded), recording who was hit and how long recovery took."""
+    knobs = platform.knobs
+    record = FaultRecord(kind, now())
+    try:
+        if kind == k.KILL_SCHEDULER:
+            _kill(platform, record, rng.choice(platform.names("scheduler")))
+        elif kind == k.KILL_SCHEDULERS:
+            for name in platform.names("scheduler"):
+                _kill(platform, record, name)
+        elif kind == k.KILL_WORKER:
+            _kill(platform, record, await busiest_worker(platform, rng))
+        elif kind in (k.KILL_SUBMISSION, k.KILL_GATEWAY, k.KILL_DASHBOARD):
+            _kill(platform, record, kind.removeprefix("kill-"))
+        elif kind == k.RABBITMQ_STOP:
+            await asyncio.to_thread(platform.rabbit.stop_app)
+            try:
+                await asyncio.sleep(knobs.outage_seconds)
+            finally:
+                await asyncio.to_thread(platform.rabbit.start_app)
+        elif kind == k.POSTGRES_STOP:
+            await asyncio.to_thread(platform.postgres.stop)
+            try:
+                await asyncio.sleep(knobs.outage_seconds)
+            finally:
+                await asyncio.to_thread(platform.postgres.start)
+        elif kind == k.MONGO_STOP:
+            if platform.mongo is None:
+                record.note = "skipped: MONGO_URL is set, the harness does not own MongoDB"
+            else:
+                pid = platform.mongo.pid
+                await asyncio.to_thread(platform.mongo.kill)
+                record.victims.append(Victim("mongodb", pid or 0, KILLED))
+                try:
+                    await asyncio.sleep(knobs.outage_seconds)
+                finally:
+                    await asyncio.to_thread(platform.mongo.start)
+        elif kind == k.AMQP_CLOSE:
+            closed = await asyncio.to_thread(platform.rabbit.close_all_connections)
+            record.note = f"{closed} connections closed"
+        elif kind == k.SCHEDULER_PAUSE:
+            name = rng.choice(platform.names("scheduler"))
+            await _pause(platform, record, name, knobs.scheduler_pause_seconds)
+        elif kind == k.SCHEDULERS_PAUSE:
+            names = platform.names("scheduler")
+            await asyncio.gather(
+                *(_pause(platform, record, n, knobs.scheduler_pause_seconds) for n in names)
+            )
+        elif kind == k.WORKER_PAUSE:
+            name = await busiest_worker(platform, rng)
+            await _pause(platform, record, name, knobs.worker_pause_seconds)
+        else:
+            raise ValueError(f"unknown fault {kind}")
+    except Exception as exc:  # recorded and shown: the round goes on to its checks
+        record.error = f"{type(exc).__name__}: {exc}"[:500]
+    record.ended = now()
+    began = time.monotonic()
+    # Give the supervisor a moment to notice a kill before asking who is ready.
+    await asyncio.sleep(1.0)
+    record.not_ready = await platform.wait_ready(knobs.recover_timeout)
+    record.recovered_s = time.monotonic() - began
+    return record

@@ -1,0 +1,367 @@
+"""The invariants checked after every round: pure functions over the round's facts.
+
+A job is *touched* by the round's fault when a re-run of it is legitimate: the fault killed or
+paused a worker that ran (or announced) one of its attempts, the broker lost deliveries
+(stopped, or every connection closed) while the job was open, or a killed scheduler's outbox
+relay had its ready message in flight (one attempt ran twice, first within ``RELAY_WINDOW``
+of the kill: published and confirmed, not yet recorded as sent, so published again after the
+restart; docs/reliability.md). Otherwise a scheduler, gateway, submission or dashboard crash,
+a paused scheduler and a PostgreSQL or MongoDB outage touch no job: they may delay it, never
+re-run it, fail it or lose it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from .facts import TERMINAL, CronFire, JobFacts
+from .faults import BROKER_FAULTS, RELAY_FAULTS, WORKER_FAULTS, FaultRecord
+from .load import DEAD, SUCCEED, AcceptedJob
+
+HELD = "held"
+BROKEN = "broken"
+NOT_APPLICABLE = "n/a"
+
+# (column, what it checks) in table order.
+INVARIANTS: tuple[tuple[str, str], ...] = (
+    ("terminal", "every accepted job reaches a terminal state (store and public API agree)"),
+    ("queues", "the ready queues drain to empty"),
+    ("first-try", "a job no fault touched ends on its first attempt, run once"),
+    ("re-runs", "a job re-runs only when its worker was killed/paused or the broker lost it"),
+    ("dead", "no job dead (or cancelled) unless by its own failures or its worker's faults"),
+    ("one-success", "a succeeded job has one succeeded attempt, and its result is recorded"),
+    ("email-once", "each email reaches the SMTP sink once (its worker killed: excused, shown)"),
+    ("cron", "the cron schedule fires once per due minute across replicas"),
+    ("dag", "DAG children run only after their parents succeeded"),
+    ("accepted", "no accepted submission is lost: every 2xx answer maps to one job"),
+)
+BROKER_MARGIN = timedelta(seconds=5)
+# A ready message in a killed relay's hands reached a worker this close to the kill.
+RELAY_WINDOW = timedelta(seconds=1)
+
+
+@dataclass(frozen=True)
+class Offender:
+    subject: str  # a job id (or a queue, a minute)
+    why: str
+
+
+@dataclass
+class Check:
+    name: str
+    status: str = HELD
+    checked: int = 0
+    offenders: list[Offender] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, subject: str, why: str) -> None:
+        self.status = BROKEN
+        self.offenders.append(Offender(subject, why))
+
+    def cell(self) -> str:
+        if self.status == BROKEN:
+            return f"BROKEN {len(self.offenders)}"
+        return self.status
+
+
+@dataclass
+class RoundInput:
+    fault: FaultRecord
+    jobs: dict[str, JobFacts]
+    expected: dict[str, AcceptedJob]  # accepted jobs and the round's cron jobs
+    missing: list[str]
+    owner_jobs: set[str]
+    given_up: int
+    refused: list[tuple[str, int, dict[str, object]]]
+    queues: list[dict[str, object]]
+    api_status: dict[str, str]
+    cron_minutes: list[datetime]  # minutes due in this round's cron window
+    cron_fires: list[CronFire]
+    drained: bool
+
+
+def touched(job: JobFacts, fault: FaultRecord) -> bool:
+    if fault.kind in WORKER_FAULTS:
+        return bool(job.pids() & fault.worker_pids)
+    if fault.kind in BROKER_FAULTS:
+        ended = fault.ended or fault.started
+        closed = job.finished_at or datetime.max.replace(tzinfo=job.created_at.tzinfo)
+        return job.created_at <= ended + BROKER_MARGIN and closed >= fault.started
+    if fault.kind in RELAY_FAULTS:
+        return republished(job, fault)
+    return False
+
+
+def republished(job: JobFacts, fault: FaultRecord) -> bool:
+    """The signature of a ready message published twice by a killed relay: one attempt run
+    twice, its first run within ``RELAY_WINDOW`` of the kill."""
+    by_attempt: dict[int, list[datetime]] = {}
+    for run in job.runs:
+        by_attempt.setdefault(run.attempt, []).append(run.at)
+    return any(
+        len(times) > 1 and abs(min(times) - fault.started) <= RELAY_WINDOW
+        for times in by_attempt.values()
+    )
+
+
+def expected_runs(job: JobFacts) -> int:
+    """Runs its own outcome explains: each of its own failures plus the one success, and at
+    least one (a job stopped on its only run did not re-run: "dead" judges it)."""
+    return max(1, job.own_failures + (1 if job.status == "succeeded" else 0))
+
+
+def check_terminal(data: RoundInput) -> Check:
+    check = Check("terminal", checked=len(data.jobs))
+    for job in data.jobs.values():
+        if job.status not in TERMINAL:
+            check.fail(job.id, f"still {job.status} at attempt {job.attempt}")
+        elif data.api_status.get(job.id) != job.status:
+            shown = data.api_status.get(job.id) or "not found"
+            check.fail(job.id, f"the API shows {shown}, the store {job.status}")
+    if not data.drained:
+        check.notes.append("gave up waiting for the round's jobs to finish")
+    return check
+
+
+def check_queues(data: RoundInput) -> Check:
+    check = Check("queues")
+    if not data.queues:
+        check.fail("management API", "no queue list (the broker's management API did not answer)")
+    for queue in data.queues:
+        name = str(queue.get("name", ""))
+        depth = int(str(queue.get("messages") or 0))
+        if name.startswith("jobs.ready"):
+            check.checked += 1
+            if "messages" not in queue:
+                check.fail(name, "its depth is unknown (no statistics from the broker)")
+            elif depth:
+                check.fail(name, f"{depth} messages left")
+        elif name.startswith("jobs.") and depth and not int(str(queue.get("consumers") or 0)):
+            check.notes.append(f"{name}: {depth} messages and no consumer")
+    return check
+
+
+def check_first_try(data: RoundInput) -> Check:
+    check = Check("first-try")
+    for job in data.jobs.values():
+        wanted = data.expected[job.id].expect
+        if wanted not in (SUCCEED, DEAD) or touched(job, data.fault):
+            continue
+        if job.status not in TERMINAL:
+            continue  # "terminal" reports it
+        check.checked += 1
+        target = "succeeded" if wanted == SUCCEED else "dead"
+        if job.status != target or job.attempt != 1 or job.run_count != 1:
+            check.fail(
+                job.id,
+                f"{job.status} at attempt {job.attempt} after {job.run_count} runs "
+                f"(expected {target} at attempt 1, one run)",
+            )
+    return check
+
+
+def check_reruns(data: RoundInput) -> Check:
+    check = Check("re-runs")
+    excused: list[str] = []
+    for job in data.jobs.values():
+        if job.status not in TERMINAL:
+            continue
+        check.checked += 1
+        extra = job.run_count - expected_runs(job)
+        if extra <= 0:
+            continue
+        if touched(job, data.fault):
+            excused.append(f"{job.id} x{job.run_count}")
+            continue
+        check.fail(
+            job.id,
+            f"ran {job.run_count} times, {job.own_failures} own failures, {job.status}; "
+            f"attempts {', '.join(f'{a.number}:{a.status}' for a in job.attempts)}",
+        )
+    if excused:
+        check.notes.append(
+            f"{len(excused)} jobs touched by the fault re-ran (allowed): {', '.join(excused[:8])}"
+            + (" ..." if len(excused) > 8 else "")
+        )
+    late = [job.id for job in data.jobs.values() if runs_after_finish(job)]
+    if late:
+        check.notes.append(
+            f"{len(late)} jobs had a handler start after the job had finished (a stale "
+            f"delivery run again): {', '.join(late[:8])}"
+        )
+    return check
+
+
+def runs_after_finish(job: JobFacts) -> int:
+    """Handler runs that began after the job's terminal state was recorded."""
+    if job.finished_at is None:
+        return 0
+    return sum(1 for run in job.runs if run.at > job.finished_at)
+
+
+def check_dead(data: RoundInput) -> Check:
+    check = Check("dead")
+    victims = data.fault.worker_pids
+    for job in data.jobs.values():
+        if job.status == "cancelled":
+            check.checked += 1
+            check.fail(job.id, "cancelled, though nobody asked to cancel it")
+            continue
+        if job.status != "dead":
+            continue
+        check.checked += 1
+        explained = [a.own_failure or (a.worker_pid in victims) for a in job.attempts]
+        last = job.attempts[-1] if job.attempts else None
+        permanent = last is not None and last.own_failure and job.dead_reason == "permanent_error"
+        used_up = bool(explained) and all(explained) and job.attempt >= job.max_attempts
+        if not (permanent or used_up):
+            history = ", ".join(f"{a.number}:{a.status}/{a.error_class}" for a in job.attempts)
+            check.fail(
+                job.id,
+                f"dead ({job.dead_reason}, {job.last_error_class}: {job.last_error}) after "
+                f"attempts {history}",
+            )
+    return check
+
+
+def check_one_success(data: RoundInput) -> Check:
+    check = Check("one-success")
+    for job in data.jobs.values():
+        if job.status != "succeeded":
+            continue
+        check.checked += 1
+        wins = [a for a in job.attempts if a.status == "succeeded"]
+        if len(wins) != 1:
+            check.fail(job.id, f"{len(wins)} succeeded attempts")
+            continue
+        win = wins[0]
+        if job.result is None:
+            check.fail(job.id, "no result recorded")
+        elif win.number != job.attempt or (job.worker_id and win.worker_id != job.worker_id):
+            check.fail(
+                job.id,
+                f"job says attempt {job.attempt} on {job.worker_id}, "
+                f"the succeeded attempt is {win.number} on {win.worker_id}",
+            )
+        elif job.type == "simulate" and (lines := job.success_lines.get(win.number)):
+            recorded = float(job.result.get("durationSeconds", -1))
+            if not any(abs(recorded - logged) <= 0.0006 for logged in _durations(lines)):
+                check.fail(job.id, f"result {job.result} is not the succeeded run's: {lines}")
+        elif job.type == "email" and job.result.get("messageId") != f"<job-{job.id}@localhost>":
+            check.fail(job.id, f"result {job.result} names another message")
+    return check
+
+
+def _durations(lines: list[str]) -> list[float]:
+    """The seconds of simulate's "worked 0.937 s, succeeded" lines."""
+    found = []
+    for line in lines:
+        with contextlib.suppress(ValueError, IndexError):
+            found.append(float(line.split()[1]))
+    return found
+
+
+def check_email_once(data: RoundInput) -> Check:
+    check = Check("email-once")
+    excused: list[str] = []
+    for job in data.jobs.values():
+        if job.type != "email" or job.status not in TERMINAL:
+            continue
+        check.checked += 1
+        if job.status == "succeeded" and job.emails == 0:
+            check.fail(job.id, "succeeded, but the sink never received it")
+        elif job.emails > 1:
+            if data.fault.kind in WORKER_FAULTS and touched(job, data.fault):
+                excused.append(f"{job.id} x{job.emails}")
+            else:
+                check.fail(job.id, f"the sink received it {job.emails} times")
+    if not check.checked:
+        check.status = NOT_APPLICABLE
+    if excused:
+        check.notes.append(
+            f"{len(excused)} emails sent again after their worker was killed/paused between "
+            f"the send and the report: {', '.join(excused)}"
+        )
+    return check
+
+
+def check_cron(data: RoundInput) -> Check:
+    check = Check("cron", checked=len(data.cron_minutes))
+    fired = {fire.fire_time for fire in data.cron_fires}
+    for minute in data.cron_minutes:
+        if minute not in fired:
+            check.fail(f"{minute:%H:%M}", "this minute was due and did not fire")
+    if not data.cron_minutes:
+        check.status = NOT_APPLICABLE
+    return check
+
+
+def check_dag(data: RoundInput) -> Check:
+    check = Check("dag")
+    for job in data.jobs.values():
+        if not job.parents:
+            continue
+        check.checked += 1
+        parents = [data.jobs.get(parent) for parent in job.parents]
+        if any(parent is None for parent in parents):
+            check.fail(job.id, "a parent is not among the round's jobs")
+            continue
+        known = [parent for parent in parents if parent is not None]
+        started = [a.started_at for a in job.attempts if a.started_at is not None]
+        first = min(started) if started else None
+        if all(parent.status == "succeeded" for parent in known):
+            finished = [parent.finished_at for parent in known]
+            if first is not None and any(f is None or first < f for f in finished):
+                check.fail(job.id, f"started {first:%H:%M:%S.%f} before a parent finished")
+        elif first is not None:
+            check.fail(job.id, "ran although a parent did not succeed")
+    if not check.checked:
+        check.status = NOT_APPLICABLE
+    return check
+
+
+def check_accepted(data: RoundInput) -> Check:
+    check = Check("accepted", checked=len(data.expected))
+    for job_id in data.missing:
+        check.fail(job_id, "answered 2xx, but the job store had no such job when checked")
+    unexplained = data.owner_jobs - set(data.expected)
+    if len(unexplained) > data.given_up:
+        for job_id in sorted(unexplained):
+            check.fail(job_id, "a job nobody got a 2xx for (a duplicate submission?)")
+    for kind, status, body in data.refused:
+        check.fail(f"{kind} request", f"refused with {status}: {body}")
+    if data.given_up:
+        check.notes.append(
+            f"{data.given_up} submissions never answered (given up; "
+            f"{len(unexplained)} unanswered jobs exist)"
+        )
+    return check
+
+
+CHECKS = (
+    check_terminal,
+    check_queues,
+    check_first_try,
+    check_reruns,
+    check_dead,
+    check_one_success,
+    check_email_once,
+    check_cron,
+    check_dag,
+    check_accepted,
+)
+
+
+def evaluate(data: RoundInput) -> list[Check]:
+    """Every check; an offending job's reason starts with its kind of request."""
+    checks = [check(data) for check in CHECKS]
+    for check in checks:
+        check.offenders = [
+            Offender(o.subject, f"[{data.expected[o.subject].kind}] {o.why}")
+            if o.subject in data.expected
+            else o
+            for o in check.offenders
+        ]
+    return checks

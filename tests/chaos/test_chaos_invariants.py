@@ -1,0 +1,181 @@
+"""The chaos suite's invariants judge what they should: the defects of issue 19 break them,
+legitimate re-runs after a worker or broker fault do not (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from scripts.chaos.facts import Attempt, JobFacts, Run
+from scripts.chaos.faults import KILLED, FaultRecord, Victim
+from scripts.chaos.invariants import (
+    BROKEN,
+    HELD,
+    NOT_APPLICABLE,
+    RoundInput,
+    evaluate,
+    touched,
+)
+from scripts.chaos.knobs import FAULT_KINDS, KILL_SCHEDULERS, KILL_WORKER, RABBITMQ_STOP, Knobs
+from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
+from scripts.chaos.rounds import due_minutes
+
+pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 1, 1, 12, 0, 10, tzinfo=UTC)
+HEALTHY = "vm-100-aaaaaaaa"
+KILLED_WORKER = "vm-200-bbbbbbbb"
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def attempt(number: int, status: str, worker: str = HEALTHY, **fields: Any) -> Attempt:
+    values: dict[str, Any] = {
+        "started_at": at(number),
+        "finished_at": at(number + 0.5),
+        "error_class": None,
+        "error": None,
+    }
+    values.update(fields)
+    return Attempt(number, status, worker, **values)
+
+
+def job(job_id: str, status: str, attempts: list[Attempt], **fields: Any) -> JobFacts:
+    values: dict[str, Any] = {
+        "type": "simulate",
+        "attempt": len(attempts),
+        "max_attempts": 5,
+        "result": {"durationSeconds": 0.01} if status == "succeeded" else None,
+        "last_error": None,
+        "last_error_class": None,
+        "lost_count": 0,
+        "worker_id": attempts[-1].worker_id if attempts else None,
+        "schedule_id": None,
+        "created_at": at(0),
+        "finished_at": at(10),
+        "cancel_requested": False,
+    }
+    values.update(fields)
+    facts = JobFacts(id=job_id, status=status, **values)
+    facts.attempts = attempts
+    facts.runs = [Run(a.number, a.worker_id or "", at(a.number)) for a in attempts if a.ran]
+    return facts
+
+
+def round_input(kind: str, jobs: list[JobFacts], **fields: Any) -> RoundInput:
+    fault = FaultRecord(kind, at(2), at(3))
+    if kind == KILL_WORKER:
+        fault.victims.append(Victim("worker-2", 200, KILLED))
+    values: dict[str, Any] = {
+        "fault": fault,
+        "jobs": {j.id: j for j in jobs},
+        "expected": {j.id: AcceptedJob(j.id, "instant", SUCCEED, "k") for j in jobs},
+        "missing": [],
+        "owner_jobs": {j.id for j in jobs},
+        "given_up": 0,
+        "refused": [],
+        "queues": [{"name": "jobs.ready.high", "messages": 0, "consumers": 3}],
+        "api_status": {j.id: j.status for j in jobs},
+        "cron_minutes": [],
+        "cron_fires": [],
+        "drained": True,
+    }
+    values.update(fields)
+    return RoundInput(**values)
+
+
+def verdicts(data: RoundInput) -> dict[str, str]:
+    return {check.name: check.status for check in evaluate(data)}
+
+
+def test_a_clean_round_holds_every_invariant() -> None:
+    clean = round_input(KILL_SCHEDULERS, [job("a" * 36, "succeeded", [attempt(1, "succeeded")])])
+    assert set(verdicts(clean).values()) <= {HELD, NOT_APPLICABLE}
+
+
+def test_a_healthy_job_dead_of_lease_lost_after_scheduler_crashes_breaks_dead() -> None:
+    cancelled = attempt(1, "failed", error_class="Cancelled", error="lease lost")
+    dead = job("d" * 36, "dead", [cancelled], dead_reason="permanent_error")
+    result = verdicts(round_input(KILL_SCHEDULERS, [dead]))
+    assert result["dead"] == BROKEN
+    assert result["first-try"] == BROKEN
+    assert result["re-runs"] == HELD  # it ran once: not a re-run
+
+
+def test_a_lost_attempt_is_a_re_run_unless_its_worker_was_killed() -> None:
+    lost_then_won = [attempt(1, "lost", KILLED_WORKER), attempt(2, "succeeded")]
+    rerun = job("r" * 36, "succeeded", lost_then_won)
+    assert verdicts(round_input(KILL_WORKER, [rerun]))["re-runs"] == HELD
+    assert verdicts(round_input(KILL_SCHEDULERS, [rerun]))["re-runs"] == BROKEN
+
+
+def test_a_broker_outage_excuses_re_runs_of_the_jobs_open_during_it_only() -> None:
+    twice = [attempt(1, "lost"), attempt(2, "succeeded")]
+    during = job("o" * 36, "succeeded", twice)
+    later = job("l" * 36, "succeeded", twice, created_at=at(30), finished_at=at(31))
+    result = evaluate(round_input(RABBITMQ_STOP, [during, later]))
+    reruns = next(check for check in result if check.name == "re-runs")
+    assert [o.subject for o in reruns.offenders] == [later.id]
+
+
+def test_own_failures_are_not_re_runs_and_may_use_up_the_attempts() -> None:
+    failures = [attempt(n, "failed", error_class="SimulatedFailure") for n in range(1, 6)]
+    flaky = job("f" * 36, "dead", failures, dead_reason="max_attempts")
+    data = round_input(KILL_SCHEDULERS, [flaky])
+    data.expected[flaky.id] = AcceptedJob(flaky.id, "flaky", MAY_FAIL, "k")
+    assert set(verdicts(data).values()) <= {HELD, NOT_APPLICABLE}
+
+
+def test_an_email_sent_twice_is_excused_only_when_its_worker_was_killed() -> None:
+    mail = job(
+        "e" * 36,
+        "succeeded",
+        [attempt(1, "lost", KILLED_WORKER), attempt(2, "succeeded")],
+        type="email",
+        result={"messageId": f"<job-{'e' * 36}@localhost>"},
+    )
+    mail.emails = 2
+    assert verdicts(round_input(KILL_WORKER, [mail]))["email-once"] == HELD
+    assert verdicts(round_input(RABBITMQ_STOP, [mail]))["email-once"] == BROKEN
+
+
+def test_a_job_accepted_but_never_recorded_and_a_duplicate_break_accepted() -> None:
+    kept = job("k" * 36, "succeeded", [attempt(1, "succeeded")])
+    data = round_input(KILL_SCHEDULERS, [kept], missing=["m" * 36])
+    data.expected["m" * 36] = AcceptedJob("m" * 36, "instant", SUCCEED, "k2")
+    assert verdicts(data)["accepted"] == BROKEN
+    duplicate = replace(data, missing=[], owner_jobs={kept.id, "x" * 36})
+    duplicate.expected.pop("m" * 36)
+    assert verdicts(duplicate)["accepted"] == BROKEN
+
+
+def test_a_due_minute_without_a_fire_breaks_cron() -> None:
+    minutes = due_minutes(at(-70), at(60))
+    assert [m.minute for m in minutes] == [0, 1]
+    data = round_input(KILL_SCHEDULERS, [], cron_minutes=minutes, cron_fires=[])
+    assert verdicts(data)["cron"] == BROKEN
+
+
+def test_every_fault_kind_comes_once_in_as_many_rounds_and_seeds_replay() -> None:
+    knobs = Knobs(rounds=len(FAULT_KINDS), seed=7)
+    assert sorted(knobs.round_faults()) == sorted(FAULT_KINDS)
+    assert knobs.round_seeds()[0] == 7
+    assert Knobs(rounds=3, seed=7).round_seeds() == knobs.round_seeds()[:3]
+
+
+def test_a_dispatch_in_a_killed_relays_hands_may_run_twice_others_may_not() -> None:
+    """Killed with both replicas, a relay had confirmed a ready message it had not recorded
+    as sent: published again after the restart, its attempt ran twice (outbox: at least once).
+    Only an attempt first run right at the kill is excused."""
+    fault = FaultRecord(KILL_SCHEDULERS, started=at(1.2), ended=at(1.2))
+    at_the_kill = job("at-kill", "succeeded", [attempt(1, "succeeded")])
+    at_the_kill.runs = [Run(1, HEALTHY, at(1.201)), Run(1, KILLED_WORKER, at(3.2))]
+    later = job("later", "succeeded", [attempt(1, "succeeded")])
+    later.runs = [Run(1, HEALTHY, at(5)), Run(1, KILLED_WORKER, at(7))]
+    assert touched(at_the_kill, fault)
+    assert not touched(later, fault)
