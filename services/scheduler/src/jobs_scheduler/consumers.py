@@ -333,10 +333,18 @@ class SchedulerConsumers:
             self.consumers.append(consumer)
 
     async def ready(self) -> bool:
-        """Every queue consumed here, as the broker counts it."""
+        """Every queue consumed here, as the broker counts it; the queues that are not are
+        logged (after a broker restart, which one did not come back)."""
         if not self.consumers:
             return False
-        return all(await asyncio.gather(*(c.ready() for c in self.consumers)))
+        states = await asyncio.gather(*(c.ready() for c in self.consumers))
+        missing = [c.queue.name for c, ok in zip(self.consumers, states, strict=True) if not ok]
+        if missing:
+            log.warning(
+                "queues without this replica's consumer",
+                extra={"action": "consumers_missing", "queues": missing},
+            )
+        return not missing
 
     async def stop(self) -> None:
         for consumer in self.consumers:
