@@ -175,7 +175,6 @@ async def _judge_unrenewed(
             changes.cancel_attempt(
                 listed.job_id, listed.attempt, "lease lost", worker_id=beat.worker_id
             )
-    if starts:
-        await start_listed(connection, changes, starts, defaults)
+    started = await start_listed(connection, changes, starts, defaults) if starts else set()
     renewed = await _renew(connection, held, defaults) if held else set()
-    return renewed | {(s.job_id, s.attempt) for s in starts}
+    return renewed | started

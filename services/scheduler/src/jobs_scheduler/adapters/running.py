@@ -86,8 +86,24 @@ START_ATTEMPTS = (
 )
 
 
-def _started(messages: Sequence[JobRunning]) -> dict[str, Any]:
-    return STARTED.params((m.job_id, m.attempt, m.worker_id, m.started_at) for m in messages)
+def _started(starts: Sequence[Any]) -> dict[str, Any]:
+    """The ``STARTED`` rows of starts (``JobRunning`` messages or :class:`Listed` attempts)."""
+    return STARTED.params((s.job_id, s.attempt, s.worker_id, s.started_at) for s in starts)
+
+
+def _count_started(changes: Changes, started: dict[Any, Any], starts: Sequence[Any]) -> list[Any]:
+    """The starts whose ``queued -> running`` was written, each counted for the queue-wait
+    metric (``changes.attempt_started``)."""
+    applied = [s for s in starts if (s.job_id, s.attempt) in started]
+    for s in applied:
+        row = started[(s.job_id, s.attempt)]
+        changes.attempt_started(
+            job_type=row.type,
+            priority=row.priority,
+            queued_at=row.queued_at,
+            started_at=s.started_at,
+        )
+    return applied
 
 
 def _move(message: JobRunning, current: JobStatus, reason: str) -> Transition:
@@ -130,15 +146,7 @@ async def apply_running(
         START,
         params,
     )
-    applied = [m for m in unique if (m.job_id, m.attempt) in started]
-    for m in applied:
-        row = started[(m.job_id, m.attempt)]
-        changes.attempt_started(
-            job_type=row.type,
-            priority=row.priority,
-            queued_at=row.queued_at,
-            started_at=m.started_at,
-        )
+    applied: list[JobRunning] = _count_started(changes, started, unique)
     redelivered = [m for m in unique if m.redelivered and (m.job_id, m.attempt) not in started]
     applied += await _taken_over(connection, changes, redelivered, defaults)
     for message in later:
@@ -187,10 +195,10 @@ async def start_listed(
     changes: Changes,
     listed: Sequence[Listed],
     defaults: JobDefaults,
-) -> None:
+) -> set[tuple[uuid.UUID, int]]:
     """Start attempts from the heartbeats that list them (``domain.leases.listed_attempt``):
     their ``JobRunning`` is still on its way, and arrives stale. One that moved meanwhile is
-    left alone; the next heartbeat judges it again."""
+    left alone; the next heartbeat judges it again. Returns the attempts started."""
     ordered = sorted(listed, key=lambda item: item.job_id)
     started = await apply_transitions(
         connection,
@@ -216,18 +224,7 @@ async def start_listed(
             "grace_seconds": defaults.timeout_grace_seconds,
         },
     )
-    applied = [item for item in ordered if (item.job_id, item.attempt) in started]
-    if not applied:
-        return
-    for item in applied:
-        row = started[(item.job_id, item.attempt)]
-        changes.attempt_started(
-            job_type=row.type,
-            priority=row.priority,
-            queued_at=row.queued_at,
-            started_at=item.started_at,
-        )
-    await connection.execute(
-        START_ATTEMPTS,
-        STARTED.params((i.job_id, i.attempt, i.worker_id, i.started_at) for i in applied),
-    )
+    applied: list[Listed] = _count_started(changes, started, ordered)
+    if applied:
+        await connection.execute(START_ATTEMPTS, _started(applied))
+    return {(item.job_id, item.attempt) for item in applied}
