@@ -25,9 +25,6 @@ PAUSED = "paused"
 # broker that lost its deliveries.
 WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
 BROKER_FAULTS = frozenset({k.RABBITMQ_STOP, k.AMQP_CLOSE})
-# Faults that kill a scheduler's outbox relay: a dispatch it had published, but not yet
-# recorded as sent, is published again after the restart (the outbox is at least once).
-RELAY_FAULTS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,9 @@
 """The invariants checked after every round: pure functions over the round's facts.
 
 A job is *touched* by the round's fault when a re-run of it is legitimate: the fault killed or
-paused a worker that ran (or announced) one of its attempts, the broker lost deliveries
-(stopped, or every connection closed) while the job was open, or a killed scheduler's outbox
-relay had its ready message in flight (one attempt ran twice, first within ``RELAY_WINDOW``
-of the kill: published and confirmed, not yet recorded as sent, so published again after the
-restart; docs/reliability.md). Otherwise a scheduler, gateway, submission or dashboard crash,
+paused a worker that ran (or announced) one of its attempts, or the broker lost deliveries
+(stopped, or every connection closed) while the job was open. Otherwise a scheduler, gateway,
+submission or dashboard crash,
 a paused scheduler and a PostgreSQL or MongoDB outage touch no job: they may delay it, never
 re-run it, fail it or lose it.
 """
@@ -17,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .facts import TERMINAL, CronFire, JobFacts
-from .faults import BROKER_FAULTS, RELAY_FAULTS, WORKER_FAULTS, FaultRecord
+from .faults import BROKER_FAULTS, WORKER_FAULTS, FaultRecord
 from .load import DEAD, SUCCEED, AcceptedJob
 
 HELD = "held"
@@ -38,8 +36,6 @@ INVARIANTS: tuple[tuple[str, str], ...] = (
     ("accepted", "no accepted submission is lost: every 2xx answer maps to one job"),
 )
 BROKER_MARGIN = timedelta(seconds=5)
-# A ready message in a killed relay's hands reached a worker this close to the kill.
-RELAY_WINDOW = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -89,21 +85,7 @@ def touched(job: JobFacts, fault: FaultRecord) -> bool:
         ended = fault.ended or fault.started
         closed = job.finished_at or datetime.max.replace(tzinfo=job.created_at.tzinfo)
         return job.created_at <= ended + BROKER_MARGIN and closed >= fault.started
-    if fault.kind in RELAY_FAULTS:
-        return republished(job, fault)
     return False
-
-
-def republished(job: JobFacts, fault: FaultRecord) -> bool:
-    """The signature of a ready message published twice by a killed relay: one attempt run
-    twice, its first run within ``RELAY_WINDOW`` of the kill."""
-    by_attempt: dict[int, list[datetime]] = {}
-    for run in job.runs:
-        by_attempt.setdefault(run.attempt, []).append(run.at)
-    return any(
-        len(times) > 1 and abs(min(times) - fault.started) <= RELAY_WINDOW
-        for times in by_attempt.values()
-    )
 
 
 def expected_runs(job: JobFacts) -> int:

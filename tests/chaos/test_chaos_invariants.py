@@ -168,14 +168,11 @@ def test_every_fault_kind_comes_once_in_as_many_rounds_and_seeds_replay() -> Non
     assert Knobs(rounds=3, seed=7).round_seeds() == knobs.round_seeds()[:3]
 
 
-def test_a_dispatch_in_a_killed_relays_hands_may_run_twice_others_may_not() -> None:
-    """Killed with both replicas, a relay had confirmed a ready message it had not recorded
-    as sent: published again after the restart, its attempt ran twice (outbox: at least once).
-    Only an attempt first run right at the kill is excused."""
+def test_a_scheduler_kill_excuses_no_re_run() -> None:
+    """A killed relay never publishes a dispatch twice (adapters/outbox_relay.py claims rows
+    before it publishes them): an attempt run twice right at a scheduler kill is broken."""
     fault = FaultRecord(KILL_SCHEDULERS, started=at(1.2), ended=at(1.2))
     at_the_kill = job("at-kill", "succeeded", [attempt(1, "succeeded")])
     at_the_kill.runs = [Run(1, HEALTHY, at(1.201)), Run(1, KILLED_WORKER, at(3.2))]
-    later = job("later", "succeeded", [attempt(1, "succeeded")])
-    later.runs = [Run(1, HEALTHY, at(5)), Run(1, KILLED_WORKER, at(7))]
-    assert touched(at_the_kill, fault)
-    assert not touched(later, fault)
+    assert not touched(at_the_kill, fault)
+    assert verdicts(round_input(KILL_SCHEDULERS, [at_the_kill]))["re-runs"] == BROKEN

@@ -130,6 +130,9 @@ outbox = Table(
     Column("trace_id", Text, nullable=False),
     Column("body", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    # Set by the relay before it publishes the row (outbox_relay.py): a claimed row may already
+    # be in the broker's hands.
+    Column("claimed_at", DateTime(timezone=True)),
 )
 
 dead_letters = Table(

@@ -84,6 +84,13 @@ class Publisher:
     def __init__(self, exchange: AbstractExchange) -> None:
         self.exchange = exchange
 
+    @property
+    def channel_open(self) -> bool:
+        """Whether a publish now would reach the broker (else it fails before it is sent)."""
+        # aio-pika's exchanges keep their channel; its abstract type does not declare it.
+        channel: AbstractChannel | None = getattr(self.exchange, "channel", None)
+        return channel is not None and not channel.is_closed
+
     async def publish(self, routing_key: str, message: Message) -> None:
         await self.exchange.publish(amqp_message(message), routing_key, mandatory=True)
 

@@ -22,7 +22,7 @@ from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
-from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
+from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
@@ -94,9 +94,13 @@ async def start_runtime(settings: Settings) -> Runtime:
     }
     relay = Loop(
         "outbox_relay",
-        lambda: relay_outbox_once(
-            engine, publishers, settings.relay_batch_size, settings.relay_clock_slack_seconds
-        ),
+        OutboxRelay(
+            engine,
+            publishers,
+            limit=settings.relay_batch_size,
+            clock_slack=settings.relay_clock_slack_seconds,
+            abandoned_after=settings.relay_abandoned_after_seconds,
+        ).pass_once,
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
     )

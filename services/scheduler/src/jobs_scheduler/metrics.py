@@ -32,6 +32,12 @@ TRANSITIONS = Counter(
 )
 OUTBOX_PUBLISHED = Counter("scheduler_outbox_published_total", "Outbox messages confirmed.")
 OUTBOX_FAILED = Counter("scheduler_outbox_failed_total", "Outbox publishes refused or failed.")
+OUTBOX_ABANDONED = Counter(
+    "scheduler_outbox_dispatches_dropped_total",
+    "Dispatches the relay dropped instead of publishing again, because the broker may already "
+    "hold them (a publish failed after it was sent, or a relay died mid-pass); the reconciler "
+    "re-dispatches those the broker never had.",
+)
 # outbox_pending{service="scheduler"}: outbox rows the last relay pass of this replica claimed
 # (at most SCHEDULER_RELAY_BATCH_SIZE; rows locked by another replica are not seen).
 OUTBOX_PENDING = outbox_metrics.OUTBOX_PENDING.labels(service="scheduler")

@@ -16,7 +16,7 @@ from jobs_common import topology
 from jobs_common.contracts import ErrorKind, JobRunning, utcnow
 from jobs_common.jobstore import outbox
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
+from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.settings import Settings
 
 from .conftest import (
@@ -173,11 +173,13 @@ async def test_outbox_pending_is_what_the_last_relay_pass_left(db: AsyncEngine) 
     ]
     async with db.begin() as connection:
         await connection.execute(insert(outbox), rows)
-    assert await relay_outbox_once(db, {}, 10, 5.0) == 0
+    assert (
+        await OutboxRelay(db, {}, limit=10, clock_slack=5.0, abandoned_after=10.0).pass_once() == 0
+    )
     assert sample("outbox_pending", service="scheduler") == 3
     assert sample("jobs_dispatched_total", queue=topology.READY_MEDIUM) == dispatched  # unconfirmed
 
     async with db.begin() as connection:
         await connection.execute(delete(outbox))
-    await relay_outbox_once(db, {}, 10, 5.0)
+    await OutboxRelay(db, {}, limit=10, clock_slack=5.0, abandoned_after=10.0).pass_once()
     assert sample("outbox_pending", service="scheduler") == 0

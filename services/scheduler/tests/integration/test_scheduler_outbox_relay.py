@@ -1,14 +1,17 @@
-"""The outbox relay publishes a dispatch once: a relay pass that fails after the broker
-confirmed its publishes (a deadlock victim, a cancelled task) must not publish them again.
-And the reconciler's clock: never a lost message while the dispatch waits in the outbox,
-restarted for a dispatch published late."""
+"""The outbox relay publishes a dispatch at most once: a relay pass that fails after the broker
+confirmed its publishes (a deadlock victim, a cancelled task, the process killed) must not
+publish them again, and a publish whose outcome is unknown is left to the reconciler. And the
+reconciler's clock: never a lost message while the dispatch waits in the outbox, restarted for
+a dispatch published late or dropped."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import delete, func, select, update
@@ -17,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import JobDispatch, JobSubmitted, parse_message
 from jobs_common.jobstore import dead_letters, jobs, outbox
-from jobs_common.rabbit import Publisher, RabbitBus
+from jobs_common.rabbit import Outgoing, Publisher, RabbitBus
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.outbox_relay import relay_outbox_once
+from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.app import job_defaults
 from jobs_scheduler.intake import record_jobs
@@ -37,6 +40,14 @@ async def client_bus(rabbit_url: str) -> AsyncIterator[RabbitBus]:
     await bus.close()
 
 
+def relay(
+    db: AsyncEngine, publishers: dict[str, Publisher], abandoned_after: float = 10.0
+) -> OutboxRelay:
+    return OutboxRelay(
+        db, publishers, limit=100, clock_slack=5.0, abandoned_after=abandoned_after, stop_grace=0.2
+    )
+
+
 async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
     db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
 ) -> None:
@@ -52,7 +63,7 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
     ready = client_bus.topology.queues[topology.READY_MEDIUM]
     async with db.connect() as holder:  # another transaction holds the job's row
         await holder.execute(select(jobs.c.id).where(jobs.c.id == job.job_id).with_for_update())
-        relay = asyncio.create_task(relay_outbox_once(db, publishers, 100, 5.0))
+        passing = asyncio.create_task(relay(db, publishers).pass_once())
 
         async def published() -> JobDispatch | None:
             message = await ready.get(no_ack=True, fail=False)
@@ -61,10 +72,10 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
         first = await eventually(published, what="the dispatch on the ready queue")
         assert (first.job_id, first.attempt) == (job.job_id, 1)
         await asyncio.sleep(0.3)  # the pass now waits for the locked row, if it needs it
-        relay.cancel()  # ... and fails there, as a deadlock victim would
-        await asyncio.gather(relay, return_exceptions=True)
+        passing.cancel()  # ... and fails there, as a deadlock victim would
+        await asyncio.gather(passing, return_exceptions=True)
         await holder.rollback()
-    assert await relay_outbox_once(db, publishers, 100, 5.0) == 0  # nothing left to publish
+    assert await relay(db, publishers).pass_once() == 0  # nothing left to publish
     await asyncio.sleep(0.3)
     assert await ready.get(no_ack=True, fail=False) is None  # published exactly once
 
@@ -121,7 +132,7 @@ async def test_a_dispatch_published_late_restarts_its_clock_and_an_early_one_kee
             update(jobs).where(jobs.c.id == late.job_id).values(queued_at=ten_minutes_ago)
         )
     early_clock = await queued_at(db, early)
-    assert await relay_outbox_once(db, publishers, 100, 5.0) == 2
+    assert await relay(db, publishers).pass_once() == 2
     assert await queued_at(db, early) == early_clock  # no write to jobs for it
     restarted = await queued_at(db, late)
     assert restarted > early_clock  # from about when the broker took it
@@ -162,3 +173,139 @@ async def test_a_job_whose_ready_messages_keep_getting_lost_is_dead_at_the_limit
     assert rows[below.job_id].expired_count == 2
     assert rows[at.job_id].status == "dead"
     assert dead == "ttl_expired"
+
+
+class Scripted(Publisher):
+    """A real publisher, then what the test scripts: ``after`` runs once the broker confirmed
+    (hang there as a killed process would, or fail as a lost connection would)."""
+
+    def __init__(self, real: Publisher, after: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(real.exchange)
+        self.after = after
+
+    async def publish_raw(self, item: Outgoing) -> None:
+        await super().publish_raw(item)
+        await self.after()
+
+
+async def hang() -> None:
+    await asyncio.Event().wait()
+
+
+async def connection_lost() -> None:
+    raise ConnectionError("connection lost before the confirm arrived")
+
+
+async def ready_messages(client_bus: RabbitBus) -> list[JobDispatch]:
+    ready = client_bus.topology.queues[topology.READY_MEDIUM]
+    await asyncio.sleep(0.2)
+    found = []
+    while (message := await ready.get(no_ack=True, fail=False)) is not None:
+        found.append(parse_message(JobDispatch, message.body))
+    return found
+
+
+async def outbox_rows(db: AsyncEngine) -> list[Any]:
+    async with db.connect() as connection:
+        return list(await connection.execute(select(outbox.c.job_id, outbox.c.claimed_at)))
+
+
+async def test_a_relay_killed_after_the_confirm_never_publishes_the_dispatch_again(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """The order of issue 19's double run: the broker confirmed the ready message, the
+    scheduler died before its relay recorded it as sent, the restarted relay found the row."""
+    job = await record(db, scheduler_settings)
+    real = Publisher(client_bus.topology.jobs)
+    dying = relay(db, {topology.JOBS_EXCHANGE: Scripted(real, after=hang)})
+    passing = asyncio.create_task(dying.pass_once())
+    first = await eventually(lambda: ready_messages(client_bus), what="the confirmed dispatch")
+    assert [(m.job_id, m.attempt) for m in first] == [(job.job_id, 1)]
+    passing.cancel()  # kill -9: the pass never settles (it hangs past its stop grace)
+    await asyncio.gather(passing, return_exceptions=True)
+    clock = await queued_at(db, job)
+
+    restarted = relay(db, {topology.JOBS_EXCHANGE: real}, abandoned_after=0.5)
+    assert await restarted.pass_once() == 0  # a claim, not an unsent row
+    await asyncio.sleep(0.6)
+    restarted._next_sweep = 0.0  # the next sweep is due (it runs every abandoned_after / 2)
+    assert await restarted.pass_once() == 0
+    assert await ready_messages(client_bus) == []  # published once, on the killed pass
+    assert await outbox_rows(db) == []  # dropped: the reconciler's clock runs from now
+    assert await queued_at(db, job) > clock
+    async with db.begin() as connection:
+        defaults = job_defaults(scheduler_settings)
+        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0, defaults) == 0
+
+
+async def test_a_publish_lost_with_its_connection_is_left_to_the_reconciler(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """The publish went out and its confirm never came: the broker may hold the message, so
+    the dispatch is dropped (no second copy) and its reconciler clock restarted; had the
+    broker lost it, the reconciler dispatches a new attempt once the clock runs out."""
+    job = await record(db, scheduler_settings)
+    clock = await queued_at(db, job)
+    real = Publisher(client_bus.topology.jobs)
+    failing = relay(db, {topology.JOBS_EXCHANGE: Scripted(real, after=connection_lost)})
+    assert await failing.pass_once() == 0
+    assert [m.job_id for m in await ready_messages(client_bus)] == [job.job_id]
+    assert await relay(db, {topology.JOBS_EXCHANGE: real}).pass_once() == 0
+    assert await ready_messages(client_bus) == []
+    assert await outbox_rows(db) == []
+    assert await queued_at(db, job) > clock
+
+
+async def test_a_cancel_request_whose_publish_failed_is_published_again(
+    db: AsyncEngine, client_bus: RabbitBus
+) -> None:
+    """Other messages than dispatches are idempotent for their consumers: released, sent
+    again by the next pass."""
+    workers = await client_bus.channel.declare_queue(exclusive=True)  # a worker's control queue
+    await workers.bind(client_bus.topology.events, topology.CONTROL_CANCEL)
+    changes = Changes()
+    changes.cancel_attempt(uuid.uuid4(), 1, "cancel requested")
+    async with db.begin() as connection:
+        await changes.flush(connection)
+    real = Publisher(client_bus.topology.events)
+    failing = relay(db, {topology.EVENTS_EXCHANGE: Scripted(real, after=connection_lost)})
+    assert await failing.pass_once() == 0
+    assert [row.claimed_at for row in await outbox_rows(db)] == [None]
+    assert await relay(db, {topology.EVENTS_EXCHANGE: real}).pass_once() == 1
+    assert await outbox_rows(db) == []
+    await asyncio.sleep(0.2)
+    assert (await workers.declare()).message_count == 2  # the unconfirmed copy, and this one
+
+
+async def test_a_stopping_relay_settles_the_publishes_in_flight(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """A graceful stop mid-pass waits for the confirms and deletes the rows, so a restart
+    neither sends them again nor leaves them to the reconciler."""
+    job = await record(db, scheduler_settings)
+    real = Publisher(client_bus.topology.jobs)
+    slow = OutboxRelay(
+        db,
+        {topology.JOBS_EXCHANGE: Scripted(real, after=lambda: asyncio.sleep(0.3))},
+        limit=100,
+        clock_slack=5.0,
+        abandoned_after=10.0,
+        stop_grace=5.0,
+    )
+    passing = asyncio.create_task(slow.pass_once())
+    await asyncio.sleep(0.1)
+    passing.cancel()
+    await asyncio.gather(passing, return_exceptions=True)
+    assert await outbox_rows(db) == []
+    assert [m.job_id for m in await ready_messages(client_bus)] == [job.job_id]
+
+
+async def test_while_the_channel_is_closed_nothing_is_claimed(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    await record(db, scheduler_settings)
+    channel = await client_bus.connection.channel()
+    closed = Publisher(await channel.get_exchange(topology.JOBS_EXCHANGE))
+    await channel.close()
+    assert await relay(db, {topology.JOBS_EXCHANGE: closed}).pass_once() == 0
+    assert [row.claimed_at for row in await outbox_rows(db)] == [None]
