@@ -166,6 +166,9 @@ class JobError(BaseModel):
     kind: ErrorKind
     error_class: str
     message: str
+    # A retryable failure's own delay before the next attempt (the SDK's ``RetryLater``), in
+    # place of the job's retry policy; still within the job's attempts.
+    retry_after_seconds: float | None = Field(default=None, ge=0, le=86_400)
 
 
 class JobResult(Message):

@@ -31,6 +31,7 @@ from .conftest import (
     job_row,
     next_dispatch,
     submitted,
+    timeline_reasons,
     wait_status,
 )
 
@@ -282,3 +283,20 @@ async def test_ready_fails_when_the_broker_no_longer_counts_a_consumer(
     assert consumer._consumer_tag is not None
     await consumer.queue.cancel(consumer._consumer_tag)
     assert (await scheduler.ready())["consumers"] is False
+
+
+async def test_a_handler_s_retry_later_sets_the_delay_in_place_of_the_policy(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """RetryLater(delay_seconds=90) from the SDK: the retry waits 90 s, not the 50 ms the
+    test's exponential policy would give attempt 1."""
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    later = FAILURE.model_copy(update={"retry_after_seconds": 90.0})
+    await bus.publisher.publish(
+        topology.RESULTS, job_result(message.job_id, 1, "failed", error=later)
+    )
+    row = await wait_status(db, message.job_id, "scheduled")
+    assert 85 <= (row.run_at - utcnow()).total_seconds() <= 90
+    assert "retry in 90000 ms" in await timeline_reasons(db, message.job_id)

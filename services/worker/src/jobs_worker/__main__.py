@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+
 import uvloop
 
 from jobs_common.logging import configure_logging
 from jobs_common.serve import serve
 from jobs_common.settings import settings_from_environment
 from jobs_worker.app import create_app
+from jobs_worker.handler_loading import HandlerLoadError, Handlers, handlers_for
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 
+# A worker that cannot load its handlers exits with this code (before it connects anywhere).
+EXIT_BAD_HANDLERS = 3
 
-async def run_burst(settings: Settings) -> None:
+
+async def run_burst(settings: Settings, handlers: Handlers) -> None:
     """Process what is queued, then exit (no HTTP server)."""
-    runtime = WorkerRuntime(settings)
+    runtime = WorkerRuntime(settings, handlers=handlers)
     await runtime.start()
     try:
         await runtime.run_until_idle()
@@ -25,10 +31,15 @@ async def run_burst(settings: Settings) -> None:
 def main() -> None:
     settings = settings_from_environment(Settings)
     configure_logging(service="worker", level=settings.log_level, json=settings.log_json)
+    try:
+        handlers = handlers_for(settings)
+    except HandlerLoadError as exc:
+        print(f"jobs-worker: cannot start: {exc}", file=sys.stderr)
+        sys.exit(EXIT_BAD_HANDLERS)
     if settings.burst:
-        uvloop.run(run_burst(settings))
+        uvloop.run(run_burst(settings, handlers))
         return
-    serve(create_app(settings), settings)
+    serve(create_app(settings, handlers), settings)
 
 
 if __name__ == "__main__":

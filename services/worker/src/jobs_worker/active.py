@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobs_common.contracts import JobDispatch
+from jobs_worker.domain.context import CancelSignal
 
 JobKey = tuple[uuid.UUID, int]
 
@@ -43,6 +44,8 @@ class ActiveJob:
     running_confirmed: bool = False
     result_confirmed: bool = False
     cancel_reason: str | None = None
+    cancel_signal: CancelSignal = field(default_factory=CancelSignal)  # the handler's view
+    progress: tuple[float, str | None] | None = None  # the latest ctx.progress
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -103,6 +106,7 @@ class ActiveJobs:
             return False
         if job.cancel_reason is None:
             job.cancel_reason = reason
+        job.cancel_signal.set()
         if job.handler is not None and not job.handler.done():
             job.handler.cancel()
         return True

@@ -10,14 +10,15 @@ from fastapi import FastAPI
 from jobs_common.http import LogContextMiddleware, install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_worker.api.routes import install_routes
+from jobs_worker.handler_loading import Handlers
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, handlers: Handlers | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = WorkerRuntime(settings)
+        runtime = WorkerRuntime(settings, handlers=handlers)
         await runtime.start()
         app.state.runtime = runtime
         try:

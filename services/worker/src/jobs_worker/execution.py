@@ -20,16 +20,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
 import orjson
 from aio_pika.abc import AbstractIncomingMessage
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from jobs_common import acks, log_context
 from jobs_common.contracts import (
@@ -47,8 +49,9 @@ from jobs_worker import metrics
 from jobs_worker.active import ActiveJob, ActiveJobs, Phase
 from jobs_worker.batching import QueuedLines, ResultBatcher
 from jobs_worker.domain.cancellations import CancelledSet
-from jobs_worker.domain.context import JobContext, JobLogger, LogForward, Registry
+from jobs_worker.domain.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify, public_message
+from jobs_worker.domain.slots import SlotPool
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -87,9 +90,16 @@ class JobExecutor:
         cancelled: CancelledSet,
         log_forwarder: ForwarderFactory | None = None,
         queued_lines: QueuedLines | None = None,
+        resources: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
+        self.resources = dict(resources or {})
+        # Sync (def) handlers run here, never on the event loop.
+        self.sync_pool = ThreadPoolExecutor(
+            max_workers=settings.sync_handler_threads, thread_name_prefix="handler"
+        )
+        self.slots = SlotPool(settings.concurrency)
         self.publisher = publisher
         self.worker_id = worker_id
         self.active = active
@@ -143,7 +153,9 @@ class JobExecutor:
             if reason is not None:
                 await self._refuse(message, job, reason)
             else:
-                await self._execute(message, job)
+                spec = self.registry.get(dispatch.job_type)
+                async with self.slots.hold(spec.slots if spec is not None else 1):
+                    await self._execute(message, job)
         except asyncio.CancelledError:
             log.warning(
                 "job abandoned; left unacked",
@@ -302,6 +314,10 @@ class JobExecutor:
             payload = spec.payload_model.model_validate(dispatch.payload)
         except ValidationError as exc:
             return _failure(ErrorKind.PERMANENT, "InvalidPayload", str(exc))
+
+        def progressed(percent: float, text: str | None) -> None:
+            job.progress = (percent, text)
+
         ctx = JobContext(
             job_id=dispatch.job_id,
             attempt=dispatch.attempt,
@@ -309,14 +325,17 @@ class JobExecutor:
             worker_id=self.worker_id,
             trace_id=dispatch.trace_id,
             settings=self.settings,
-            logger=logger,
+            log=logger,
+            cancel_signal=job.cancel_signal,
+            progress_sink=progressed,
+            resources=self.resources,
         )
         # The handler runs in its own task: a cancel request cancels that task only, so this
         # (delivery) task survives to report ``cancelled``; cancelling the delivery task
         # (shutdown) cancels the handler through the await and is told apart by
         # ``cancelling()``.
-        handler: asyncio.Task[dict[str, Any]] = asyncio.create_task(
-            spec.run(ctx, payload), name=f"handler:{dispatch.job_id}:{dispatch.attempt}"
+        handler: asyncio.Task[Any] = asyncio.create_task(
+            self._call(spec, ctx, payload), name=f"handler:{dispatch.job_id}:{dispatch.attempt}"
         )
         job.handler = handler
         scope = asyncio.timeout(dispatch.timeout_seconds)
@@ -344,6 +363,11 @@ class JobExecutor:
             job.handler = None
             if not handler.done():
                 handler.cancel()
+        if spec.result_model is not None or isinstance(result, BaseModel):
+            try:
+                result = as_result(spec, result)
+            except ValidationError as exc:
+                return _failure(ErrorKind.PERMANENT, "InvalidResult", str(exc))
         # Checked here, not left to JobResult: a result it refused raised out of the delivery
         # task, which then neither reported nor acked the attempt.
         if result is not None and not isinstance(result, dict):
@@ -357,6 +381,17 @@ class JobExecutor:
         except orjson.JSONEncodeError as exc:
             return _failure(ErrorKind.PERMANENT, "ResultNotSerializable", str(exc))
         return "succeeded", result, None
+
+    async def _call(self, spec: HandlerSpec, ctx: JobContext, payload: BaseModel) -> Any:
+        """Run the handler: a coroutine on this loop, a sync function in the thread pool (with
+        this task's log context; a cancel or timeout leaves the thread to finish alone)."""
+        if spec.is_async:
+            return await spec.run(ctx, payload)
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.sync_pool, partial(context.run, spec.run, ctx, payload)
+        )
 
     def _handler_failed(self, job: ActiveJob, logger: JobLogger, exc: Exception) -> Outcome:
         if job.cancel_reason is not None:  # failed while being cancelled: it was cancelled
@@ -413,3 +448,13 @@ class JobExecutor:
             else str(exc)
         )
         await self.settler.settle(message, acks.Outcome.POISON, queue=queue, reason=reason[:1000])
+
+
+def as_result(spec: HandlerSpec, value: Any) -> Any:
+    """The handler's return value as the JSON object a result is: validated against its
+    ``result`` model when it has one (a dict or that model), a model dumped as JSON."""
+    if spec.result_model is not None and not isinstance(value, spec.result_model):
+        value = spec.result_model.model_validate(value)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return value

@@ -10,23 +10,22 @@ import logging
 import os
 import socket
 import uuid
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
 from aio_pika.exceptions import AMQPConnectionError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.db import create_engine
 from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
 from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
 from jobs_worker.control import ControlConsumer
 from jobs_worker.domain.cancellations import CancelledSet
-from jobs_worker.domain.context import Registry
 from jobs_worker.execution import JobExecutor
-from jobs_worker.handlers import default_registry
+from jobs_worker.handler_loading import Handlers, handlers_for
 from jobs_worker.heartbeat import HeartbeatLoop, WorkerIdentity
 from jobs_worker.joblogs import JobLogShipper
 from jobs_worker.settings import Settings
@@ -47,7 +46,7 @@ class ReadyConsumer:
 
 
 class WorkerRuntime:
-    def __init__(self, settings: Settings, *, registry: Registry | None = None) -> None:
+    def __init__(self, settings: Settings, *, handlers: Handlers | None = None) -> None:
         self.settings = settings
         self.worker_id = settings.worker_id or make_worker_id()
         self.active = ActiveJobs()
@@ -59,9 +58,9 @@ class WorkerRuntime:
         )
         self.heartbeat: HeartbeatLoop | None = None
         self.logs: JobLogShipper | None = None
-        self._registry = registry
+        self._handlers = handlers
+        self._resources = AsyncExitStack()
         self._bus: RabbitBus | None = None
-        self._engine: AsyncEngine | None = None
         self._executor: JobExecutor | None = None
         self._consumers: dict[str, ReadyConsumer] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -80,12 +79,8 @@ class WorkerRuntime:
         return len(self._tasks)
 
     async def start(self) -> None:
-        self._engine = create_engine(
-            self.settings.database_url, pool_size=self.settings.db_pool_size
-        )
-        registry = (
-            self._registry if self._registry is not None else default_registry(engine=self._engine)
-        )
+        handlers = self._handlers if self._handlers is not None else handlers_for(self.settings)
+        resources = await self._open_resources(handlers)
         self._bus = await self._connect()
         # Control first: a cancel that arrives before a delivery must be known when it does.
         await self.control.start(self._bus.connection)
@@ -102,7 +97,8 @@ class WorkerRuntime:
         await self.logs.start()
         self._executor = JobExecutor(
             settings=self.settings,
-            registry=registry,
+            registry=handlers.registry,
+            resources=resources,
             publisher=self._bus.publisher,
             worker_id=self.worker_id,
             active=self.active,
@@ -218,9 +214,16 @@ class WorkerRuntime:
         await self.control.stop()
         if self._bus is not None:
             await self._bus.close()
-        if self._engine is not None:
-            await self._engine.dispose()
+        await self._resources.aclose()
         log.info("worker stopped", extra={"action": "worker_stopped", "worker_id": self.worker_id})
+
+    async def _open_resources(self, handlers: Handlers) -> dict[str, Any]:
+        """Set up what the handler modules share (``@resource``), closed by :meth:`stop`."""
+        opened: dict[str, Any] = {}
+        for name, spec in handlers.resources.items():
+            factory = asynccontextmanager(spec.factory)
+            opened[name] = await self._resources.enter_async_context(factory(self.settings))
+        return opened
 
     async def _queues_empty(self) -> bool:
         for consumer in self._consumers.values():

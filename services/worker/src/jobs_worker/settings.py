@@ -10,7 +10,12 @@ from pydantic_settings import SettingsConfigDict
 
 from jobs_common.acks import AckPolicy
 from jobs_common.recipients import RecipientList
-from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
+from jobs_common.settings import (
+    AmqpSettingsMixin,
+    EntryList,
+    PostgresSettingsMixin,
+    ServiceSettings,
+)
 from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
 
 
@@ -23,6 +28,13 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     prefetch_high: int = Field(default=20, ge=1)
     prefetch_medium: int = Field(default=10, ge=1)
     prefetch_low: int = Field(default=5, ge=1)
+
+    # Handler modules to import (comma-separated), beside the jobs_platform.handlers entry
+    # points (the built-in types are some) unless handler_entry_points is false.
+    handler_modules: EntryList = []
+    handler_entry_points: bool = True
+    # Threads that run sync (def) handlers: at most this many at once on this worker.
+    sync_handler_threads: int = Field(default=8, ge=1, le=256)
 
     drain_timeout: float = Field(default=30.0, ge=0)
     burst: bool = False

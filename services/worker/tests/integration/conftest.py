@@ -11,6 +11,7 @@ import pytest
 
 from jobs_common.rabbit import RabbitBus
 from jobs_worker.domain.context import Registry
+from jobs_worker.handler_loading import Handlers
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 from jobs_worker.testing import Observer
@@ -42,7 +43,8 @@ async def start_worker(worker_settings: Settings) -> AsyncIterator[StartWorker]:
     async def start(*, registry: Registry | None = None, **overrides: Any) -> WorkerRuntime:
         """A started runtime with ``overrides`` on its settings (and its own handlers)."""
         settings = worker_settings.model_copy(update=overrides)
-        runtime = WorkerRuntime(settings, registry=registry)
+        handlers = None if registry is None else Handlers(registry=registry)
+        runtime = WorkerRuntime(settings, handlers=handlers)
         await runtime.start()
         runtimes.append(runtime)
         return runtime

@@ -26,7 +26,8 @@ from jobs_common.topology import (
     RUNNING,
     queue_arguments,
 )
-from jobs_worker.domain.context import HandlerSpec, JobContext, Registry
+from jobs_worker.domain.context import JobContext, Registry
+from jobs_worker.sdk import handler, spec_of
 from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
@@ -139,13 +140,14 @@ async def test_a_result_that_is_no_json_object_fails_the_attempt(
     acked (the result model refused it after the handler ran, and the delivery stayed
     unreported and unacked on the channel)."""
 
+    @handler("returns_list", payload=SimulatePayload)
     async def returns_a_list(ctx: JobContext, payload: SimulatePayload) -> Any:
         return [1, 2, 3]
 
     results = await observer.collect(RESULTS)
-    registry: Registry = {
-        "returns_list": HandlerSpec(payload_model=SimulatePayload, run=returns_a_list)
-    }
+    spec = spec_of(returns_a_list)
+    assert spec is not None
+    registry: Registry = {"returns_list": spec}
     runtime = await start_worker(registry=registry)
     dispatch = make_dispatch("returns_list", quick_simulate(), priority=3)
     await observer.publish(dispatch)

@@ -65,9 +65,12 @@ async def fail_attempt(
     defaults: JobDefaults,
     attempt_status: str,
     lease_lost: bool = False,
+    retry_after_seconds: float | None = None,
 ) -> None:
     """An attempt of the locked ``job`` ended badly: its row is finished, and the job moves
-    through ``failed`` to what the failure policy decides (a retry, dead, or cancelled)."""
+    through ``failed`` to what the failure policy decides (a retry, dead, or cancelled). A
+    retry waits ``retry_after_seconds`` when the handler asked for it (``RetryLater``), else
+    what the job's retry policy says."""
     current = S(job.status)
     failed: Via = ((S.FAILED, f"{kind.value}: {error_class}"),)
     await finish_attempt(
@@ -91,7 +94,11 @@ async def fail_attempt(
             connection, changes, job, current=current, reason="cancelled", via=failed
         )
     elif decision.action == "retry":
-        delay_ms = retry_delay_ms(defaults.policy_for(job.retry_policy), job.attempt)
+        delay_ms = (
+            round(retry_after_seconds * 1000)
+            if retry_after_seconds is not None
+            else retry_delay_ms(defaults.policy_for(job.retry_policy), job.attempt)
+        )
         retry = Transition(
             job.id,
             current,

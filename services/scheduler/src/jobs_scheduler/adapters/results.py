@@ -220,4 +220,5 @@ async def _attempt_failed(
         error=error.message if error else "the worker reported no error",
         defaults=defaults,
         attempt_status="timed_out" if error and error.kind == ErrorKind.TIMEOUT else "failed",
+        retry_after_seconds=error.retry_after_seconds if error else None,
     )

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, MutableMapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from jobs_common.payloads import Payload
+from pydantic import BaseModel
+
 from jobs_worker.domain.errors import describe
 
 if TYPE_CHECKING:
     from jobs_worker.settings import Settings
-
-P = TypeVar("P", bound=Payload)
-
 
 LogForward = Callable[[int, str], None]
 """Receives ``(levelno, rendered line)`` for every forwarded job log line; must be safe to
@@ -100,26 +100,95 @@ class JobLogger(logging.LoggerAdapter[logging.Logger]):
         )
 
 
+class CancelSignal:
+    """Set when the attempt is asked to stop (a person's cancel, a lease judged lost). An
+    async handler is also cancelled at its next ``await``; a sync one, running in a thread,
+    can only stop by polling :attr:`JobContext.cancelled`."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()  # read from handler threads
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._flag.set()
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+ProgressSink = Callable[[float, str | None], None]
+
+
 @dataclass(frozen=True)
 class JobContext:
+    """What a handler is given with its payload (``jobs_worker.sdk`` re-exports it)."""
+
     job_id: uuid.UUID
     attempt: int
     job_type: str
     worker_id: str
     trace_id: str
-    settings: Settings
-    logger: JobLogger
+    settings: Settings  # the worker's own settings (the built-in handlers read theirs here)
+    log: JobLogger  # lines at WORKER_JOB_LOG_LEVEL and above reach the job's logs
+    cancel_signal: CancelSignal = field(default_factory=CancelSignal)
+    progress_sink: ProgressSink | None = None
+    resources: Mapping[str, Any] = field(default_factory=dict)
+
+    def resource(self, name: str) -> Any:
+        """A resource a handler module set up with ``@resource(name)``."""
+        try:
+            return self.resources[name]
+        except KeyError:
+            raise LookupError(f"no resource {name!r} on this worker") from None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the attempt was asked to stop: poll it in long loops of a sync handler."""
+        return self.cancel_signal.is_set()
+
+    async def wait_cancelled(self) -> None:
+        """Returns once the attempt is asked to stop."""
+        await self.cancel_signal.wait()
+
+    async def progress(self, percent: float, message: str | None = None) -> None:
+        """Report how far the attempt got (0-100), with an optional message: a job log line,
+        and the latest value on the attempt."""
+        self.report_progress(percent, message)
+
+    def report_progress(self, percent: float, message: str | None = None) -> None:
+        """:meth:`progress` for sync handlers (safe from their thread)."""
+        if not 0 <= percent <= 100:
+            raise ValueError(f"progress is a percentage from 0 to 100, not {percent}")
+        if message:
+            self.log.info("progress %g%%: %s", percent, message, extra={"action": "progress"})
+        else:
+            self.log.info("progress %g%%", percent, extra={"action": "progress"})
+        if self.progress_sink is not None:
+            self.progress_sink(percent, message)
 
 
-HandlerFn = Callable[[JobContext, P], Coroutine[Any, Any, dict[str, Any]]]
+AsyncHandler = Callable[[JobContext, Any], Coroutine[Any, Any, Any]]
+SyncHandler = Callable[[JobContext, Any], Any]
 
 
 @dataclass(frozen=True)
-class HandlerSpec(Generic[P]):
-    """One job type: its payload model and the coroutine that runs it."""
+class HandlerSpec:
+    """One job type as a worker serves it (``jobs_worker.sdk.handler`` builds it)."""
 
-    payload_model: type[P]
-    run: HandlerFn[P]
+    job_type: str
+    payload_model: type[BaseModel]
+    run: AsyncHandler | SyncHandler
+    is_async: bool
+    timeout_seconds: int = 300
+    max_attempts: int = 3
+    queue: str = "default"
+    result_model: type[BaseModel] | None = None
+    slots: int = 1
+    module: str = ""  # where it was defined, for the messages that name it
 
 
-Registry = dict[str, HandlerSpec[Any]]
+Registry = dict[str, HandlerSpec]

@@ -38,6 +38,23 @@ class PermanentJobError(JobFailure):
     kind = ErrorKind.PERMANENT
 
 
+class RetryLater(RetryableJobError):
+    """Try again after ``delay_seconds`` (in place of the job's retry policy), within the
+    job's attempts: a rate limit, a resource not ready yet."""
+
+    def __init__(
+        self, delay_seconds: float, message: str = "", *, error_class: str | None = None
+    ) -> None:
+        if not 0 <= delay_seconds <= 86_400:
+            raise ValueError(f"delay_seconds is 0 to 86400, not {delay_seconds}")
+        super().__init__(message or f"retry in {delay_seconds:g} s", error_class=error_class)
+        self.delay_seconds = float(delay_seconds)
+
+
+class FailPermanently(PermanentJobError):
+    """The job can never succeed: dead at once, no further attempts."""
+
+
 class JobTimedOut(JobFailure):
     """The attempt ran past its ``timeout_seconds``."""
 
@@ -84,7 +101,10 @@ def classify(exc: BaseException) -> JobError:
     message is the exception's own (paths stripped), never a traceback."""
     if isinstance(exc, JobFailure):
         return JobError(
-            kind=exc.kind, error_class=exc.error_class, message=public_message(exc.message)
+            kind=exc.kind,
+            error_class=exc.error_class,
+            message=public_message(exc.message),
+            retry_after_seconds=exc.delay_seconds if isinstance(exc, RetryLater) else None,
         )
     message = str(exc) or type(exc).__name__
     return JobError(

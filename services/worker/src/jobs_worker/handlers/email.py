@@ -12,8 +12,8 @@ from jobs_common.contracts import utcnow
 from jobs_common.payloads import EmailPayload
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
 from jobs_worker.adapters.smtp import SmtpConfig, send_message
-from jobs_worker.domain.context import HandlerSpec, JobContext
 from jobs_worker.domain.errors import PermanentJobError
+from jobs_worker.sdk import JobContext, handler
 from jobs_worker.settings import Settings
 
 
@@ -58,13 +58,14 @@ def check_recipient(settings: Settings, recipient: str) -> None:
         raise PermanentJobError(f"{recipient}: {NOT_ALLOWED}", error_class="RecipientNotAllowed")
 
 
+@handler("email", payload=EmailPayload)
 async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
     check_recipient(ctx.settings, str(payload.to))
     message = build_message(
         payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=ctx.settings.smtp_from
     )
     config = smtp_config(ctx.settings)
-    ctx.logger.info(
+    ctx.log.info(
         "connecting to smtp %s:%s%s",
         config.host,
         config.port,
@@ -72,7 +73,7 @@ async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
     )
     await asyncio.to_thread(send_message, config, message)
     accepted_at = utcnow()
-    ctx.logger.info(
+    ctx.log.info(
         "sent %s to %s",
         message["Message-ID"],
         payload.to,
@@ -83,6 +84,3 @@ async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
         "to": str(payload.to),
         "acceptedAt": accepted_at.isoformat(),
     }
-
-
-SPEC = HandlerSpec(payload_model=EmailPayload, run=run)

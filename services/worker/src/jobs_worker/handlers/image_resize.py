@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +10,8 @@ from PIL import Image, UnidentifiedImageError
 
 from jobs_common.payloads import ImageResizePayload
 from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
-from jobs_worker.domain.context import HandlerSpec, JobContext
 from jobs_worker.domain.errors import PermanentJobError
+from jobs_worker.sdk import JobContext, handler
 
 _PIL_FORMATS = {"png": "PNG", "jpeg": "JPEG", "webp": "WEBP"}
 _EXTENSIONS = {"png": "png", "jpeg": "jpg", "webp": "webp"}
@@ -86,8 +85,10 @@ def resize_image(
     )
 
 
-def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
-    """Runs in a worker thread: its log lines reach the loop through the thread-safe logger."""
+@handler("image_resize", payload=ImageResizePayload)
+def run(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
+    """A sync handler: it runs in the worker's thread pool, its log lines reach the loop
+    through the thread-safe logger."""
     resized = resize_image(
         payload.image_bytes(),
         width=payload.width,
@@ -96,7 +97,7 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
         max_pixels=ctx.settings.max_image_pixels,
     )
     path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, resized.extension)
-    ctx.logger.info(
+    ctx.log.info(
         "decoded %dx%d %s, resized to %dx%d %s",
         resized.source_width,
         resized.source_height,
@@ -107,7 +108,7 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
     )
     artifact = write_atomically(path, resized.data)
     # The owner reads this line: the file's name, its full path in the worker's log only.
-    ctx.logger.info(
+    ctx.log.info(
         "wrote %s (%d bytes)",
         artifact.path.name,
         artifact.bytes,
@@ -121,10 +122,3 @@ def _resize_and_store(ctx: JobContext, payload: ImageResizePayload) -> dict[str,
         "bytes": artifact.bytes,
         "sha256": artifact.sha256,
     }
-
-
-async def run(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
-    return await asyncio.to_thread(_resize_and_store, ctx, payload)
-
-
-SPEC = HandlerSpec(payload_model=ImageResizePayload, run=run)

@@ -12,62 +12,73 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import utcnow
+from jobs_common.db import create_engine
 from jobs_common.payloads import ReportPayload
 from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
 from jobs_worker.adapters.jobstore_reader import owner_summary
-from jobs_worker.domain.context import HandlerSpec, JobContext
 from jobs_worker.domain.errors import PermanentJobError
 from jobs_worker.domain.report import build_summary, created_bounds, render, summary_rows
+from jobs_worker.sdk import JobContext, handler, resource
+from jobs_worker.settings import Settings
+
+JOB_STORE = "job_store"
 
 
-class ReportGeneration:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
+@resource(JOB_STORE)
+async def job_store(settings: Settings) -> AsyncIterator[AsyncEngine]:
+    """The job store, read-only here: the report's rows."""
+    engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
 
-    async def run(self, ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
-        lower, upper = created_bounds(payload.from_, payload.to)
-        ctx.logger.info("reading your jobs created in [%s, %s)", lower or "-", upper or "-")
-        found = await owner_summary(self.engine, job_id=ctx.job_id, lower=lower, upper=upper)
-        if found is None:
-            raise PermanentJobError(
-                "the report job is not recorded in the job store", error_class="JobNotRecorded"
-            )
-        rows, runtime = found.rows, found.runtime
-        ctx.logger.info(
-            "rows: %d (status, type, priority) groups covering %d jobs",
-            len(rows),
-            sum(row.count for row in rows),
+
+@handler("report_generation", payload=ReportPayload)
+async def run(ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
+    lower, upper = created_bounds(payload.from_, payload.to)
+    ctx.log.info("reading your jobs created in [%s, %s)", lower or "-", upper or "-")
+    found = await owner_summary(
+        ctx.resource(JOB_STORE), job_id=ctx.job_id, lower=lower, upper=upper
+    )
+    if found is None:
+        raise PermanentJobError(
+            "the report job is not recorded in the job store", error_class="JobNotRecorded"
         )
-        summary = build_summary(
-            rows, runtime, date_from=payload.from_, date_to=payload.to, generated_at=utcnow()
+    rows, runtime = found.rows, found.runtime
+    ctx.log.info(
+        "rows: %d (status, type, priority) groups covering %d jobs",
+        len(rows),
+        sum(row.count for row in rows),
+    )
+    summary = build_summary(
+        rows, runtime, date_from=payload.from_, date_to=payload.to, generated_at=utcnow()
+    )
+    rendered = render(summary, payload.format)
+    digest = hashlib.sha256(rendered).hexdigest()
+    ctx.log.info("rendered %s: %d bytes", payload.format, len(rendered))
+    if len(rendered) <= ctx.settings.report_inline_limit:
+        content: dict[str, Any] = (
+            {"rows": summary_rows(summary)} if payload.format == "csv" else {"summary": summary}
         )
-        rendered = render(summary, payload.format)
-        digest = hashlib.sha256(rendered).hexdigest()
-        ctx.logger.info("rendered %s: %d bytes", payload.format, len(rendered))
-        if len(rendered) <= ctx.settings.report_inline_limit:
-            content: dict[str, Any] = (
-                {"rows": summary_rows(summary)} if payload.format == "csv" else {"summary": summary}
-            )
-            return {"format": payload.format, **content, "bytes": len(rendered), "sha256": digest}
-        path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
-        artifact = await asyncio.to_thread(write_atomically, path, rendered)
-        ctx.logger.info(
-            "wrote %s (above the inline limit of %d bytes)",
-            artifact.path.name,
-            ctx.settings.report_inline_limit,
-            extra={"action": "report_written", "path": str(artifact.path)},
-        )
-        return {
-            "format": payload.format,
-            "artifact": artifact_key(ctx.job_id, ctx.attempt, payload.format),
-            "bytes": artifact.bytes,
-            "sha256": artifact.sha256,
-        }
-
-    def spec(self) -> HandlerSpec[ReportPayload]:
-        return HandlerSpec(payload_model=ReportPayload, run=self.run)
+        return {"format": payload.format, **content, "bytes": len(rendered), "sha256": digest}
+    path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
+    artifact = await asyncio.to_thread(write_atomically, path, rendered)
+    ctx.log.info(
+        "wrote %s (above the inline limit of %d bytes)",
+        artifact.path.name,
+        ctx.settings.report_inline_limit,
+        extra={"action": "report_written", "path": str(artifact.path)},
+    )
+    return {
+        "format": payload.format,
+        "artifact": artifact_key(ctx.job_id, ctx.attempt, payload.format),
+        "bytes": artifact.bytes,
+        "sha256": artifact.sha256,
+    }

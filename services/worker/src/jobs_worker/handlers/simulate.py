@@ -6,27 +6,25 @@ import asyncio
 from typing import Any
 
 from jobs_common.payloads import SimulatePayload
-from jobs_worker.domain.context import HandlerSpec, JobContext
 from jobs_worker.domain.errors import RetryableJobError
 from jobs_worker.domain.simulate import plan_simulation
+from jobs_worker.sdk import JobContext, handler
 
 
+@handler("simulate", payload=SimulatePayload)
 async def run(ctx: JobContext, payload: SimulatePayload) -> dict[str, Any]:
     plan = plan_simulation(payload)
     if plan.immediate_failure:
-        ctx.logger.info("failing at once (immediateFailureRate %s)", payload.immediate_failure_rate)
+        ctx.log.info("failing at once (immediateFailureRate %s)", payload.immediate_failure_rate)
         raise RetryableJobError("simulated immediate failure", error_class="SimulatedFailure")
-    ctx.logger.info("sleeping %.3f s", plan.duration_seconds)
+    ctx.log.info("sleeping %.3f s", plan.duration_seconds)
     await asyncio.sleep(plan.duration_seconds)
     if plan.fails:
-        ctx.logger.info(
+        ctx.log.info(
             "worked %.3f s, then failed (failureRate %s)",
             plan.duration_seconds,
             payload.failure_rate,
         )
         raise RetryableJobError("simulated failure", error_class="SimulatedFailure")
-    ctx.logger.info("worked %.3f s, succeeded", plan.duration_seconds)
+    ctx.log.info("worked %.3f s, succeeded", plan.duration_seconds)
     return {"durationSeconds": round(plan.duration_seconds, 6)}
-
-
-SPEC = HandlerSpec(payload_model=SimulatePayload, run=run)
