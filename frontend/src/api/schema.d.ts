@@ -182,6 +182,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/job-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Job Types
+         * @description Every job type a submission may name: the built-ins and those workers announced,
+         *     with the payload schema, queue, defaults and how many live workers serve it.
+         */
+        get: operations["list_job_types_api_v1_job_types_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs": {
         parameters: {
             query?: never;
@@ -1321,6 +1342,62 @@ export interface components {
              * @description A registered job type.
              */
             type: string;
+        };
+        /** JobTypeOut */
+        JobTypeOut: {
+            /**
+             * Announcedat
+             * @description When a worker last announced this schema; null: never.
+             */
+            announcedAt?: string | null;
+            /**
+             * Builtin
+             * @description One of the platform's four built-in types.
+             */
+            builtin: boolean;
+            /**
+             * Liveworkers
+             * @description Workers that announced the type recently.
+             */
+            liveWorkers: number;
+            /**
+             * Maxattempts
+             * @description The type's default; null: the platform's (3).
+             */
+            maxAttempts?: number | null;
+            /**
+             * Payloadschema
+             * @description JSON Schema a payload must satisfy.
+             */
+            payloadSchema: {
+                [key: string]: unknown;
+            };
+            /** Queue */
+            queue: string;
+            /**
+             * Resultschema
+             * @description JSON Schema of the result, when the handler declares one.
+             */
+            resultSchema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Slots
+             * @description Concurrency slots one job of the type takes on a worker.
+             */
+            slots: number;
+            /**
+             * Timeoutseconds
+             * @description The type's default; null: the platform's (300 s).
+             */
+            timeoutSeconds?: number | null;
+            /** Type */
+            type: string;
+        };
+        /** JobTypesOut */
+        JobTypesOut: {
+            /** Types */
+            types: components["schemas"]["JobTypeOut"][];
         };
         /** LoginRequest */
         LoginRequest: {
@@ -2946,6 +3023,64 @@ export interface operations {
             };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_job_types_api_v1_job_types_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobTypesOut"];
+                };
+            };
+            /** @description Missing internal credentials or identity */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -267,6 +267,32 @@ class WorkerHeartbeat(Message):
     stopping: bool = False
 
 
+class JobTypeInfo(BaseModel):
+    """One job type as a worker serves it (``@handler`` in the worker SDK)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_type: str = Field(min_length=1, max_length=100)
+    payload_schema: dict[str, Any]  # JSON Schema of the payload model
+    result_schema: dict[str, Any] | None = None
+    timeout_seconds: int = Field(ge=1)
+    max_attempts: int = Field(ge=1)
+    queue: str
+    slots: int = Field(default=1, ge=1)
+
+
+class WorkerTypes(Message):
+    """worker -> submission (jobs.types): the job types this worker serves, sent when it
+    starts, again every ``WORKER_TYPES_INTERVAL`` while it runs (its liveness for the
+    registry) and once with ``leaving`` when it stops."""
+
+    type: Literal["worker.types"] = "worker.types"
+    worker_id: str
+    types: list[JobTypeInfo]
+    sent_at: AwareDatetime
+    leaving: bool = False
+
+
 class CancelAttempt(Message):
     """scheduler -> every worker (jobs.events, routing key ``control.cancel``): stop this
     attempt if you run it, and never start it; sent for a cancelled job and for an attempt

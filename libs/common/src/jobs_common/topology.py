@@ -39,6 +39,7 @@ RETRY: Final = "jobs.retry"
 CANCEL: Final = "jobs.cancel"
 LOGS: Final = "jobs.logs"
 DEAD: Final = "jobs.dead"
+TYPES: Final = "jobs.types"  # WorkerTypes: the job types workers serve -> the type registry
 
 # Routing keys on jobs.events: scheduler -> workers control, and live UI events.
 CONTROL_CANCEL: Final = "control.cancel"
@@ -77,6 +78,7 @@ ALL_QUEUES: Final = (
     CANCEL,
     LOGS,
     DEAD,
+    TYPES,
 )
 
 

@@ -21,10 +21,12 @@ from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.mongo import create_client
 from jobs_common.recipients import RecipientAllowList
 from jobs_submission.adapters.batches import BatchStore
+from jobs_submission.adapters.job_types import JobTypeStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
+from jobs_submission.api.job_types import build_job_types_router
 from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
 from jobs_submission.batches import BatchService
@@ -32,6 +34,7 @@ from jobs_submission.domain.quota import EmailPolicy, EmailQuota
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
 from jobs_submission.submissions import SubmissionService
+from jobs_submission.type_registry import TypeRegistry
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +59,18 @@ def create_app(settings: Settings) -> FastAPI:
         quotas = QuotaStore(client, settings.mongo_db)
         bus = BusHolder(settings.amqp_url, name="submission")
         relay = OutboxRelay(store=store, bus=bus, settings=settings)
+        job_types = JobTypeStore(client, settings.mongo_db)
+        types = TypeRegistry(
+            job_types,
+            bus,
+            refresh_seconds=settings.types_refresh_seconds,
+            worker_interval=settings.worker_types_interval_seconds,
+        )
         try:
             await store.ensure_indexes()
             await batches.ensure_indexes()
             await quotas.ensure_indexes()
+            await job_types.ensure_indexes()
             try:
                 await bus.get()
             except BrokerUnavailable:
@@ -70,6 +81,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.store = store
             app.state.bus = bus
             app.state.relay = relay
+            app.state.types = types
             on_accepted = relay.wake if settings.relay_enabled else lambda: None
             handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
             email = email_policy(settings)
@@ -80,6 +92,7 @@ def create_app(settings: Settings) -> FastAPI:
                 quotas=quotas,
                 email=email,
                 insert_batch_max=settings.insert_batch_max,
+                types=types,
             )
             app.state.batches = BatchService(
                 store,
@@ -89,12 +102,15 @@ def create_app(settings: Settings) -> FastAPI:
                 quotas=quotas,
                 email=email,
                 claim_lease_ms=int(settings.relay_claim_lease_seconds * 1000),
+                types=types,
             )
             if settings.relay_enabled:
                 relay.start()
+            types.start()
             log.info("submission service started", extra={"action": "startup"})
             yield
         finally:
+            await types.stop()
             await relay.stop()
             await bus.close()
             await client.close()
@@ -127,14 +143,17 @@ def create_app(settings: Settings) -> FastAPI:
         # Not the broker or MongoDB being away: jobs are still accepted then (the outbox).
         bus: BusHolder | None = getattr(app.state, "bus", None)
         relay: OutboxRelay | None = getattr(app.state, "relay", None)
+        types: TypeRegistry | None = getattr(app.state, "types", None)
         return {
             "broker_channel": bus is None or not bus.broken,
             "relay": relay is None or relay.alive or not settings.relay_enabled,
+            "job_types": types is None or types.alive,
         }
 
     add_ops_routes(app, ready, live=live, settings=settings)
     app.include_router(build_router())
     app.include_router(build_batch_router())
+    app.include_router(build_job_types_router())
     return app
 
 

@@ -42,6 +42,7 @@ from jobs_submission.domain.documents import (
     new_document,
     to_ms,
 )
+from jobs_submission.domain.job_types import TypeSource, known_types, named_types
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
 from jobs_submission.handoff import HandOff
@@ -67,6 +68,7 @@ class BatchService:
         clock: Callable[[], datetime] = utcnow,
         quotas: QuotaStore | None = None,
         email: EmailPolicy | None = None,
+        types: TypeSource | None = None,
         claim_lease_ms: int = 30_000,
     ) -> None:
         self.submissions = submissions
@@ -77,6 +79,7 @@ class BatchService:
         self.clock = clock
         self.quotas = quotas
         self.email = email or EmailPolicy()
+        self.types = types
 
     async def submit(
         self,
@@ -88,7 +91,8 @@ class BatchService:
     ) -> BatchAcceptance:
         now = self.clock()
         try:
-            request = validate_batch(body, identity=identity, now=now)
+            catalog = await known_types(self.types, named_types(body))
+            request = validate_batch(body, identity=identity, now=now, catalog=catalog)
             members = [(f"jobs.{i}.", spec) for i, spec in enumerate(request.specs)]
             if refused := refused_recipients(members, self.email.allowed):
                 raise ValidationFailed("batch validation failed", details=refused)

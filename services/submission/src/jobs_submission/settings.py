@@ -53,6 +53,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     relay_handoff_linger_seconds: float = Field(default=0.005, ge=0, le=0.1)
     relay_message_max_bytes: int = Field(default=1_000_000, ge=1_000)
     relay_poll_interval_seconds: float = Field(default=0.5, gt=0)
+    # The job type registry (type_registry.py): reloaded from MongoDB this often; a worker
+    # counts as live for a type while it announced it within three of its announce intervals
+    # (WORKER_TYPES_INTERVAL, 30 s by default: keep the two equal).
+    types_refresh_seconds: float = Field(default=2.0, gt=0)
+    worker_types_interval_seconds: float = Field(default=30.0, gt=0)
     relay_claim_lease_seconds: float = Field(default=30.0, gt=0)
     # Confirmed publishes are marked sent together, at most this long after (settling.py).
     relay_settle_interval_seconds: float = Field(default=0.1, ge=0, le=5.0)

@@ -18,6 +18,7 @@ from jobs_submission import metrics
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view, to_ms
+from jobs_submission.domain.job_types import TypeSource, known_types
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, QuotaWindow, refused_recipients
 from jobs_submission.domain.requests import (
     JobRequest,
@@ -50,6 +51,7 @@ class SubmissionService:
         clock: Callable[[], datetime] = utcnow,
         quotas: QuotaStore | None = None,
         email: EmailPolicy | None = None,
+        types: TypeSource | None = None,
         insert_batch_max: int = 256,
     ) -> None:
         self.store = store
@@ -58,6 +60,7 @@ class SubmissionService:
         self.clock = clock
         self.quotas = quotas
         self.email = email or EmailPolicy()
+        self.types = types
         self.inserts = GroupInsert(store.insert_unordered, max_batch=insert_batch_max)
 
     async def submit(
@@ -70,7 +73,8 @@ class SubmissionService:
     ) -> Accepted:
         job_type = body.get("type") if isinstance(body, dict) else None
         try:
-            request = resolve_owner(validate_job(body, now=self.clock()), identity)
+            catalog = await known_types(self.types, [job_type])
+            request = resolve_owner(validate_job(body, now=self.clock(), catalog=catalog), identity)
             if refused := refused_recipients([("", request)], self.email.allowed):
                 raise ValidationFailed("request validation failed", details=refused)
             await self._check_parents(request)

@@ -22,6 +22,7 @@ from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
 from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
+from jobs_worker.announce import TypeAnnouncer
 from jobs_worker.control import ControlConsumer
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.execution import JobExecutor
@@ -57,6 +58,7 @@ class WorkerRuntime:
             worker_id=self.worker_id, cancelled=self.cancelled, active=self.active
         )
         self.heartbeat: HeartbeatLoop | None = None
+        self.announcer: TypeAnnouncer | None = None
         self.logs: JobLogShipper | None = None
         self._handlers = handlers
         self._resources = AsyncExitStack()
@@ -118,6 +120,13 @@ class WorkerRuntime:
             stopping=lambda: self._stopping,
         )
         await self.heartbeat.start()
+        self.announcer = TypeAnnouncer(
+            publisher=self._bus.publisher,
+            worker_id=self.worker_id,
+            registry=handlers.registry,
+            interval=self.settings.types_interval,
+        )
+        await self.announcer.start()
         for name in READY_QUEUES:
             prefetch = self.settings.prefetch_for(name)
             channel = await open_channel(self._bus.connection, prefetch=prefetch)
@@ -211,6 +220,8 @@ class WorkerRuntime:
             await self.logs.stop(flush_timeout=self.settings.job_log_flush_timeout)
         if self.heartbeat is not None:
             await self.heartbeat.stop()  # the last one: stopping, nothing active
+        if self.announcer is not None:
+            await self.announcer.stop()  # leaving: the registry counts this worker no more
         await self.control.stop()
         if self._bus is not None:
             await self._bus.close()

@@ -54,6 +54,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 JOB_TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 QUEUE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 MAX_TYPE_LENGTH = 100
+MAX_TIMEOUT_SECONDS = 1_700
+MAX_ATTEMPTS = 20
 _MARK = "__jobs_handler__"
 _RESOURCE_MARK = "__jobs_resource__"
 
@@ -159,10 +161,12 @@ def _check(
             continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise HandlerDefinitionError(f"{where}: {name}= must be a pydantic model class")
-    if not 1 <= timeout_seconds <= 86_400:
-        raise HandlerDefinitionError(f"{where}: timeout_seconds is 1 to 86400")
-    if not 1 <= max_attempts <= 100:
-        raise HandlerDefinitionError(f"{where}: max_attempts is 1 to 100")
+    # The platform's own bounds (the API's): an attempt under RabbitMQ's 30-minute delivery
+    # timeout, at most 20 attempts.
+    if not 1 <= timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        raise HandlerDefinitionError(f"{where}: timeout_seconds is 1 to {MAX_TIMEOUT_SECONDS}")
+    if not 1 <= max_attempts <= MAX_ATTEMPTS:
+        raise HandlerDefinitionError(f"{where}: max_attempts is 1 to {MAX_ATTEMPTS}")
     if not QUEUE_NAME.match(queue):
         raise HandlerDefinitionError(f"{where}: queue {queue!r} is not a valid queue name")
     if not 1 <= slots <= 1_000:

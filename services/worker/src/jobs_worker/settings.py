@@ -49,6 +49,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Message ids whose requeue count this worker remembers (least recently requeued go first).
     requeue_counts_capacity: int = Field(default=10_000, ge=1)
 
+    # How often the worker announces its job types on jobs.types (the registry's liveness).
+    types_interval: float = Field(default=30.0, gt=0)
     # Heartbeats (jobs.heartbeat): the scheduler's lease lasts a few intervals.
     heartbeat_interval: float = Field(default=2.0, gt=0)
     # An attempt that ends sooner sends no JobRunning, only its JobResult (a message less per

@@ -145,4 +145,4 @@ async def test_a_sync_handler_sees_its_cancellation(start_worker: Any, observer:
     await observer.cancel(dispatch.job_id, dispatch.attempt, "cancel requested by a person")
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "cancelled"
-    assert await asyncio.to_thread(NOTICED_CANCEL.wait, 5)  # the thread stopped by itself
+    assert await asyncio.to_thread(NOTICED_CANCEL.wait, 20)  # the thread stopped by itself

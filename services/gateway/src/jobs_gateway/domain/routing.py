@@ -40,6 +40,7 @@ ROUTES: tuple[RouteRule, ...] = (
     RouteRule("GET", "jobs/{jobId}/status", "submission", "/api/v1/jobs/{jobId}/status"),
     RouteRule("POST", "batches", "submission", "/api/v1/batches"),
     RouteRule("GET", "batches/{batchId}/status", "submission", "/api/v1/batches/{batchId}/status"),
+    RouteRule("GET", "job-types", "submission", "/api/v1/job-types"),
 )
 FALLBACK_UPSTREAM: Upstream = "dashboard"
 FALLBACK_TEMPLATE = "/api/{path}"

@@ -13,13 +13,14 @@ from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
 from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.payloads import json_size
-from jobs_submission.domain.fields import REF_PREFIX, is_ref_label
+from jobs_submission.domain.fields import REF_PREFIX, field_details, is_ref_label
+from jobs_submission.domain.job_types import TypeCatalog
 from jobs_submission.domain.requests import (
+    BUILTIN_TYPES,
     BatchJobSpec,
     JobRequest,
     check_job,
     dedupe,
-    field_details,
     hash_json,
     normalize_owner,
     owner_for,
@@ -97,7 +98,9 @@ class BatchRequest:
         ]
 
 
-def validate_batch(data: object, *, identity: Identity, now: datetime) -> BatchRequest:
+def validate_batch(
+    data: object, *, identity: Identity, now: datetime, catalog: TypeCatalog = BUILTIN_TYPES
+) -> BatchRequest:
     """Validate a whole batch; every problem of every spec is reported at once.
 
     Raises :class:`ValidationFailed` (422), or ``Forbidden`` when a non-admin names another
@@ -109,7 +112,7 @@ def validate_batch(data: object, *, identity: Identity, now: datetime) -> BatchR
         details = field_details(exc.errors())
         raw_jobs = data.get("jobs") if isinstance(data, Mapping) else None
         if isinstance(raw_jobs, list) and len(raw_jobs) <= MAX_BATCH_SIZE:
-            details.extend(_spec_errors(raw_jobs, now))
+            details.extend(_spec_errors(raw_jobs, now, catalog))
         raise ValidationFailed("batch validation failed", details=dedupe(details)) from None
     total = payload_bytes(envelope.jobs)
     if total > MAX_BATCH_PAYLOAD_BYTES:
@@ -121,7 +124,9 @@ def validate_batch(data: object, *, identity: Identity, now: datetime) -> BatchR
     details = []
     specs: list[JobRequest] = []
     for i, raw in enumerate(envelope.jobs):
-        job, problems = check_job(raw, now=now, model=BatchJobSpec, prefix=f"jobs.{i}")
+        job, problems = check_job(
+            raw, now=now, model=BatchJobSpec, prefix=f"jobs.{i}", catalog=catalog
+        )
         details.extend(problems)
         if job is None:
             continue
@@ -143,10 +148,13 @@ def payload_bytes(raw_jobs: Sequence[Any]) -> int:
     return sum(json_size(raw.get("payload")) for raw in raw_jobs if isinstance(raw, Mapping))
 
 
-def _spec_errors(raw_jobs: list[Any], now: datetime) -> list[ErrorDetail]:
+def _spec_errors(raw_jobs: list[Any], now: datetime, catalog: TypeCatalog) -> list[ErrorDetail]:
     details: list[ErrorDetail] = []
     for i, raw in enumerate(raw_jobs):
-        details.extend(check_job(raw, now=now, model=BatchJobSpec, prefix=f"jobs.{i}")[1])
+        prefix = f"jobs.{i}"
+        details.extend(
+            check_job(raw, now=now, model=BatchJobSpec, prefix=prefix, catalog=catalog)[1]
+        )
     return details
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
@@ -24,6 +25,7 @@ from pydantic import (
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import RetryPolicySpec
+from jobs_common.errors import ErrorDetail
 
 MAX_DELAY_SECONDS = 31_536_000  # 365 days; also the furthest runAt ahead of now
 MAX_DEPENDENCIES = 100
@@ -139,3 +141,20 @@ Dependency = Annotated[
     PlainValidator(parse_dependency),
     WithJsonSchema({"type": "string", "description": "A job id, or ref:<label> in a batch."}),
 ]
+
+
+def _path(prefix: str, loc: Iterable[Any]) -> str:
+    parts = [str(part) for part in loc]
+    # a retryPolicy error carries its union tag ("object" / "name"): not a field of the body
+    if len(parts) > 1 and parts[0] == "retryPolicy" and parts[1] in POLICY_TAGS:
+        del parts[1]
+    return ".".join(part for part in (prefix, *parts) if part != "")
+
+
+def field_details(errors: Iterable[Mapping[str, Any]], prefix: str = "") -> list[ErrorDetail]:
+    details = []
+    for error in errors:
+        path = _path(prefix, error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        details.append(ErrorDetail(field=path or "body", message=message))
+    return details

@@ -16,17 +16,19 @@ from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
 from jobs_common.contracts import RetryPolicySpec, utcnow
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
-from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_submission.domain.fields import (
     MAX_DELAY_SECONDS,
     MAX_DEPENDENCIES,
-    POLICY_TAGS,
     REF_PATTERN,
     Dependency,
     RetryPolicyField,
     RetryPolicyIn,
     RunAt,
+    field_details,
 )
+from jobs_submission.domain.job_types import TypeCatalog
+
+BUILTIN_TYPES = TypeCatalog()
 
 MAX_TIMEOUT_SECONDS = 1700
 IDEMPOTENCY_KEY_MAX = 200
@@ -183,31 +185,16 @@ def hash_json(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def _path(prefix: str, loc: Iterable[Any]) -> str:
-    parts = [str(part) for part in loc]
-    # a retryPolicy error carries its union tag ("object" / "name"): not a field of the body
-    if len(parts) > 1 and parts[0] == "retryPolicy" and parts[1] in POLICY_TAGS:
-        del parts[1]
-    return ".".join(part for part in (prefix, *parts) if part != "")
-
-
-def field_details(errors: Iterable[Mapping[str, Any]], prefix: str = "") -> list[ErrorDetail]:
-    details = []
-    for error in errors:
-        path = _path(prefix, error["loc"])
-        message = str(error["msg"]).removeprefix("Value error, ")
-        details.append(ErrorDetail(field=path or "body", message=message))
-    return details
-
-
 def check_job(
     data: object,
     *,
     now: datetime,
     model: type[JobCreate] | type[BatchJobSpec] = JobCreate,
     prefix: str = "",
+    catalog: TypeCatalog = BUILTIN_TYPES,
 ) -> tuple[ValidatedJob | None, list[ErrorDetail]]:
-    """Validate one job spec; returns it, or ``None`` with every problem and its field path."""
+    """Validate one job spec against the known types of ``catalog``; returns it, or ``None``
+    with every problem and its field path."""
     at = f"{prefix}." if prefix else ""
     details: list[ErrorDetail] = []
     body: JobCreate | BatchJobSpec | None = None
@@ -218,24 +205,21 @@ def check_job(
     payload: dict[str, Any] | None = None
     if isinstance(data, Mapping):
         job_type, raw_payload = data.get("type"), data.get("payload")
-        if isinstance(job_type, str) and job_type and job_type not in PAYLOAD_MODELS:
-            known = ", ".join(sorted(PAYLOAD_MODELS))
+        if isinstance(job_type, str) and job_type and job_type not in catalog:
+            known = ", ".join(catalog.known())
             details.append(
                 ErrorDetail(
                     field=f"{at}type", message=f"unknown job type; expected one of: {known}"
                 )
             )
-        elif (
-            isinstance(job_type, str)
-            and job_type in PAYLOAD_MODELS
-            and isinstance(raw_payload, Mapping)
-        ):
-            try:
-                payload_model = PAYLOAD_MODELS[job_type].model_validate(raw_payload)
-            except ValidationError as exc:
-                details.extend(field_details(exc.errors(), prefix=f"{at}payload"))
-            else:
-                payload = payload_model.model_dump(mode="json", by_alias=True)
+        elif isinstance(job_type, str) and job_type and isinstance(raw_payload, Mapping):
+            payload, problems = catalog.check_payload(job_type, raw_payload, at=f"{at}payload")
+            details.extend(
+                problem.model_copy(update={"field": f"{at}type"})
+                if problem.field == "type"
+                else problem
+                for problem in problems
+            )
         if data.get("runAt") is not None and data.get("delaySeconds") is not None:
             details.append(
                 ErrorDetail(
@@ -247,14 +231,15 @@ def check_job(
     if details or body is None or payload is None:
         return None, details
     policy = body.retry_policy
+    max_attempts, timeout_seconds = catalog.defaults(body.type)
     return (
         ValidatedJob(
             job_type=body.type,
             priority=body.priority,
             requested_owner=body.submitted_by,
             payload=payload,
-            max_attempts=body.max_attempts,
-            timeout_seconds=body.timeout_seconds,
+            max_attempts=body.max_attempts or max_attempts,
+            timeout_seconds=body.timeout_seconds or timeout_seconds,
             run_at=body.run_at,
             delay_seconds=body.delay_seconds,
             retry_policy=policy.to_spec() if isinstance(policy, RetryPolicyIn) else None,
@@ -266,12 +251,14 @@ def check_job(
     )
 
 
-def validate_job(data: object, *, now: datetime | None = None) -> ValidatedJob:
+def validate_job(
+    data: object, *, now: datetime | None = None, catalog: TypeCatalog = BUILTIN_TYPES
+) -> ValidatedJob:
     """Validate a decoded JSON body; every problem is reported at once with its field path.
 
     Raises :class:`ValidationFailed` (422) and nothing else.
     """
-    job, details = check_job(data, now=now or utcnow())
+    job, details = check_job(data, now=now or utcnow(), catalog=catalog)
     if job is None:
         raise ValidationFailed("request validation failed", details=dedupe(details))
     return job

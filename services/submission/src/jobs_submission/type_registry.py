@@ -1,0 +1,161 @@
+"""The job type registry: what workers announce on ``jobs.types`` (consumed here, kept in
+MongoDB by ``adapters/job_types.py``), held in memory as a :class:`TypeCatalog` for the
+submission checks and listed by ``GET /api/job-types``.
+
+The catalog is reloaded every ``types_refresh_seconds`` from MongoDB (so every replica sees
+what any of them recorded) and at once when a submission names a type it does not know yet,
+so a type a worker has just announced is accepted without waiting for the next reload."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from aio_pika.abc import AbstractIncomingMessage
+from pydantic import ValidationError
+
+from jobs_common.contracts import WorkerTypes, parse_message, utcnow
+from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_common.rabbit import open_channel
+from jobs_common.topology import TYPES
+from jobs_submission.adapters.job_types import JobTypeStore, live_horizon
+from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
+from jobs_submission.domain.job_types import CustomType, TypeCatalog
+
+log = logging.getLogger(__name__)
+
+# A miss reloads the catalog at most this often (a flood of unknown types costs one read).
+MISS_RELOAD_SECONDS = 0.25
+
+
+class TypeRegistry:
+    def __init__(
+        self,
+        store: JobTypeStore,
+        bus: BusHolder,
+        *,
+        refresh_seconds: float,
+        worker_interval: float,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.refresh_seconds = refresh_seconds
+        self.worker_interval = worker_interval
+        self.catalog = TypeCatalog()
+        self._loaded_at = 0.0
+        self._tasks: list[asyncio.Task[None]] = []
+        self.consuming = False
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._refresh_loop(), name="types-refresh"),
+            asyncio.create_task(self._consume(), name="types-consume"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    @property
+    def alive(self) -> bool:
+        return all(not task.done() for task in self._tasks)
+
+    async def catalog_for(self, job_types: Iterable[object]) -> TypeCatalog:
+        """The catalog, reloaded first when it does not know one of ``job_types``."""
+        unknown = [t for t in job_types if isinstance(t, str) and t and t not in self.catalog]
+        if unknown and time.monotonic() - self._loaded_at >= MISS_RELOAD_SECONDS:
+            await self.reload()
+        return self.catalog
+
+    async def reload(self) -> None:
+        custom = {}
+        for document in await self.store.all_types():
+            if document["_id"] not in PAYLOAD_MODELS:
+                custom[str(document["_id"])] = CustomType.of(document)
+        self.catalog = TypeCatalog(custom)
+        self._loaded_at = time.monotonic()
+
+    async def listing(self, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Every known type with its schema, queue, defaults and live workers."""
+        documents = {str(d["_id"]): d for d in await self.store.all_types()}
+        horizon = live_horizon(now or utcnow(), self.worker_interval)
+        live = await self.store.live_workers(seen_since=horizon)
+        rows = []
+        for name in sorted({*PAYLOAD_MODELS, *documents}):
+            document = documents.get(name)
+            builtin = PAYLOAD_MODELS.get(name)
+            rows.append(
+                {
+                    "type": name,
+                    "builtin": builtin is not None,
+                    "payloadSchema": (
+                        document["payloadSchema"]
+                        if document is not None
+                        else builtin.model_json_schema(by_alias=True)  # type: ignore[union-attr]
+                    ),
+                    "resultSchema": document.get("resultSchema") if document else None,
+                    "queue": document.get("queue", "default") if document else "default",
+                    "timeoutSeconds": document.get("timeoutSeconds") if document else None,
+                    "maxAttempts": document.get("maxAttempts") if document else None,
+                    "slots": document.get("slots", 1) if document else 1,
+                    "liveWorkers": live.get(name, 0),
+                    "announcedAt": document.get("updatedAt") if document else None,
+                }
+            )
+        return rows
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            try:
+                await self.reload()
+            except Exception:
+                log.warning("job types not reloaded", extra={"action": "types_reload_failed"})
+            await asyncio.sleep(self.refresh_seconds)
+
+    async def _consume(self) -> None:
+        """Consume ``jobs.types`` once the broker is reachable (the robust connection then
+        restores the consumer after a broker restart)."""
+        while True:
+            try:
+                bus = await self.bus.get()
+                channel = await open_channel(bus.connection, prefetch=20)
+                queue = await channel.get_queue(TYPES)
+                await queue.consume(self._on_message)
+                self.consuming = True
+                return
+            except BrokerUnavailable:
+                await asyncio.sleep(1.0)
+            except Exception:
+                log.warning("jobs.types not consumed yet", extra={"action": "types_consume_failed"})
+                await asyncio.sleep(1.0)
+
+    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+        try:
+            announcement = parse_message(WorkerTypes, message.body)
+        except (ValueError, ValidationError) as exc:
+            log.warning(
+                "unreadable job type announcement dropped",
+                extra={"action": "types_poison", "error": str(exc)[:500]},
+            )
+            await message.reject(requeue=False)
+            return
+        try:
+            await self.store.record(announcement)
+        except Exception:
+            log.warning(
+                "job type announcement not recorded; handed back",
+                extra={"action": "types_record_failed", "worker_id": announcement.worker_id},
+                exc_info=True,
+            )
+            await asyncio.sleep(1.0)
+            await message.nack(requeue=True)
+            return
+        await message.ack()
+        if any(info.job_type not in self.catalog for info in announcement.types):
+            await self.reload()
