@@ -4,7 +4,9 @@ Uses the local PostgreSQL and RabbitMQ (scripts/ensure-infra.sh starts them), Mo
 MONGO_URL or else the nx-27017 stand-in (data kept in var/mongo), and a local SMTP sink on
 :1025 that logs every email the workers send (var/logs/smtp.log). WORKERS=N sets the worker
 count (default 2), SCHEDULERS=N the scheduler replicas (default 1, the others on free ports);
-DEMO=0 skips the demo data.
+DEMO=0 skips the demo data; HANDLERS=module,... adds handler modules of your own to every worker
+(WORKER_HANDLER_MODULES; ``make dev HANDLERS=acme_jobs.handlers`` runs the example package's
+types beside the built-in ones, docs/sdk.md).
 
 Supervised (jobs_common.testing.supervisor): a service that exits is reported and restarted
 with backoff while the rest keeps running; Ctrl-C stops the gateway, then the workers (they
@@ -104,6 +106,8 @@ def interrupt(*_: object) -> None:
 def main() -> None:
     workers = int(os.environ.get("WORKERS", "2"))
     schedulers = int(os.environ.get("SCHEDULERS", "1"))
+    handlers = os.environ.get("HANDLERS", "").strip()
+    worker_env = {"WORKER_HANDLER_MODULES": handlers} if handlers else {}
     database_url = asyncio.run(ensure_database())
     mongo_url, helpers = start_helpers()
     config = StackConfig(
@@ -119,6 +123,7 @@ def main() -> None:
         internal_token=DEV_SECRET,
         jwt_secret=DEV_JWT_SECRET,
         gateway_metrics_port=9300,
+        worker_env=tuple(worker_env for _ in range(workers)),
     )
     stack = Stack(config, VAR / "logs")
     supervisor = supervise_stack(stack)

@@ -114,6 +114,9 @@ class JobSubmitted(Message):
     depends_on: list[uuid.UUID] = Field(default_factory=list, max_length=100)
     batch_id: uuid.UUID | None = None
     batch_size: int | None = Field(default=None, ge=1, le=10_000)
+    # The named queue of the job's type (the registry's): its ready queues are
+    # jobs.ready.<queue>.<priority>, "default" the three shared ones.
+    queue: str = Field(default="default", pattern=r"^[a-z][a-z0-9_-]{0,62}$")
 
 
 class JobsSubmitted(Envelope):

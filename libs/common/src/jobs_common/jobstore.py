@@ -43,6 +43,8 @@ jobs = Table(
     # The attempt number at which the job is out of attempts; a manual retry raises it.
     Column("attempt_limit", Integer, nullable=False),
     Column("timeout_seconds", Integer, nullable=False),
+    # The named queue of the job's type: dispatched to jobs.ready.<queue>.<priority>.
+    Column("queue", Text, nullable=False, server_default=text("'default'")),
     Column("run_at", DateTime(timezone=True)),
     Column("lease_expires_at", DateTime(timezone=True)),
     Column("worker_id", Text),

@@ -17,6 +17,7 @@ arguments) with ``x-delivery-limit`` set explicitly: 3.x has none, 4.x defaults 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Final
@@ -82,15 +83,55 @@ ALL_QUEUES: Final = (
 )
 
 
-def ready_queue_for(priority: int) -> str:
-    """The ready queue (and routing key) for a job priority 1..3."""
-    return READY_QUEUE_BY_PRIORITY[Priority(priority)]
+# Named queues (``@handler(queue=...)``): "default" is the three queues above; any other name
+# has three of its own, jobs.ready.<name>.<high|medium|low>, declared at run time by whoever
+# needs them first (the workers that serve it, the relay that dispatches to it).
+DEFAULT_QUEUE: Final = "default"
+QUEUE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_READY_PREFIX = "jobs.ready."
+_PRIORITY_NAMES: Final[dict[Priority, str]] = {
+    Priority.LOW: "low",
+    Priority.MEDIUM: "medium",
+    Priority.HIGH: "high",
+}
+
+
+def ready_queue_for(priority: int, queue: str = DEFAULT_QUEUE) -> str:
+    """The ready queue (and routing key) for a job priority 1..3 on a named queue."""
+    if queue == DEFAULT_QUEUE:
+        return READY_QUEUE_BY_PRIORITY[Priority(priority)]
+    return f"{_READY_PREFIX}{queue}.{_PRIORITY_NAMES[Priority(priority)]}"
+
+
+def ready_queues_of(queue: str) -> tuple[str, ...]:
+    """A named queue's ready queues, highest priority first (as READY_QUEUES)."""
+    return tuple(ready_queue_for(priority, queue) for priority in sorted(Priority, reverse=True))
+
+
+def is_ready_queue(name: str) -> bool:
+    """One of the default ready queues or of a named queue's."""
+    if name in READY_QUEUES:
+        return True
+    queue, _, priority = name.removeprefix(_READY_PREFIX).rpartition(".")
+    return (
+        name.startswith(_READY_PREFIX)
+        and priority in _PRIORITY_NAMES.values()
+        and bool(QUEUE_NAME.match(queue))
+        and queue != DEFAULT_QUEUE
+    )
+
+
+def named_queue_of(name: str) -> str | None:
+    """The named queue a ready queue belongs to (None for the default ones and others)."""
+    if name in READY_QUEUES or not is_ready_queue(name):
+        return None
+    return name.removeprefix(_READY_PREFIX).rpartition(".")[0]
 
 
 def queue_arguments(queue: str) -> dict[str, Any]:
     """Arguments of ``queue``: the single source for every declaration of it."""
     arguments: dict[str, Any] = {"x-queue-type": QUEUE_TYPE}
-    if queue in READY_QUEUES:
+    if is_ready_queue(queue):
         arguments |= {
             "x-message-ttl": READY_MESSAGE_TTL_MS,
             "x-dead-letter-exchange": DEAD_LETTER_EXCHANGE,
@@ -143,6 +184,21 @@ async def declare_topology(channel: AbstractChannel) -> Topology:
             by_name[binding.exchange], routing_key=binding.routing_key
         )
     return topology
+
+
+async def declare_named_queue(channel: AbstractChannel, queue: str) -> dict[str, AbstractQueue]:
+    """Declare (idempotently) the ready queues of a named queue on ``channel``, each bound on
+    jobs.exchange by its own name, with the ready queues' arguments (TTL, dead-lettering)."""
+    if not QUEUE_NAME.match(queue):
+        raise ValueError(f"{queue!r} is not a queue name")
+    jobs = await channel.get_exchange(JOBS_EXCHANGE)
+    declared = {}
+    for name in ready_queues_of(queue):
+        declared[name] = await channel.declare_queue(
+            name, durable=True, arguments=queue_arguments(name)
+        )
+        await declared[name].bind(jobs, routing_key=name)
+    return declared
 
 
 def definitions(vhost: str = "/") -> dict[str, Any]:

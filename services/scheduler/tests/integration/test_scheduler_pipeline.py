@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import (
     ErrorKind,
+    JobDispatch,
     JobResult,
     JobRunning,
     RetryRequested,
@@ -300,3 +301,24 @@ async def test_a_handler_s_retry_later_sets_the_delay_in_place_of_the_policy(
     row = await wait_status(db, message.job_id, "scheduled")
     assert 85 <= (row.run_at - utcnow()).total_seconds() <= 90
     assert "retry in 90000 ms" in await timeline_reasons(db, message.job_id)
+
+
+async def test_a_job_of_a_named_queue_is_dispatched_to_that_queue_s_ready_queue(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """The relay declares jobs.ready.<queue>.<priority> before the first dispatch to it: the
+    job waits there (for a worker of that queue), never in the shared ready queues."""
+    message = submitted(priority=3).model_copy(update={"queue": "acme"})
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    row = await wait_status(db, message.job_id, "queued")
+    assert row.queue == "acme"
+    named = await bus.channel.get_queue(topology.ready_queue_for(3, "acme"))
+
+    async def dispatched() -> JobDispatch | None:
+        delivery = await named.get(no_ack=True, fail=False)
+        return JobDispatch.model_validate_json(delivery.body) if delivery else None
+
+    dispatch = await eventually(dispatched, what="the dispatch on jobs.ready.acme.high")
+    assert (dispatch.job_id, dispatch.attempt) == (message.job_id, 1)
+    shared = await bus.channel.get_queue(topology.READY_HIGH)
+    assert (await shared.declare()).message_count == 0

@@ -10,7 +10,7 @@ from jobs_common.logging import configure_logging
 from jobs_common.serve import serve
 from jobs_common.settings import settings_from_environment
 from jobs_worker.app import create_app
-from jobs_worker.handler_loading import HandlerLoadError, Handlers, handlers_for
+from jobs_worker.handler_loading import HandlerLoadError, Handlers, handlers_for, served_queues
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 
@@ -33,6 +33,7 @@ def main() -> None:
     configure_logging(service="worker", level=settings.log_level, json=settings.log_json)
     try:
         handlers = handlers_for(settings)
+        served_queues(settings, handlers.registry)  # a WORKER_QUEUES mistake stops it here
     except HandlerLoadError as exc:
         print(f"jobs-worker: cannot start: {exc}", file=sys.stderr)
         sys.exit(EXIT_BAD_HANDLERS)

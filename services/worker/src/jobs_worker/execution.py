@@ -91,6 +91,7 @@ class JobExecutor:
         log_forwarder: ForwarderFactory | None = None,
         queued_lines: QueuedLines | None = None,
         resources: Mapping[str, Any] | None = None,
+        slots: int | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -99,7 +100,7 @@ class JobExecutor:
         self.sync_pool = ThreadPoolExecutor(
             max_workers=settings.sync_handler_threads, thread_name_prefix="handler"
         )
-        self.slots = SlotPool(settings.concurrency)
+        self.slots = SlotPool(slots or settings.concurrency)
         self.publisher = publisher
         self.worker_id = worker_id
         self.active = active
@@ -308,7 +309,8 @@ class JobExecutor:
             return _failure(
                 ErrorKind.PERMANENT,
                 "UnknownJobType",
-                f"no handler for job type {dispatch.job_type!r}",
+                f"no handler for job type {dispatch.job_type!r} on worker {self.worker_id}, "
+                f"which consumes its queue: every worker of a queue must serve all its types",
             )
         try:
             payload = spec.payload_model.model_validate(dispatch.payload)

@@ -40,6 +40,20 @@ def handlers_for(settings: Settings) -> Handlers:
     return load_handlers(settings.handler_modules, entry_point_group=group)
 
 
+def served_queues(settings: Settings, registry: Registry) -> list[str]:
+    """The named queues this worker consumes: WORKER_QUEUES, else its handlers' queues. A
+    queue none of its handlers uses is refused (it would take jobs it cannot run)."""
+    own = sorted({spec.queue for spec in registry.values()})
+    wanted = list(dict.fromkeys(settings.queues)) or own
+    foreign = [queue for queue in wanted if queue not in own]
+    if foreign:
+        raise HandlerLoadError(
+            f"WORKER_QUEUES names {', '.join(foreign)}, a queue none of this worker's "
+            f"handlers uses (theirs: {', '.join(own)})"
+        )
+    return wanted
+
+
 def load_handlers(modules: Iterable[str], *, entry_point_group: str | None) -> Handlers:
     """Every handler of ``modules`` and of the entry-point group (None: no entry points)."""
     handlers = Handlers()

@@ -19,14 +19,19 @@ from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
 from aio_pika.exceptions import AMQPConnectionError
 
 from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
-from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
+from jobs_common.topology import (
+    DEFAULT_QUEUE,
+    JOBS_EXCHANGE,
+    declare_named_queue,
+    ready_queues_of,
+)
 from jobs_worker import metrics
 from jobs_worker.active import ActiveJobs
 from jobs_worker.announce import TypeAnnouncer
 from jobs_worker.control import ControlConsumer
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.execution import JobExecutor
-from jobs_worker.handler_loading import Handlers, handlers_for
+from jobs_worker.handler_loading import Handlers, handlers_for, served_queues
 from jobs_worker.heartbeat import HeartbeatLoop, WorkerIdentity
 from jobs_worker.joblogs import JobLogShipper
 from jobs_worker.settings import Settings
@@ -65,6 +70,7 @@ class WorkerRuntime:
         self._bus: RabbitBus | None = None
         self._executor: JobExecutor | None = None
         self._consumers: dict[str, ReadyConsumer] = {}
+        self.ready_queues: list[str] = []  # the ready queues this worker consumes
         self._tasks: set[asyncio.Task[None]] = set()
         self._deliveries = 0
         self._stopping = False
@@ -82,6 +88,8 @@ class WorkerRuntime:
 
     async def start(self) -> None:
         handlers = self._handlers if self._handlers is not None else handlers_for(self.settings)
+        queues = served_queues(self.settings, handlers.registry)
+        self.ready_queues = [name for queue in queues for name in ready_queues_of(queue)]
         resources = await self._open_resources(handlers)
         self._bus = await self._connect()
         # Control first: a cancel that arrives before a delivery must be known when it does.
@@ -101,6 +109,7 @@ class WorkerRuntime:
             settings=self.settings,
             registry=handlers.registry,
             resources=resources,
+            slots=self.settings.concurrency * len(queues),
             publisher=self._bus.publisher,
             worker_id=self.worker_id,
             active=self.active,
@@ -112,7 +121,7 @@ class WorkerRuntime:
             publisher=self._bus.publisher,
             identity=WorkerIdentity.of_this_process(
                 worker_id=self.worker_id,
-                queues=list(READY_QUEUES),
+                queues=list(self.ready_queues),
                 concurrency=self.settings.concurrency,
             ),
             active=self.active,
@@ -127,10 +136,13 @@ class WorkerRuntime:
             interval=self.settings.types_interval,
         )
         await self.announcer.start()
-        for name in READY_QUEUES:
+        for named in queues:  # the default queues are part of the topology RabbitBus declared
+            if named != DEFAULT_QUEUE:
+                await declare_named_queue(self._bus.channel, named)
+        for name in self.ready_queues:
             prefetch = self.settings.prefetch_for(name)
             channel = await open_channel(self._bus.connection, prefetch=prefetch)
-            queue = await channel.get_queue(name)  # passive: RabbitBus declared the topology
+            queue = await channel.get_queue(name)  # declared above, or with the topology
             tag = await queue.consume(partial(self._on_delivery, name))
             self._consumers[name] = ReadyConsumer(name, channel, queue, tag)
         log.info(
@@ -138,7 +150,7 @@ class WorkerRuntime:
             extra={
                 "action": "worker_started",
                 "worker_id": self.worker_id,
-                "prefetch": {n: self.settings.prefetch_for(n) for n in READY_QUEUES},
+                "prefetch": {n: self.settings.prefetch_for(n) for n in self.ready_queues},
             },
         )
 
@@ -270,7 +282,7 @@ class WorkerRuntime:
             and not bus.channel.is_closed
             and not self._stopping
         }
-        for name in READY_QUEUES:
+        for name in self.ready_queues:
             consumer = self._consumers.get(name)
             ok = (
                 checks["amqp"]

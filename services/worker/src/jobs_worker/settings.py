@@ -16,7 +16,6 @@ from jobs_common.settings import (
     PostgresSettingsMixin,
     ServiceSettings,
 )
-from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM
 
 
 class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
@@ -32,6 +31,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Handler modules to import (comma-separated), beside the jobs_platform.handlers entry
     # points (the built-in types are some) unless handler_entry_points is false.
     handler_modules: EntryList = []
+    # Named queues this worker consumes (comma-separated); empty: every queue its handlers
+    # name. Every worker of a queue must serve every type of that queue (docs/sdk.md).
+    queues: EntryList = []
     handler_entry_points: bool = True
     # Threads that run sync (def) handlers: at most this many at once on this worker.
     sync_handler_threads: int = Field(default=8, ge=1, le=256)
@@ -105,8 +107,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
         return self.prefetch_high + self.prefetch_medium + self.prefetch_low
 
     def prefetch_for(self, queue: str) -> int:
+        """The prefetch of a ready queue by its priority (a named queue's too)."""
         return {
-            READY_HIGH: self.prefetch_high,
-            READY_MEDIUM: self.prefetch_medium,
-            READY_LOW: self.prefetch_low,
-        }[queue]
+            "high": self.prefetch_high,
+            "medium": self.prefetch_medium,
+            "low": self.prefetch_low,
+        }[queue.rpartition(".")[2]]

@@ -112,3 +112,18 @@ def test_a_handler_definition_that_cannot_work_is_refused_where_it_is_written(
     job_type = str(arguments.pop("job_type", "acme.ok"))
     with pytest.raises(HandlerDefinitionError):
         handler(job_type, payload=Payload, **arguments)  # type: ignore[arg-type]
+
+
+def test_a_worker_consumes_its_handlers_queues_or_those_it_names_but_none_foreign(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobs_worker.handler_loading import served_queues
+    from jobs_worker.settings import Settings
+
+    registry = load_handlers(
+        [module(tmp_path, monkeypatch, "acme_q", GOOD)], entry_point_group=None
+    )
+    assert served_queues(Settings(), registry.registry) == ["cpu", "default"]
+    assert served_queues(Settings(queues=["cpu"]), registry.registry) == ["cpu"]
+    with pytest.raises(HandlerLoadError, match="WORKER_QUEUES names gpu"):
+        served_queues(Settings(queues=["gpu"]), registry.registry)

@@ -54,6 +54,9 @@ class StackConfig:
     # The web UI's build the gateway serves at / (frontend/dist); None: no UI.
     ui_dir: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Environment of each worker (by index, WORKER_-prefixed names): its handler modules, its
+    # queues. A worker past the tuple's end gets none.
+    worker_env: tuple[dict[str, str], ...] = ()
 
 
 @dataclass
@@ -175,7 +178,8 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                     SMTP_HOST=config.smtp_host,
                     SMTP_PORT=config.smtp_port,
                     ARTIFACTS_DIR=config.artifacts_dir,
-                ),
+                )
+                | (config.worker_env[index] if index < len(config.worker_env) else {}),
             )
         )
     return specs

@@ -159,7 +159,7 @@ class Changes:
             dispatched_at=utcnow(),
             trace_id=job.trace_id or uuid.uuid4().hex,
         )
-        self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority), message, job.id)
+        self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority, job.queue), message, job.id)
         self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append((job.id, attempt, "queued"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Double, Text, func
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import ErrorKind, JobStatus
+from jobs_common.contracts import ErrorKind, JobResult, JobStatus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import JobRow, finish_attempt
 from jobs_scheduler.adapters.sql import interval_seconds
@@ -66,6 +66,7 @@ async def fail_attempt(
     attempt_status: str,
     lease_lost: bool = False,
     retry_after_seconds: float | None = None,
+    report: JobResult | None = None,
 ) -> None:
     """An attempt of the locked ``job`` ended badly: its row is finished, and the job moves
     through ``failed`` to what the failure policy decides (a retry, dead, or cancelled). A
@@ -80,6 +81,9 @@ async def fail_attempt(
         status=attempt_status,
         error_class=error_class,
         error=error,
+        finished_at=report.finished_at if report else None,
+        worker_id=report.worker_id if report else None,
+        started_at=report.started_at if report else None,
     )
     decision = after_failure(
         kind=kind,

@@ -27,6 +27,7 @@ DISPATCH_COLUMNS = (
     jobs.c.timeout_seconds,
     jobs.c.trace_id,
     jobs.c.attempt,
+    jobs.c.queue,
 )
 
 JOB_COLUMNS = (
@@ -40,6 +41,7 @@ JOB_COLUMNS = (
     jobs.c.max_attempts,
     jobs.c.attempt_limit,
     jobs.c.timeout_seconds,
+    jobs.c.queue,
     jobs.c.expired_count,
     jobs.c.lost_count,
     jobs.c.retry_policy,
@@ -73,12 +75,22 @@ async def finish_attempt(
     error_class: str | None = None,
     error: str | None = None,
     finished_at: Any = None,
+    worker_id: str | None = None,
+    started_at: Any = None,
 ) -> None:
+    """End an attempt row. A worker's report also says where and when it started, kept
+    where the row has none (a quick attempt's JobRunning never came)."""
     finished = finished_at if finished_at is not None else func.now()
+    reported: dict[str, Any] = {}
+    if worker_id is not None:
+        reported["worker_id"] = func.coalesce(job_attempts.c.worker_id, worker_id)
+    if started_at is not None:
+        reported["started_at"] = func.coalesce(job_attempts.c.started_at, started_at)
     await connection.execute(
         update(job_attempts)
         .where(job_attempts.c.job_id == job_id, job_attempts.c.attempt == attempt)
         .values(
+            **reported,
             status=status,
             finished_at=finished,
             error_class=error_class,

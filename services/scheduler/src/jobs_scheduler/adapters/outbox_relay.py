@@ -34,7 +34,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.jobstore import jobs, outbox
 from jobs_common.rabbit import Outgoing, Publisher
-from jobs_common.topology import JOBS_EXCHANGE, READY_QUEUES
+from jobs_common.topology import (
+    JOBS_EXCHANGE,
+    declare_named_queue,
+    is_ready_queue,
+    named_queue_of,
+)
 from jobs_scheduler import metrics
 from jobs_scheduler.adapters.sql import any_of, interval_seconds
 
@@ -137,6 +142,7 @@ class OutboxRelay:
         self.abandoned_after = abandoned_after
         self.stop_grace = stop_grace
         self._next_sweep = 0.0
+        self._declared: set[str] = set()  # named queues this relay declared
 
     async def pass_once(self) -> int:
         """Settle abandoned claims now and then; claim, publish and settle a batch."""
@@ -152,6 +158,7 @@ class OutboxRelay:
         return await finish_despite_cancel(self._publish_and_settle(rows), timeout=self.stop_grace)
 
     async def _publish_and_settle(self, rows: Sequence[Any]) -> int:
+        await self._declare_named_queues(rows)
         settled = Settled.of(rows, await publish_rows(self.publishers, rows))
         await settle(self.engine, settled)
         late = [row.job_id for row in settled.confirmed if row.job_id is not None and row.late]
@@ -160,6 +167,32 @@ class OutboxRelay:
             await start_reconciler_clocks(self.engine, clocks)
         record(settled)
         return len(settled.confirmed)
+
+    async def _declare_named_queues(self, rows: Sequence[Any]) -> None:
+        """Declare the ready queues of a named queue before its first dispatch: a job whose
+        type no worker serves yet then waits in its queue (declared alike by the workers)."""
+        wanted = {
+            queue
+            for row in rows
+            if row.exchange == JOBS_EXCHANGE
+            and (queue := named_queue_of(row.routing_key)) is not None
+            and queue not in self._declared
+        }
+        publisher = self.publishers.get(JOBS_EXCHANGE)
+        channel = getattr(publisher.exchange, "channel", None) if publisher else None
+        for queue in sorted(wanted):
+            if channel is None:
+                return
+            try:
+                await declare_named_queue(channel, queue)
+            except Exception:  # its publishes come back unroutable: released, tried again
+                log.warning(
+                    "named queue not declared",
+                    extra={"action": "queue_declare_failed", "queue": queue},
+                    exc_info=True,
+                )
+                continue
+            self._declared.add(queue)
 
 
 async def claim(engine: AsyncEngine, limit: int, clock_slack: float) -> list[Any]:
@@ -227,7 +260,7 @@ def record(settled: Settled) -> None:
     for queue, count in Counter(
         row.routing_key
         for row in settled.confirmed
-        if row.exchange == JOBS_EXCHANGE and row.routing_key in READY_QUEUES
+        if row.exchange == JOBS_EXCHANGE and is_ready_queue(row.routing_key)
     ).items():
         metrics.JOBS_DISPATCHED.labels(queue).inc(count)
     failed = len(settled.released) + len(settled.dropped)

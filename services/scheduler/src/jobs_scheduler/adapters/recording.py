@@ -46,6 +46,7 @@ NEW_JOBS = ArrayRows(
     schedule_id=_ID,
     trace_id=Text(),
     created_at=DateTime(timezone=True),
+    queue=Text(),
 )
 # Idempotent on the job id: a redelivered submission inserts nothing.
 INSERT_JOBS = (
@@ -102,6 +103,7 @@ async def record_submissions(
                 schedule_id,
                 m.trace_id,
                 m.submitted_at,
+                m.queue,
             )
         )
     batch_rows = {

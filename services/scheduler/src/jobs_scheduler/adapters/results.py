@@ -209,6 +209,7 @@ async def _attempt_failed(
             defaults=defaults,
             attempt_status="lost",
             lease_lost=True,
+            report=message,
         )
         return
     await fail_attempt(
@@ -221,4 +222,5 @@ async def _attempt_failed(
         defaults=defaults,
         attempt_status="timed_out" if error and error.kind == ErrorKind.TIMEOUT else "failed",
         retry_after_seconds=error.retry_after_seconds if error else None,
+        report=message,
     )

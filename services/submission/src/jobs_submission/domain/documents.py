@@ -62,6 +62,7 @@ def new_document(
         "submittedBy": request.submitted_by,
         "maxAttempts": request.max_attempts,
         "timeoutSeconds": request.timeout_seconds,
+        "queue": request.queue,
         "idempotencyKey": idempotency_key,
         "requestHash": request.request_hash(),
         "traceId": trace_id,
@@ -113,6 +114,7 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         depends_on=[uuid.UUID(parent) for parent in document.get("dependsOn") or ()],
         batch_id=None if batch_id is None else uuid.UUID(batch_id),
         batch_size=document.get("batchSize"),
+        queue=document.get("queue") or "default",
     )
 
 

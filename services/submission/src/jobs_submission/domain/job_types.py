@@ -79,6 +79,11 @@ class TypeCatalog:
             return None, None  # the scheduler's defaults
         return custom.max_attempts, custom.timeout_seconds
 
+    def queue_of(self, job_type: str) -> str:
+        """The named queue a job of the type goes to: a built-in's is "default"."""
+        custom = self.custom.get(job_type)
+        return "default" if custom is None or job_type in PAYLOAD_MODELS else custom.queue
+
     def check_payload(
         self, job_type: str, payload: Mapping[str, Any], *, at: str
     ) -> tuple[dict[str, Any] | None, list[ErrorDetail]]:

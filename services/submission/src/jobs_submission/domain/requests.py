@@ -119,6 +119,7 @@ class ValidatedJob:
     retry_policy_name: str | None = None
     depends_on: tuple[str, ...] = ()
     ref: str | None = None
+    queue: str = "default"  # the type's named queue (the registry's), not part of the request
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class JobRequest:
     retry_policy_name: str | None = None
     depends_on: tuple[str, ...] = field(default=())
     ref: str | None = None
+    queue: str = "default"  # derived from the type: never hashed
 
     def first_run_at(self, accepted_at: datetime) -> datetime | None:
         """``runAt`` as given, or acceptance + ``delaySeconds``; ``None`` means at once."""
@@ -246,6 +248,7 @@ def check_job(
             retry_policy_name=policy if isinstance(policy, str) else None,
             depends_on=tuple(str(parent) for parent in body.depends_on or ()),
             ref=body.ref if isinstance(body, BatchJobSpec) else None,
+            queue=catalog.queue_of(body.type),
         ),
         [],
     )
@@ -293,6 +296,7 @@ def with_owner(job: ValidatedJob, owner: str) -> JobRequest:
         retry_policy_name=job.retry_policy_name,
         depends_on=job.depends_on,
         ref=job.ref,
+        queue=job.queue,
     )
 
 

@@ -1,0 +1,206 @@
+"""A team's own handler package (examples/acme_jobs, installed beside the platform, not part of
+the worker) run end to end through the real stack: the registry learns its types from the
+worker, the API validates their payloads, jobs are routed to the worker that serves their
+queue and to no other, RetryLater, FailPermanently, progress, a blocking sync handler, a
+cancelled custom job, and a type with no live worker that waits until one starts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from jobs_common.testing.infra import free_port
+from jobs_common.testing.stack import Stack
+
+from .conftest import wait_for_job
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+
+ACME_ENV = {
+    "WORKER_HANDLER_MODULES": "acme_jobs.handlers",
+    "WORKER_HANDLER_ENTRY_POINTS": "false",  # the acme types only: the built-ins elsewhere
+}
+INVOICE = {"customer": "c-100", "lines": [{"sku": "a", "quantity": 2, "unitCents": 150}]}
+
+
+class AcmeWorker:
+    """A third worker on the shared stack, serving only the acme queue."""
+
+    def __init__(self, stack: Stack, log: Path) -> None:
+        self.port = free_port()
+        self.env = dict(stack.services["worker-1"].env)
+        self.env.update(ACME_ENV, WORKER_PORT=str(self.port), WORKER_WORKER_ID="acme-worker")
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jobs_worker"],
+                env=os.environ | self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=40)
+        self.process = None
+
+    async def ready(self) -> None:
+        async with httpx.AsyncClient(timeout=2) as client:
+            for _ in range(300):
+                try:
+                    if (await client.get(f"http://127.0.0.1:{self.port}/ready")).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"the acme worker is not ready:\n{self.log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+async def acme_worker(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AcmeWorker]:
+    worker = AcmeWorker(stack, tmp_path_factory.mktemp("acme") / "acme-worker.log")
+    worker.start()
+    await worker.ready()
+    yield worker
+    worker.stop()
+
+
+async def job_types(client: httpx.AsyncClient) -> dict[str, dict[str, Any]]:
+    answer = await client.get("/api/job-types")
+    assert answer.status_code == 200, answer.text
+    return {row["type"]: row for row in answer.json()["types"]}
+
+
+async def submit(client: httpx.AsyncClient, job_type: str, payload: dict[str, Any]) -> str:
+    answer = await client.post(
+        "/api/jobs", json={"type": job_type, "priority": 2, "payload": payload}
+    )
+    assert answer.status_code == 202, answer.text
+    job_id: str = answer.json()["jobId"]
+    return job_id
+
+
+async def announced(client: httpx.AsyncClient) -> dict[str, dict[str, Any]]:
+    for _ in range(100):
+        types = await job_types(client)
+        if types.get("acme.invoice", {}).get("liveWorkers"):
+            return types
+        await asyncio.sleep(0.1)
+    raise AssertionError("the acme types were never announced")
+
+
+async def test_the_registry_lists_the_package_types_and_checks_their_payloads(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient
+) -> None:
+    types = await announced(user)
+    invoice = types["acme.invoice"]
+    assert (invoice["builtin"], invoice["queue"], invoice["liveWorkers"]) == (False, "acme", 1)
+    assert invoice["timeoutSeconds"] == 60
+    assert "lines" in invoice["payloadSchema"]["properties"]
+    assert types["simulate"]["builtin"] and types["simulate"]["liveWorkers"] == 2
+
+    refused = await user.post(
+        "/api/jobs",
+        json={
+            "type": "acme.invoice",
+            "priority": 2,
+            "payload": {"customer": "nobody", "lines": [{"sku": "a", "quantity": 0}]},
+        },
+    )
+    assert refused.status_code == 422
+    fields = {detail["field"] for detail in refused.json()["details"]}
+    assert {"payload.customer", "payload.lines.0.quantity", "payload.lines.0"} <= fields
+    unknown = await user.post("/api/jobs", json={"type": "acme.nope", "priority": 1, "payload": {}})
+    assert unknown.status_code == 422 and "acme.invoice" in unknown.text
+
+
+async def test_outcomes_progress_and_logs_of_a_custom_type(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
+) -> None:
+    await announced(user)
+    busy = await submit(user, "acme.invoice", {**INVOICE, "busyAttempts": 1})
+    unknown = await submit(user, "acme.invoice", {**INVOICE, "customer": "c-999"})
+    done = await wait_for_job(user, busy, {"succeeded", "dead"})
+    assert done["status"] == "succeeded" and done["attempt"] == 2  # RetryLater, then success
+    assert done["result"] == {"customer": "c-100", "totalCents": 300, "lines": 1}
+    first = done["attempts"][0]
+    assert (first["status"], first["errorClass"]) == ("failed", "RetryLater")
+    logs = (await user.get(f"/api/jobs/{busy}/logs")).json()["items"]
+    messages = [line["message"] for line in logs]
+    assert "progress 100%: line 1: a" in messages and "invoiced c-100: 300 cents" in messages
+    dead = await wait_for_job(user, unknown, {"dead", "succeeded"})
+    assert (dead["status"], dead["attempt"]) == ("dead", 1)  # FailPermanently: no retries
+    assert dead["lastError"] == "unknown customer c-999"
+    for job_id in (busy, unknown):
+        detail = (await admin.get(f"/api/jobs/{job_id}")).json()
+        assert {a["workerId"] for a in detail["attempts"]} == {"acme-worker"}, detail["attempts"]
+
+
+async def test_a_blocking_sync_handler_does_not_hold_up_the_worker_and_a_custom_job_cancels(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient
+) -> None:
+    await announced(user)
+    blocking = await submit(user, "acme.wordcount", {"text": "a b a", "blockSeconds": 1.5})
+    sleeper = await submit(user, "acme.sleep", {"seconds": 60})
+    await wait_for_job(user, blocking, {"running", "succeeded"})
+    quick = await submit(user, "acme.invoice", INVOICE)
+    assert (await wait_for_job(user, quick, {"succeeded"}))["status"] == "succeeded"
+    counted = await wait_for_job(user, blocking, {"succeeded"})
+    assert counted["result"] == {"words": 3, "top": [["a", 2], ["b", 1]]}
+    finished = [counted["finishedAt"], (await user.get(f"/api/jobs/{quick}")).json()["finishedAt"]]
+    assert finished[1] < finished[0]  # the invoice ran while wordcount blocked its thread
+    await wait_for_job(user, sleeper, {"running"})
+    assert (await user.post(f"/api/jobs/{sleeper}/cancel")).status_code in (200, 202)
+    cancelled = await wait_for_job(user, sleeper, {"cancelled"}, timeout=20)
+    assert cancelled["attempts"][-1]["status"] == "cancelled"
+
+
+async def test_jobs_go_only_to_workers_that_serve_their_queue(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
+) -> None:
+    await announced(user)
+    quick = {"minSeconds": 0, "maxSeconds": 0, "failureRate": 0, "immediateFailureRate": 0}
+    simulated = [await submit(user, "simulate", quick) for _ in range(10)]
+    invoiced = [await submit(user, "acme.invoice", INVOICE) for _ in range(10)]
+    for job_id in simulated + invoiced:
+        await wait_for_job(user, job_id, {"succeeded"})
+    for job_id in simulated:
+        attempts = (await admin.get(f"/api/jobs/{job_id}")).json()["attempts"]
+        assert len(attempts) == 1 and attempts[0]["workerId"] != "acme-worker"
+    for job_id in invoiced:
+        attempts = (await admin.get(f"/api/jobs/{job_id}")).json()["attempts"]
+        assert [a["workerId"] for a in attempts] == ["acme-worker"]
+    log = acme_worker.log.read_text()
+    assert not any(job_id in log for job_id in simulated)  # never even delivered there
+
+
+async def test_a_type_with_no_live_worker_waits_then_runs_when_one_starts(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient
+) -> None:
+    await announced(user)
+    await asyncio.to_thread(acme_worker.stop)
+    waiting = await submit(user, "acme.invoice", INVOICE)
+    await asyncio.sleep(3)
+    job = (await user.get(f"/api/jobs/{waiting}")).json()
+    assert job["status"] == "queued" and job["attempts"][-1]["status"] == "queued"
+    types = await job_types(user)
+    assert types["acme.invoice"]["liveWorkers"] == 0  # it said goodbye when it stopped
+    acme_worker.start()
+    await acme_worker.ready()
+    done = await wait_for_job(user, waiting, {"succeeded"})
+    assert done["attempt"] == 1  # waited in its queue: not bounced, not retried
