@@ -165,6 +165,12 @@ async def test_a_blocking_sync_handler_does_not_hold_up_the_worker_and_a_custom_
     finished = [counted["finishedAt"], (await user.get(f"/api/jobs/{quick}")).json()["finishedAt"]]
     assert finished[1] < finished[0]  # the invoice ran while wordcount blocked its thread
     await wait_for_job(user, sleeper, {"running"})
+    for _ in range(100):  # the next heartbeat carries the handler's progress
+        progress = (await user.get(f"/api/jobs/{sleeper}")).json()["progress"]
+        if progress:
+            break
+        await asyncio.sleep(0.1)
+    assert progress == {"percent": 0, "message": "waiting 60 s"}
     assert (await user.post(f"/api/jobs/{sleeper}/cancel")).status_code in (200, 202)
     cancelled = await wait_for_job(user, sleeper, {"cancelled"}, timeout=20)
     assert cancelled["attempts"][-1]["status"] == "cancelled"

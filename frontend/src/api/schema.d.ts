@@ -1190,6 +1190,8 @@ export interface components {
             };
             /** Priority */
             priority: number;
+            /** @description The running attempt's latest progress (the handler's ctx.progress, carried by heartbeats); null when it reported none or the job is not running. */
+            progress?: components["schemas"]["JobProgress"] | null;
             /** Queuedat */
             queuedAt: string | null;
             /** Result */
@@ -1224,6 +1226,16 @@ export interface components {
             updatedAt: string;
             /** Workerid */
             workerId: string | null;
+        };
+        /** JobProgress */
+        JobProgress: {
+            /** Message */
+            message: string | null;
+            /**
+             * Percent
+             * @description 0 to 100, as the handler last reported it.
+             */
+            percent: number;
         };
         /**
          * JobSeries

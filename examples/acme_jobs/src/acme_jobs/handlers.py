@@ -1,6 +1,7 @@
-"""Three job types on the ``acme`` queue, served by workers started with
+"""Four job types on the ``acme`` queue, served by workers started with
 ``WORKER_HANDLER_MODULES=acme_jobs.handlers`` (``make dev HANDLERS=acme_jobs.handlers``).
 
+- ``acme.reverse``: the README's example.
 - ``acme.invoice``: async; reports progress per line, asks to be retried later while the
   (simulated) partner is busy, fails permanently for an unknown customer.
 - ``acme.wordcount``: sync (runs in the worker's thread pool); CPU work with a result model.
@@ -20,6 +21,18 @@ from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler
 
 QUEUE = "acme"
 KNOWN_CUSTOMERS = frozenset({"c-100", "c-200", "c-300"})
+
+
+class Reverse(BaseModel):
+    text: str = Field(max_length=10_000)
+
+
+@handler("acme.reverse", payload=Reverse, timeout_seconds=30, max_attempts=3, queue=QUEUE)
+async def reverse(ctx: JobContext, payload: Reverse) -> dict[str, str]:
+    """The README's example."""
+    ctx.log.info("reversing %d characters", len(payload.text))
+    await ctx.progress(50, "half way")
+    return {"reversed": payload.text[::-1]}
 
 
 class InvoiceLine(BaseModel):
@@ -89,6 +102,7 @@ class Sleep(BaseModel):
 @handler("acme.sleep", payload=Sleep, queue=QUEUE, timeout_seconds=900)
 async def sleep(ctx: JobContext, payload: Sleep) -> dict[str, float]:
     started = time.monotonic()
+    await ctx.progress(0, f"waiting {payload.seconds:g} s")
     try:
         async with asyncio.timeout(payload.seconds):
             await ctx.wait_cancelled()  # a cancel also cancels this task at its next await

@@ -251,6 +251,9 @@ class ActiveAttempt(BaseModel):
     # ``JobRunning`` (a scheduler that restarted reads the queues in any order) starts the
     # attempt from it. None from workers that predate the field (the send time stands in).
     started_at: AwareDatetime | None = None
+    # The handler's latest ``ctx.progress(percent, message)``, shown on the job's page.
+    progress: float | None = Field(default=None, ge=0, le=100)
+    progress_message: str | None = Field(default=None, max_length=500)
 
 
 class WorkerHeartbeat(Message):

@@ -45,6 +45,8 @@ jobs = Table(
     Column("timeout_seconds", Integer, nullable=False),
     # The named queue of the job's type: dispatched to jobs.ready.<queue>.<priority>.
     Column("queue", Text, nullable=False, server_default=text("'default'")),
+    # The running attempt's latest ctx.progress: {"attempt", "percent", "message"}.
+    Column("progress", JSONB),
     Column("run_at", DateTime(timezone=True)),
     Column("lease_expires_at", DateTime(timezone=True)),
     Column("worker_id", Text),

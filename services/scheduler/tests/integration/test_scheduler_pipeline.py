@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import Any
 
 import aio_pika
 import pytest
@@ -28,6 +30,7 @@ from .conftest import (
     FAILURE,
     dead_letter_of,
     eventually,
+    heartbeat,
     job_result,
     job_row,
     next_dispatch,
@@ -322,3 +325,27 @@ async def test_a_job_of_a_named_queue_is_dispatched_to_that_queue_s_ready_queue(
     assert (dispatch.job_id, dispatch.attempt) == (message.job_id, 1)
     shared = await bus.channel.get_queue(topology.READY_HIGH)
     assert (await shared.declare()).message_count == 0
+
+
+async def test_a_heartbeat_records_the_running_attempt_s_progress(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """The handler's ctx.progress rides on the heartbeat; one without progress keeps it."""
+    message = submitted()
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await next_dispatch(bus)
+    await bus.publisher.publish(topology.RUNNING, running(message.job_id, 1))
+    await wait_status(db, message.job_id, "running")
+    beat = heartbeat("w1", (message.job_id, 1))
+    listed = beat.active[0].model_copy(update={"progress": 40.0, "progress_message": "4/10"})
+    await bus.publisher.publish(topology.HEARTBEAT, beat.model_copy(update={"active": [listed]}))
+
+    async def recorded() -> Any:
+        row = await job_row(db, message.job_id)
+        return row.progress if row is not None and row.progress else None
+
+    progress = await eventually(recorded, what="the progress on the job's row")
+    assert progress == {"attempt": 1, "percent": 40.0, "message": "4/10"}
+    await bus.publisher.publish(topology.HEARTBEAT, heartbeat("w1", (message.job_id, 1)))
+    await asyncio.sleep(0.5)
+    assert (await job_row(db, message.job_id)).progress == progress

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from jobs_common.contracts import ActiveAttempt, WorkerHeartbeat, utcnow
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import HEARTBEAT
 from jobs_worker import metrics
-from jobs_worker.active import ActiveJobs
+from jobs_worker.active import ActiveJobs, JobKey
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,15 @@ class WorkerIdentity:
         )
 
 
+def progress_of(active: ActiveJobs, key: JobKey) -> dict[str, Any]:
+    """The attempt's latest ``ctx.progress``, as heartbeat fields (none reported: none)."""
+    job = active.get(key)
+    if job is None or job.progress is None:
+        return {}
+    percent, message = job.progress
+    return {"progress": percent, "progress_message": message[:500] if message else None}
+
+
 def build_heartbeat(
     identity: WorkerIdentity, active: ActiveJobs, *, stopping: bool, final: bool = False
 ) -> WorkerHeartbeat:
@@ -71,7 +81,12 @@ def build_heartbeat(
         queues=identity.queues,
         concurrency=identity.concurrency,
         active=[
-            ActiveAttempt(job_id=job_id, attempt=attempt, started_at=started_at)
+            ActiveAttempt(
+                job_id=job_id,
+                attempt=attempt,
+                started_at=started_at,
+                **progress_of(active, (job_id, attempt)),
+            )
             for job_id, attempt, started_at in attempts
         ],
         started_at=identity.started_at,

@@ -40,6 +40,7 @@ from jobs_dashboard.domain.models import (
     JobAnalytics,
     JobAttempt,
     JobDetail,
+    JobProgress,
     JobSeries,
     JobSummary,
     LogLine,
@@ -87,6 +88,7 @@ DETAIL_COLUMNS = (
     jobs.c.cancel_requested_by,
     jobs.c.worker_id,
     jobs.c.trace_id,
+    jobs.c.progress,
 )
 
 
@@ -276,6 +278,7 @@ class JobReader(Store):
             cancel_requested_by=job.cancel_requested_by,
             worker_id=job.worker_id,
             trace_id=job.trace_id,
+            progress=current_progress(job),
             parents=[ParentJob(job_id=p.depends_on, status=p.status) for p in parents],
             children=[ChildJob(job_id=c.id, job_type=c.type, status=c.status) for c in children],
             children_total=children[0].total if children else 0,
@@ -353,3 +356,11 @@ def _timeline_entry(row: AnyRow) -> TimelineEntry:
         attempt=row.attempt,
         at=row.at,
     )
+
+
+def current_progress(job: Any) -> JobProgress | None:
+    """The progress of the attempt running now; an earlier attempt's is not shown."""
+    progress = job.progress
+    if job.status != "running" or not progress or progress.get("attempt") != job.attempt:
+        return None
+    return JobProgress(percent=progress["percent"], message=progress.get("message"))

@@ -90,6 +90,11 @@ class ChildJob(CamelModel):
 CHILDREN_LIMIT = 100
 
 
+class JobProgress(CamelModel):
+    percent: float = Field(description="0 to 100, as the handler last reported it.")
+    message: str | None
+
+
 class JobDetail(JobSummary):
     payload: dict[str, Any]
     result: dict[str, Any] | None
@@ -108,6 +113,11 @@ class JobDetail(JobSummary):
     children_total: int = Field(description="How many such jobs there are in all.")
     worker_id: str | None
     trace_id: str | None
+    progress: JobProgress | None = Field(
+        default=None,
+        description="The running attempt's latest progress (the handler's ctx.progress, "
+        "carried by heartbeats); null when it reported none or the job is not running.",
+    )
     attempts: list[JobAttempt]
     timeline: list[TimelineEntry]
     dead_letter: DeadLetterInfo | None

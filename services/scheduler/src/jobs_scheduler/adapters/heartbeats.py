@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, bindparam, func, select, update
+from sqlalchemy import DateTime, Float, Integer, Text, bindparam, case, func, select, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -26,6 +26,8 @@ RENEWALS = ArrayRows(
     attempt=Integer(),
     worker_id=Text(),
     sent_at=DateTime(timezone=True),
+    progress=Float(),
+    progress_message=Text(),
 )
 
 # Leases of the attempts each worker still holds, renewed from the heartbeat's send time.
@@ -42,7 +44,19 @@ RENEW_LEASES = (
             jobs.c.lease_expires_at,
             vouched(RENEWALS.c.sent_at)
             + interval_seconds(bindparam("lease_seconds", type_=Integer())),
-        )
+        ),
+        # The handler's latest progress, for this attempt (kept when the heartbeat has none).
+        progress=case(
+            (RENEWALS.c.progress.is_(None), jobs.c.progress),
+            else_=func.jsonb_build_object(
+                "attempt",
+                RENEWALS.c.attempt,
+                "percent",
+                RENEWALS.c.progress,
+                "message",
+                RENEWALS.c.progress_message,
+            ),
+        ),
     )
     .returning(jobs.c.id, jobs.c.attempt)
 )
@@ -110,7 +124,7 @@ async def apply_heartbeats(
     )
     if not held:
         return 0
-    kept = await _renew(connection, [(key, beat) for key, (beat, _) in held], defaults)
+    kept = await _renew(connection, [(beat, listed) for _, (beat, listed) in held], defaults)
     unrenewed = [(beat, listed) for key, (beat, listed) in held if key not in kept]
     if unrenewed:
         kept |= await _judge_unrenewed(connection, changes, unrenewed, defaults)
@@ -119,15 +133,23 @@ async def apply_heartbeats(
 
 async def _renew(
     connection: AsyncConnection,
-    held: Sequence[tuple[tuple[Any, int], WorkerHeartbeat]],
+    held: Sequence[tuple[WorkerHeartbeat, ActiveAttempt]],
     defaults: JobDefaults,
 ) -> set[tuple[Any, int]]:
-    """Renew the leases of attempts running on the worker that lists them (one statement);
-    the keys renewed."""
+    """Renew the leases of attempts running on the worker that lists them, and record their
+    progress (one statement); the keys renewed."""
     rows = await connection.execute(
         RENEW_LEASES,
         RENEWALS.params(
-            (job_id, attempt, beat.worker_id, beat.sent_at) for (job_id, attempt), beat in held
+            (
+                listed.job_id,
+                listed.attempt,
+                beat.worker_id,
+                beat.sent_at,
+                listed.progress,
+                listed.progress_message,
+            )
+            for beat, listed in held
         )
         | {"lease_seconds": defaults.lease_seconds},
     )
@@ -149,7 +171,7 @@ async def _judge_unrenewed(
     )
     current = {row.id: row for row in rows}
     starts: list[Listed] = []
-    held: list[tuple[tuple[Any, int], WorkerHeartbeat]] = []
+    held: list[tuple[WorkerHeartbeat, ActiveAttempt]] = []
     for beat, listed in unrenewed:
         row = current.get(listed.job_id)
         verdict = listed_attempt(
@@ -170,7 +192,7 @@ async def _judge_unrenewed(
                 )
             )
         elif verdict == "held":
-            held.append(((listed.job_id, listed.attempt), beat))
+            held.append((beat, listed))
         else:
             changes.cancel_attempt(
                 listed.job_id, listed.attempt, "lease lost", worker_id=beat.worker_id
