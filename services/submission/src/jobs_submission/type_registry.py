@@ -64,7 +64,12 @@ class TypeRegistry:
 
     @property
     def alive(self) -> bool:
-        return all(not task.done() for task in self._tasks)
+        """Its tasks run, or finished their work (the consumer task ends once consuming):
+        none crashed."""
+        return all(
+            not task.done() or (not task.cancelled() and task.exception() is None)
+            for task in self._tasks
+        )
 
     async def catalog_for(self, job_types: Iterable[object]) -> TypeCatalog:
         """The catalog, reloaded first when it does not know one of ``job_types``."""

@@ -76,6 +76,8 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
 
         await announce(broker, announcement(REVERSE_V1))
         await wait_until(lambda: _listed(app))
+        health = (await app.client.get("/health")).json()  # consuming: its task is done
+        assert health["status"] == "ok", health
         listed = await reverse_type(app)
         assert listed is not None
         assert (listed["builtin"], listed["queue"], listed["slots"]) == (False, "default", 2)
