@@ -5,10 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-PACKAGES := libs/common $(sort $(wildcard services/*))
+PACKAGES := libs/common $(sort $(wildcard services/*)) clients/python examples/acme_jobs
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
 SCHEDULERS ?= 1
+HANDLERS ?=
 UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
@@ -16,7 +17,7 @@ UI_STAMP := $(UI)/node_modules/.installed
         ui ui-install test-ui dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
 
 help:
-	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1)"
+	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1 HANDLERS=)"
 	@echo "make ui       build the web UI (frontend/dist), served by the gateway at /"
 	@echo "make test     install, start dependencies, lint and run unit, integration, e2e"
 	@echo "make demo     seed demo jobs into a running stack"
@@ -50,14 +51,14 @@ infra:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy -p jobs_common $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s))
+	$(BIN)/mypy -p jobs_common $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s)) -p jobs_client -p acme_jobs
 
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services tests/deploy tests/chaos
+	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/chaos
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.
@@ -94,7 +95,7 @@ topology-definitions: install
 	$(PY) -m jobs_common.topology_definitions > infra/rabbitmq/definitions.json
 
 dev: install infra ui
-	WORKERS=$(WORKERS) SCHEDULERS=$(SCHEDULERS) $(PY) scripts/dev.py
+	WORKERS=$(WORKERS) SCHEDULERS=$(SCHEDULERS) HANDLERS=$(HANDLERS) $(PY) scripts/dev.py
 
 demo: install
 	$(PY) scripts/demo.py

@@ -1,0 +1,1 @@
+"""The ``jobs`` command-line tool (console script ``jobs``, :func:`main.main`)."""
