@@ -210,3 +210,41 @@ async def test_a_type_with_no_live_worker_waits_then_runs_when_one_starts(
     await acme_worker.ready()
     done = await wait_for_job(user, waiting, {"succeeded"})
     assert done["attempt"] == 1  # waited in its queue: not bounced, not retried
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_block(starting: str) -> str:
+    """The README's fenced Python block that starts with ``starting``."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = [part.split("```", 1)[0] for part in readme.split("```python\n")[1:]]
+    return next(block for block in blocks if block.startswith(starting))
+
+
+def readme_handler_is_the_example_s() -> bool:
+    """The README's ``@handler(...)`` line is acme.reverse's in examples/acme_jobs."""
+    decorator = readme_block("from pydantic import BaseModel, Field").split("@handler(")[1]
+    arguments = decorator.split(")\n")[0]
+    source = (ROOT / "examples/acme_jobs/src/acme_jobs/handlers.py").read_text()
+    return arguments in source.replace("queue=QUEUE", 'queue="acme"')
+
+
+async def test_the_readme_s_handler_and_client_calls_work_as_printed(
+    acme_worker: AcmeWorker, stack: Stack
+) -> None:
+    """The README's first screen: its handler is examples/acme_jobs' acme.reverse, and its
+    client snippet, run as printed, prints what its comment says."""
+    assert readme_handler_is_the_example_s()
+    env = {k: v for k, v in os.environ.items() if k != "JOBS_TOKEN"}
+    env["JOBS_URL"] = stack.services["gateway"].url
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", readme_block("from jobs_client import JobsClient")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "succeeded {'reversed': 'olleh'}"
