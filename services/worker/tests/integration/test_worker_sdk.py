@@ -64,10 +64,12 @@ def blocking(ctx: JobContext, payload: Text) -> dict[str, Any]:
 
 
 NOTICED_CANCEL = threading.Event()
+POLITE_STARTED = threading.Event()
 
 
 @handler("acme.polite", payload=Text)
 def polite(ctx: JobContext, payload: Text) -> dict[str, Any]:
+    POLITE_STARTED.set()
     deadline = time.monotonic() + 20
     while not ctx.cancelled and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -142,7 +144,39 @@ async def test_a_sync_handler_sees_its_cancellation(start_worker: Any, observer:
     dispatch = make_dispatch("acme.polite", {})
     await observer.publish(dispatch)
     await observer.wait_running(running, dispatch.job_id)
+    # Running in its thread (a cancel that came before would stop it before it starts).
+    assert await asyncio.to_thread(POLITE_STARTED.wait, 20)
     await observer.cancel(dispatch.job_id, dispatch.attempt, "cancel requested by a person")
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "cancelled"
     assert await asyncio.to_thread(NOTICED_CANCEL.wait, 20)  # the thread stopped by itself
+
+
+class WordsV2(BaseModel):
+    words: list[str]
+
+
+@handler("acme.changed", payload=WordsV2)
+async def changed(ctx: JobContext, payload: WordsV2) -> dict[str, Any]:
+    return {"count": len(payload.words)}
+
+
+async def test_a_job_of_the_old_shape_fails_permanently_once_its_type_changed_incompatibly(
+    start_worker: Any, observer: Observer
+) -> None:
+    """docs/submission.md, "The job type registry": a job accepted under the old schema,
+    run by a worker whose model changed, fails at once as InvalidPayload (dead, requeue-able
+    with an edited payload), never retried in a loop; the new shape runs."""
+    results = await observer.collect(RESULTS)
+    await start_worker(registry=registry_of(changed))
+    old, new = (
+        make_dispatch("acme.changed", {"text": "accepted before the change"}),
+        make_dispatch("acme.changed", {"words": ["a", "b"]}),
+    )
+    await observer.publish(old)
+    await observer.publish(new)
+    failed = await observer.wait_result(results, old.job_id)
+    assert failed.error is not None
+    assert (failed.error.kind, failed.error.error_class) == (ErrorKind.PERMANENT, "InvalidPayload")
+    assert "words" in failed.error.message
+    assert (await observer.wait_result(results, new.job_id)).result == {"count": 2}
