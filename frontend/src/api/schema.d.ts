@@ -1485,6 +1485,12 @@ export interface components {
              */
             label: "low" | "medium" | "high";
             /**
+             * Namedqueue
+             * @description The named queue of the job types it holds (docs/sdk.md, routing).
+             * @default default
+             */
+            namedQueue: string;
+            /**
              * Oldestageseconds
              * @description Its age now (the database clock).
              */
@@ -1511,7 +1517,7 @@ export interface components {
         QueueList: {
             /**
              * Items
-             * @description High priority first.
+             * @description The default queue first, then named queues with queued jobs, by name; high priority first within each.
              */
             items: components["schemas"]["QueueDepth"][];
         };

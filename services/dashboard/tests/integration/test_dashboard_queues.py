@@ -57,3 +57,24 @@ async def test_without_the_broker_the_store_still_answers(
     items = (await client.get("/api/queues", headers=auth.user)).json()["items"]
     assert [q["queuedJobs"] for q in items] == [0, 1, 0]
     assert {(q["brokerReady"], q["consumers"]) for q in items} == {(None, None)}
+
+
+async def test_a_named_queue_with_waiting_jobs_is_listed_after_the_default_one(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    """Jobs of a type no live worker serves wait in their named queue, and say so here."""
+    await job_factory.job(
+        status="queued", priority=2, queued_at=job_factory.base_time, queue="acme"
+    )
+    items = (await client.get("/api/queues", headers=auth.user)).json()["items"]
+    assert [(q["namedQueue"], q["queue"]) for q in items] == [
+        ("default", topology.READY_HIGH),
+        ("default", topology.READY_MEDIUM),
+        ("default", topology.READY_LOW),
+        ("acme", "jobs.ready.acme.high"),
+        ("acme", "jobs.ready.acme.medium"),
+        ("acme", "jobs.ready.acme.low"),
+    ]
+    acme_medium = items[4]
+    assert (acme_medium["queuedJobs"], acme_medium["consumers"]) == (1, 0)  # nobody serves it
+    assert [q["queuedJobs"] for q in items[:3]] == [0, 0, 0]

@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from jobs_common.rabbit import RabbitBus
+from jobs_common.topology import queue_arguments
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +24,12 @@ async def ready_queue_counts(
 
     async def one(name: str) -> tuple[str, BrokerCounts] | None:
         queue = bus.topology.queues.get(name)
-        if queue is None:
-            return None
         try:
+            if queue is None:  # a named queue's: declared again with its own arguments
+                declared_queue = bus.channel.declare_queue(
+                    name, durable=True, arguments=queue_arguments(name)
+                )
+                queue = await asyncio.wait_for(declared_queue, timeout=timeout)
             declared = await asyncio.wait_for(queue.declare(), timeout=timeout)
         except Exception as exc:
             log.warning("queue counts unavailable", extra={"queue": name, "error": repr(exc)})

@@ -202,14 +202,27 @@ class RegistryStore(Store):
         ]
         return BatchPage.of(items, int(total), page)
 
-    async def queued_by_priority(self) -> tuple[datetime, dict[int, tuple[int, datetime | None]]]:
-        """The database's now, and per priority: how many jobs are queued, since when.
-        Read through ``ix_jobs_queued_since`` (only queued jobs), so it costs the backlog."""
+    async def queued_by_queue(
+        self,
+    ) -> tuple[datetime, dict[tuple[str, int], tuple[int, datetime | None]]]:
+        """The database's now, and per named queue and priority: how many jobs are queued,
+        since when. Read through ``ix_jobs_queued_since`` (only queued jobs), so it costs the
+        backlog."""
         async with self.snapshot() as connection:
             now: datetime = (await connection.execute(select(func.now()))).scalar_one()
             rows = await connection.execute(
-                select(jobs.c.priority, func.count(), func.min(jobs.c.queued_at))
+                select(jobs.c.queue, jobs.c.priority, func.count(), func.min(jobs.c.queued_at))
                 .where(jobs.c.status == "queued")
-                .group_by(jobs.c.priority)
+                .group_by(jobs.c.queue, jobs.c.priority)
             )
-            return now, {int(row[0]): (int(row[1]), row[2]) for row in rows}
+            return now, {(str(row[0]), int(row[1])): (int(row[2]), row[3]) for row in rows}
+
+    async def queued_by_priority(self) -> tuple[datetime, dict[int, tuple[int, datetime | None]]]:
+        """:meth:`queued_by_queue` summed over the named queues."""
+        now, by_queue = await self.queued_by_queue()
+        totals: dict[int, tuple[int, datetime | None]] = {}
+        for (_, priority), (count, oldest) in by_queue.items():
+            total, first = totals.get(priority, (0, None))
+            earliest = min((t for t in (first, oldest) if t is not None), default=None)
+            totals[priority] = (total + count, earliest)
+        return now, totals

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.http import CurrentIdentity
-from jobs_common.topology import READY_QUEUE_BY_PRIORITY, READY_QUEUES
+from jobs_common.topology import DEFAULT_QUEUE, READY_QUEUE_BY_PRIORITY, ready_queue_for
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.api.deps import (
     AdminDep,
@@ -109,16 +109,23 @@ async def get_batch(
 @queues.get("", summary="Queue depth per priority: queued jobs, the oldest one's age, the broker")
 async def list_queues(_: CurrentIdentity, store: RegistryDep, request: Request) -> QueueList:
     """Counts of the whole platform (no job or owner is named), for anyone signed in."""
-    now, queued = await store.queued_by_priority()
-    broker = await ready_queue_counts(request.app.state.bus, READY_QUEUES)
+    now, queued = await store.queued_by_queue()
+    named = sorted({queue for queue, _ in queued} - {DEFAULT_QUEUE})
+    shown = [DEFAULT_QUEUE, *named]
+    names = {
+        (queue, int(priority)): ready_queue_for(priority, queue)
+        for queue in shown
+        for priority in sorted(READY_QUEUE_BY_PRIORITY, reverse=True)
+    }
+    broker = await ready_queue_counts(request.app.state.bus, tuple(names.values()))
     items = []
-    for priority in sorted(READY_QUEUE_BY_PRIORITY, reverse=True):
-        name = READY_QUEUE_BY_PRIORITY[priority]
-        count, oldest = queued.get(int(priority), (0, None))
+    for (named_queue, priority), name in names.items():
+        count, oldest = queued.get((named_queue, priority), (0, None))
         ready, consumers = broker.get(name, (None, None))
         items.append(
             QueueDepth(
                 queue=name,
+                named_queue=named_queue,
                 priority=int(priority),
                 label=LABELS[int(priority)],
                 queued_jobs=count,

@@ -15,6 +15,10 @@ LABELS: dict[int, PriorityLabel] = {1: "low", 2: "medium", 3: "high"}
 
 class QueueDepth(CamelModel):
     queue: str = Field(description="The ready queue, e.g. jobs.ready.high.")
+    named_queue: str = Field(
+        default="default",
+        description="The named queue of the job types it holds (docs/sdk.md, routing).",
+    )
     priority: int = Field(ge=1, le=3)
     label: PriorityLabel
     queued_jobs: int = Field(description="Jobs dispatched to this queue and not started yet.")
@@ -27,4 +31,7 @@ class QueueDepth(CamelModel):
 
 
 class QueueList(CamelModel):
-    items: list[QueueDepth] = Field(description="High priority first.")
+    items: list[QueueDepth] = Field(
+        description="The default queue first, then named queues with queued jobs, by name; "
+        "high priority first within each."
+    )
