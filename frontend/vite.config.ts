@@ -39,6 +39,9 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     restoreMocks: true,
+    // the form tests type character by character: 5 s (the default) is too little for them
+    // on a busy machine (make test runs the services' suites beside them)
+    testTimeout: 15_000,
     unstubGlobals: true,
   },
 });

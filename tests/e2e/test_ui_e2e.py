@@ -5,13 +5,20 @@ on a console error or an uncaught exception in the page; every page is checked w
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
+from datetime import timedelta
 from typing import Any
 
+import aio_pika
 import httpx
 import pytest
 from playwright.async_api import Page, expect
+
+from jobs_common.contracts import JobTypeInfo, WorkerTypes, utcnow
+from jobs_common.testing.stack import Stack
+from jobs_common.topology import JOBS_EXCHANGE, TYPES
 
 from .conftest import PageErrors, axe_violations, screenshot, wait_for_job
 
@@ -87,6 +94,75 @@ async def test_the_api_s_validation_errors_show_at_their_fields(
     await expect(page.get_by_test_id("error-dependsOn")).to_be_visible()
     await expect(page.get_by_label("Depends on")).to_have_attribute("aria-invalid", "true")
     await accessible(page, "submit-validation-error")
+
+
+GREETING_SCHEMA: dict[str, Any] = {  # as pydantic writes it for a handler's payload model
+    "$defs": {"Tone": {"enum": ["warm", "formal"], "title": "Tone", "type": "string"}},
+    "additionalProperties": False,
+    "properties": {
+        "name": {"description": "Who to greet", "maxLength": 40, "title": "Name", "type": "string"},
+        "tone": {"$ref": "#/$defs/Tone", "default": "warm"},
+        "times": {"default": 1, "maximum": 3, "minimum": 1, "title": "Times", "type": "integer"},
+    },
+    "required": ["name"],
+    "title": "Greeting",
+    "type": "object",
+}
+
+
+async def announce_idle_type(stack: Stack, job_type: str) -> None:
+    """Announce a custom type as a worker that has since gone quiet: the registry knows the
+    type, no live worker serves it (no job of it is submitted: it would wait in its queue)."""
+    announcement = WorkerTypes(
+        worker_id=f"e2e-gone-{uuid.uuid4().hex[:6]}",
+        types=[
+            JobTypeInfo(
+                job_type=job_type,
+                payload_schema=GREETING_SCHEMA,
+                timeout_seconds=30,
+                max_attempts=2,
+                queue="e2e-idle",
+            )
+        ],
+        sent_at=utcnow() - timedelta(minutes=10),
+    )
+    connection = await aio_pika.connect(stack.config.amqp_url)
+    async with connection:
+        channel = await connection.channel()
+        exchange = await channel.get_exchange(JOBS_EXCHANGE)
+        await exchange.publish(aio_pika.Message(body=announcement.to_json()), routing_key=TYPES)
+
+
+async def test_the_submit_form_builds_a_custom_type_s_form_from_its_schema(
+    page: Page, stack: Stack, user: httpx.AsyncClient
+) -> None:
+    job_type = f"e2e.greet_{uuid.uuid4().hex[:6]}"
+    await announce_idle_type(stack, job_type)
+    for _ in range(100):  # recorded by the submission service, in MongoDB
+        listed = (await user.get("/api/job-types")).json()["types"]
+        if any(t["type"] == job_type for t in listed):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"{job_type} was not listed: {listed}")
+    await log_in(page)
+    await expect(page.get_by_test_id("types-without-workers")).to_contain_text(job_type)
+    await accessible(page, "overview-type-without-worker")
+
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Submit").click()
+    info = page.get_by_test_id("job-type-info")  # the built-ins, served by the stack's workers
+    served = re.compile(r"Built-in type · queue default · \d+ live workers?")
+    await expect(info).to_contain_text(served)
+    await page.get_by_label("Job type").select_option(job_type)
+    await expect(info).to_contain_text("queue e2e-idle · no live worker")
+    name = page.get_by_role("textbox", name="Name", exact=True)
+    await expect(name).to_have_attribute("aria-required", "true")
+    await expect(page.get_by_role("combobox", name="Tone")).to_have_value('"warm"')
+    await expect(page.get_by_role("textbox", name="Times")).to_have_value("1")
+    await page.get_by_role("button", name="Submit job").click()
+    await expect(page.get_by_test_id("error-payload.name")).to_have_text("Required")
+    await expect(name).to_have_attribute("aria-invalid", "true")
+    await accessible(page, "submit-custom-type")
 
 
 async def test_cancel_a_running_job_from_its_page(page: Page, user: httpx.AsyncClient) -> None:

@@ -19,6 +19,7 @@ import type {
   JobCreate,
   JobDetail,
   JobSeries,
+  JobTypeList,
   JobsPage,
   LogPage,
   QueueList,
@@ -115,6 +116,11 @@ export function submitJob(body: JobCreate, idempotencyKey: string): Promise<JobA
     body,
     headers: { 'Idempotency-Key': idempotencyKey },
   });
+}
+
+/** Every job type a submission may name, with its payload schema and live workers. */
+export function listJobTypes(signal?: AbortSignal): Promise<JobTypeList> {
+  return api.request('/api/job-types', { signal });
 }
 
 // ---- batches ----

@@ -27,4 +27,5 @@ export const queryKeys = {
   batchView: (id: string) => ['batches', id, 'view'] as const,
   batchStatus: (id: string) => ['batches', id, 'status'] as const,
   retryPolicies: ['retry-policies'] as const,
+  jobTypes: ['job-types'] as const,
 };

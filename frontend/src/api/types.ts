@@ -39,6 +39,10 @@ export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'dead', 'ca
 export const JOB_TYPES = ['email', 'image_resize', 'report_generation', 'simulate'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
+export function isBuiltinType(type: string): type is JobType {
+  return (JOB_TYPES as readonly string[]).includes(type);
+}
+
 export type RetryStrategy = NonNullable<Schemas['RetryPolicyIn']['strategy']>;
 export type Role = Schemas['UserPublic']['role'];
 
@@ -84,6 +88,9 @@ export type BatchAccepted = Schemas['BatchAccepted'];
 export type BatchStatusPublic = Schemas['BatchStatusPublic'];
 export type BatchView = Schemas['BatchView'];
 export type BatchPage = Schemas['BatchPage'];
+/** A job type the platform knows (GET /api/job-types): built-in or announced by workers. */
+export type JobTypeInfo = Schemas['JobTypeOut'];
+export type JobTypeList = Schemas['JobTypesOut'];
 
 // ---- dead letters ----
 

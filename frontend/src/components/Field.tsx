@@ -7,6 +7,7 @@ export interface ControlProps {
   name: string;
   'aria-invalid': boolean;
   'aria-describedby'?: string;
+  'aria-required'?: boolean;
 }
 
 interface Props {
@@ -17,17 +18,27 @@ interface Props {
   error?: string | undefined;
   children: (props: ControlProps) => ReactElement;
   className?: string;
+  /** Marks the label with an asterisk (hidden from screen readers) and the control `aria-required`. */
+  required?: boolean;
 }
 
 /** A labelled control with its hint and inline error (described-by both). */
-export function Field({ path, label, hint, error, children, className }: Props) {
+export function Field({ path, label, hint, error, children, className, required }: Props) {
   const id = fieldId(path);
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined;
   return (
     <div className={`field ${className ?? ''}`}>
-      <label htmlFor={id}>{label}</label>
+      <label htmlFor={id}>
+        {label}
+        {required ? (
+          <span className="required-mark" aria-hidden="true">
+            {' '}
+            *
+          </span>
+        ) : null}
+      </label>
       {hint ? (
         <span id={hintId} className="hint">
           {hint}
@@ -38,6 +49,7 @@ export function Field({ path, label, hint, error, children, className }: Props) 
         name: path,
         'aria-invalid': Boolean(error),
         ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+        ...(required ? { 'aria-required': true } : {}),
       })}
       {error ? (
         <span id={errorId} className="field-error" data-testid={`error-${path}`}>

@@ -1,11 +1,14 @@
 /**
  * The submit form's model and its client-side validation: the same rules the submission
  * service enforces (services/submission/.../domain/requests.py, fields.py) and the payload
- * models of the job types (libs/common/.../payloads.py). Errors are keyed by the API's field
+ * models of the built-in job types (libs/common/.../payloads.py; a custom type's payload is
+ * checked against its JSON Schema, schemaForm.ts). Errors are keyed by the API's field
  * paths (`payload.to`, `retryPolicy.maxDelayMs`, `dependsOn`), so the API's own 422 details
  * land on the same fields.
  */
-import type { JobCreate, JobType, RetryPolicyIn, RetryStrategy } from '../api/types';
+import { isBuiltinType, type JobCreate, type JobType, type RetryPolicyIn, type RetryStrategy } from '../api/types';
+import type { SchemaFormPlan } from './schemaFields';
+import { buildSchemaPayload, initialSchemaState, type SchemaPayloadState } from './schemaForm';
 
 export type FieldErrors = Record<string, string>;
 
@@ -63,9 +66,12 @@ export interface RetryValues {
 }
 
 export interface JobFormValues {
-  type: JobType;
+  /** A built-in type (its hand-written payload fields) or a custom one (a form from its schema). */
+  type: string;
   priority: string;
   payload: PayloadValues;
+  /** The payload inputs of each custom type chosen so far (schemaForm.ts). */
+  custom: Record<string, SchemaPayloadState>;
   when: 'now' | 'delay' | 'runAt';
   delaySeconds: string;
   runAt: string;
@@ -108,6 +114,7 @@ export function emptyJobForm(): JobFormValues {
     type: 'simulate',
     priority: '2',
     payload: emptyPayloads(),
+    custom: {},
     when: 'now',
     delaySeconds: '',
     runAt: '',
@@ -329,7 +336,20 @@ export interface ValidationResult {
   body: JobCreate | null;
 }
 
-export function validateJobForm(values: JobFormValues, now: Date = new Date()): ValidationResult {
+/** The payload inputs of the custom type `values.type` (its schema's defaults until edited). */
+export function customPayloadState(values: JobFormValues, plan: SchemaFormPlan): SchemaPayloadState {
+  return values.custom[values.type] ?? initialSchemaState(plan);
+}
+
+/**
+ * Check the whole form and build the request body. A custom type's payload is checked against
+ * `plan`, the form of its schema (`planSchemaForm`); without one the type is unknown here.
+ */
+export function validateJobForm(
+  values: JobFormValues,
+  now: Date = new Date(),
+  plan?: SchemaFormPlan,
+): ValidationResult {
   const errors: FieldErrors = {};
   const priority = requireNumber(values.priority, errors, 'priority', {
     min: 1,
@@ -337,7 +357,10 @@ export function validateJobForm(values: JobFormValues, now: Date = new Date()): 
     integer: true,
     label: 'Priority',
   });
-  const payload = validatePayload(values.type, values.payload, errors);
+  let payload: Record<string, unknown> = {};
+  if (isBuiltinType(values.type)) payload = validatePayload(values.type, values.payload, errors);
+  else if (plan) payload = buildSchemaPayload(plan, customPayloadState(values, plan), errors);
+  else errors.type = 'Unknown job type: choose one from the list';
   const body: JobCreate = { type: values.type, priority: priority ?? 0, payload };
 
   if (values.when === 'delay') {

@@ -1,4 +1,4 @@
-import type { JobType } from '../api/types';
+import { isBuiltinType, type JobType } from '../api/types';
 
 export const TYPE_LABELS: Record<JobType, string> = {
   email: 'Email',
@@ -6,6 +6,11 @@ export const TYPE_LABELS: Record<JobType, string> = {
   report_generation: 'Report',
   simulate: 'Simulate (demo)',
 };
+
+/** A built-in type's label; a custom type is shown by its name (`acme.reverse`). */
+export function typeLabel(type: string): string {
+  return isBuiltinType(type) ? TYPE_LABELS[type] : type;
+}
 
 export const PAYLOAD_LABELS: Record<string, string> = {
   to: 'To',

@@ -15,8 +15,10 @@ import { queryKeys } from '../api/queryKeys';
 import { JOB_STATUSES, type WorkerList } from '../api/types';
 import { useIsAdmin } from '../auth/hooks';
 import { StatusBadge } from '../components/StatusBadge';
+import { TypesWithoutWorkers } from '../components/TypesWithoutWorkers';
 import { ErrorState, Loading } from '../components/states';
 import { formatDuration, formatNumber, formatPercent, priorityLabel } from '../lib/format';
+import { useJobTypes } from '../lib/useJobTypes';
 import { usePageTitle } from '../lib/usePageTitle';
 import { usePollWhileOffline } from '../live/context';
 
@@ -94,6 +96,8 @@ export function OverviewPage() {
     refetchInterval: 5_000,
     enabled: isAdmin,
   });
+  // workers announce their types on their own clock, not on the live socket: poll
+  const jobTypes = useJobTypes({ poll: true });
 
   const data = totals.data;
 
@@ -105,6 +109,8 @@ export function OverviewPage() {
           Submit a job
         </Link>
       </div>
+
+      {jobTypes.data ? <TypesWithoutWorkers types={jobTypes.data.types} /> : null}
 
       <section aria-labelledby="stats-heading">
         <h2 id="stats-heading" className="visually-hidden">
@@ -223,7 +229,7 @@ export function OverviewPage() {
             <table data-testid="queue-depth">
               <thead>
                 <tr>
-                  <th scope="col">Priority</th>
+                  <th scope="col">Queue and priority</th>
                   <th scope="col" className="num">Queued</th>
                   <th scope="col" className="num">Oldest waits</th>
                   <th scope="col">
@@ -235,11 +241,18 @@ export function OverviewPage() {
                 {queues.data.items.map((row) => {
                   const max = Math.max(1, ...queues.data.items.map((r) => r.queuedJobs));
                   return (
-                    <tr key={row.priority}>
+                    <tr key={row.queue}>
                       <th scope="row">
-                        <Link to={`/jobs?status=queued&priority=${row.priority}`}>
-                          {priorityLabel(row.priority)} ({row.priority})
-                        </Link>
+                        {row.namedQueue === 'default' ? (
+                          <Link to={`/jobs?status=queued&priority=${row.priority}`}>
+                            {priorityLabel(row.priority)} ({row.priority})
+                          </Link>
+                        ) : (
+                          <>
+                            {row.namedQueue}: {priorityLabel(row.priority)} ({row.priority})
+                            {row.consumers === 0 ? <span className="muted"> · no worker</span> : null}
+                          </>
+                        )}
                       </th>
                       <td className="num">{formatNumber(row.queuedJobs)}</td>
                       <td className="num">

@@ -3,11 +3,13 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
+import { builtinTypes } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobForm } from './JobForm';
 
 vi.mock('../../api/endpoints', () => ({
   submitJob: vi.fn(),
+  listJobTypes: vi.fn(() => Promise.resolve({ types: builtinTypes() })),
   getJob: vi.fn(() => new Promise(() => undefined)),
   listRetryPolicies: vi.fn(() =>
     Promise.resolve({

@@ -4,18 +4,20 @@ import { Link } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { getJob, listRetryPolicies, submitJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { JOB_TYPES, type JobType } from '../../api/types';
+import { isBuiltinType, type JobType } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { ErrorSummary } from '../../components/ErrorSummary';
 import { Field } from '../../components/Field';
 import { fieldId } from '../../lib/fieldId';
 import { PayloadFields } from '../../components/PayloadFields';
-import { PAYLOAD_LABELS, TYPE_LABELS } from '../../lib/jobTypes';
+import { SchemaPayloadFields } from '../../components/SchemaPayloadFields';
+import { PAYLOAD_LABELS, typeLabel } from '../../lib/jobTypes';
 import { RetryFields } from '../../components/RetryFields';
 import { StatusBadge } from '../../components/StatusBadge';
 import { newIdempotencyKey } from '../../lib/ids';
 import {
   apiFieldErrors,
+  customPayloadState,
   emptyJobForm,
   parseIdList,
   validateJobForm,
@@ -23,7 +25,11 @@ import {
   type JobFormValues,
 } from '../../lib/jobForm';
 import { notify } from '../../lib/notices';
+import { planSchemaForm, type SchemaFormPlan } from '../../lib/schemaFields';
+import { foldPayloadErrors, type SchemaPayloadState } from '../../lib/schemaForm';
+import { useJobTypes } from '../../lib/useJobTypes';
 import { useJobRecorded, usePollWhileOffline } from '../../live/context';
+import { JobTypeInfo, JobTypeSelect } from './JobTypeChoice';
 
 
 const PAYLOAD_FIELDS: Record<JobType, string[]> = {
@@ -33,7 +39,10 @@ const PAYLOAD_FIELDS: Record<JobType, string[]> = {
   simulate: ['immediateFailureRate', 'failureRate', 'minSeconds', 'maxSeconds', 'seed'],
 };
 
-function fieldLabels(values: JobFormValues): { labels: Record<string, string>; known: Set<string> } {
+function fieldLabels(
+  values: JobFormValues,
+  plan: SchemaFormPlan | null,
+): { labels: Record<string, string>; known: Set<string> } {
   const labels: Record<string, string> = {
     type: 'Job type',
     priority: 'Priority',
@@ -52,9 +61,16 @@ function fieldLabels(values: JobFormValues): { labels: Record<string, string>; k
     payload: 'Payload',
   };
   const known = new Set(['type', 'priority', 'maxAttempts', 'timeoutSeconds', 'dependsOn', 'payload']);
-  for (const name of PAYLOAD_FIELDS[values.type]) {
-    labels[`payload.${name}`] = values.type === 'report_generation' && name === 'to' ? 'To date' : PAYLOAD_LABELS[name] ?? name;
-    known.add(`payload.${name}`);
+  if (isBuiltinType(values.type)) {
+    for (const name of PAYLOAD_FIELDS[values.type]) {
+      labels[`payload.${name}`] = values.type === 'report_generation' && name === 'to' ? 'To date' : PAYLOAD_LABELS[name] ?? name;
+      known.add(`payload.${name}`);
+    }
+  } else if (plan?.kind === 'form' && !customPayloadState(values, plan).rawMode) {
+    for (const field of plan.fields) {
+      labels[`payload.${field.name}`] = field.label;
+      known.add(`payload.${field.name}`);
+    }
   }
   if (values.when === 'delay') known.add('delaySeconds');
   if (values.when === 'runAt') known.add('runAt');
@@ -121,14 +137,28 @@ export function JobForm() {
     staleTime: 60_000,
   });
 
-  const { labels, known } = useMemo(() => fieldLabels(values), [values]);
+  const jobTypes = useJobTypes();
+  const types = jobTypes.data?.types;
+  const customTypes = useMemo(() => (types ?? []).filter((t) => !isBuiltinType(t.type)), [types]);
+  const selected = types?.find((t) => t.type === values.type);
+  // built-ins keep their hand-written fields; a custom type gets a form from its schema
+  const plan = useMemo(
+    () => (selected && !isBuiltinType(selected.type) ? planSchemaForm(selected.payloadSchema) : null),
+    [selected],
+  );
+  const customState = plan ? customPayloadState(values, plan) : null;
+  const rawPayload = plan !== null && (plan.kind === 'raw' || customState?.rawMode === true);
+
+  const { labels, known } = useMemo(() => fieldLabels(values, plan), [values, plan]);
   const set = (patch: Partial<JobFormValues>) => setValues((v) => ({ ...v, ...patch }));
+  const setCustom = (state: SchemaPayloadState) =>
+    setValues((v) => ({ ...v, custom: { ...v.custom, [v.type]: state } }));
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
     setMessage(null);
     setAccepted(null);
-    const { errors: found, body } = validateJobForm(values);
+    const { errors: found, body } = validateJobForm(values, new Date(), plan ?? undefined);
     setErrors(found);
     if (!body) {
       setAttempt((n) => n + 1);
@@ -151,7 +181,8 @@ export function JobForm() {
         pendingKey.current = null;
       }
       if (isApiError(error) && error.details.length > 0) {
-        setErrors(apiFieldErrors(error.details, body.dependsOn ?? []));
+        const fieldErrors = apiFieldErrors(error.details, body.dependsOn ?? []);
+        setErrors(plan && customState ? foldPayloadErrors(fieldErrors, plan, customState) : fieldErrors);
         setMessage(error.message === 'request validation failed' ? null : error.message);
       } else {
         setMessage(errorMessage(error));
@@ -177,13 +208,7 @@ export function JobForm() {
       <div className="field-row">
         <Field path="type" label="Job type" error={errors.type}>
           {(p) => (
-            <select {...p} value={values.type} onChange={(e) => set({ type: e.target.value as JobType })}>
-              {JOB_TYPES.map((type) => (
-                <option key={type} value={type}>
-                  {TYPE_LABELS[type]}
-                </option>
-              ))}
-            </select>
+            <JobTypeSelect {...p} value={values.type} onChange={(type) => set({ type })} customTypes={customTypes} />
           )}
         </Field>
         <fieldset className="field" aria-describedby={errors.priority ? `${fieldId('priority')}-error` : undefined}>
@@ -217,15 +242,32 @@ export function JobForm() {
         </fieldset>
       </div>
 
-      <fieldset id={fieldId('payload')} tabIndex={-1}>
-        <legend>Payload: {TYPE_LABELS[values.type]}</legend>
-        <PayloadFields
-          type={values.type}
-          values={values.payload}
-          onChange={(payload) => set({ payload })}
-          errors={errors}
-        />
-        {errors.payload ? (
+      {selected ? <JobTypeInfo info={selected} /> : null}
+      {jobTypes.isError ? (
+        <p className="muted" data-testid="job-types-error">
+          Custom job types could not be loaded: {errorMessage(jobTypes.error)}{' '}
+          <button type="button" className="link" onClick={() => void jobTypes.refetch()}>
+            Try again
+          </button>
+        </p>
+      ) : null}
+
+      {/* in raw JSON the text area is the payload's control (field-payload) */}
+      <fieldset id={rawPayload ? undefined : fieldId('payload')} tabIndex={rawPayload ? undefined : -1}>
+        <legend>Payload: {typeLabel(values.type)}</legend>
+        {isBuiltinType(values.type) ? (
+          <PayloadFields
+            type={values.type}
+            values={values.payload}
+            onChange={(payload) => set({ payload })}
+            errors={errors}
+          />
+        ) : plan && customState ? (
+          <SchemaPayloadFields key={values.type} plan={plan} state={customState} onChange={setCustom} errors={errors} />
+        ) : (
+          <p className="muted">{jobTypes.isPending ? 'Loading the type’s schema…' : 'This type is not known: choose another.'}</p>
+        )}
+        {errors.payload && !rawPayload ? (
           <span className="field-error" data-testid="error-payload">
             {errors.payload}
           </span>
@@ -263,12 +305,22 @@ export function JobForm() {
       </fieldset>
 
       <div className="field-row">
-        <Field path="maxAttempts" label="Max attempts" hint="1 to 20; empty: the type's default" error={errors.maxAttempts}>
+        <Field
+          path="maxAttempts"
+          label="Max attempts"
+          hint={`1 to 20; empty: the type's default${typeof selected?.maxAttempts === 'number' ? ` (${selected.maxAttempts})` : ''}`}
+          error={errors.maxAttempts}
+        >
           {(p) => (
             <input {...p} inputMode="numeric" value={values.maxAttempts} onChange={(e) => set({ maxAttempts: e.target.value })} />
           )}
         </Field>
-        <Field path="timeoutSeconds" label="Timeout (seconds)" hint="1 to 1,700; empty: the type's default" error={errors.timeoutSeconds}>
+        <Field
+          path="timeoutSeconds"
+          label="Timeout (seconds)"
+          hint={`1 to 1,700; empty: the type's default${typeof selected?.timeoutSeconds === 'number' ? ` (${selected.timeoutSeconds} s)` : ''}`}
+          error={errors.timeoutSeconds}
+        >
           {(p) => (
             <input {...p} inputMode="numeric" value={values.timeoutSeconds} onChange={(e) => set({ timeoutSeconds: e.target.value })} />
           )}
