@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 
 from jobs_common.contracts import JobStatus
 
@@ -134,9 +134,17 @@ outbox = Table(
     Column("trace_id", Text, nullable=False),
     Column("body", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
-    # Set by the relay before it publishes the row (outbox_relay.py): a claimed row may already
-    # be in the broker's hands.
-    Column("claimed_at", DateTime(timezone=True)),
+)
+
+# The outbox rows a relay pass is publishing (the scheduler's outbox_relay.py): committed
+# before the publishes, deleted with the rows the broker confirmed. One left behind names
+# rows its dead pass may have published.
+outbox_passes = Table(
+    "outbox_passes",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("ids", ARRAY(BigInteger), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 
 dead_letters = Table(

@@ -99,7 +99,6 @@ async def start_runtime(settings: Settings) -> Runtime:
             publishers,
             limit=settings.relay_batch_size,
             clock_slack=settings.relay_clock_slack_seconds,
-            abandoned_after=settings.relay_abandoned_after_seconds,
         ).pass_once,
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,

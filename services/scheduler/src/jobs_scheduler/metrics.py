@@ -35,7 +35,7 @@ OUTBOX_FAILED = Counter("scheduler_outbox_failed_total", "Outbox publishes refus
 OUTBOX_ABANDONED = Counter(
     "scheduler_outbox_dispatches_dropped_total",
     "Dispatches the relay dropped instead of publishing again, because the broker may already "
-    "hold them (a publish failed after it was sent, or a relay died mid-pass); the reconciler "
+    "hold them (a publish failed after it was sent, or a relay pass died); the reconciler "
     "re-dispatches those the broker never had.",
 )
 # outbox_pending{service="scheduler"}: outbox rows the last relay pass of this replica claimed

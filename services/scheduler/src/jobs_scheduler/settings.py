@@ -59,9 +59,6 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Loops.
     relay_batch_size: int = 500
     relay_interval_seconds: float = 0.25
-    # Outbox rows a relay claimed this long ago and never settled (it died mid-pass, or hangs
-    # on the broker) are settled by any replica: a dispatch is dropped, never published twice.
-    relay_abandoned_after_seconds: float = 10.0
     sweep_batch_size: int = 500
     promotion_interval_seconds: float = 0.25
     reaper_interval_seconds: float = 1.0

@@ -173,13 +173,11 @@ async def test_outbox_pending_is_what_the_last_relay_pass_left(db: AsyncEngine) 
     ]
     async with db.begin() as connection:
         await connection.execute(insert(outbox), rows)
-    assert (
-        await OutboxRelay(db, {}, limit=10, clock_slack=5.0, abandoned_after=10.0).pass_once() == 0
-    )
+    assert await OutboxRelay(db, {}, limit=10, clock_slack=5.0).pass_once() == 0
     assert sample("outbox_pending", service="scheduler") == 3
     assert sample("jobs_dispatched_total", queue=topology.READY_MEDIUM) == dispatched  # unconfirmed
 
     async with db.begin() as connection:
         await connection.execute(delete(outbox))
-    await OutboxRelay(db, {}, limit=10, clock_slack=5.0, abandoned_after=10.0).pass_once()
+    await OutboxRelay(db, {}, limit=10, clock_slack=5.0).pass_once()
     assert sample("outbox_pending", service="scheduler") == 0

@@ -1,15 +1,18 @@
 """The outbox relay: rows the scheduler's transactions wrote to ``outbox`` (dispatches,
 cancel requests) are published to RabbitMQ with confirms and deleted once confirmed.
 
-A ready message goes out at most once. Each pass *claims* its rows (``claimed_at``, committed)
-before it publishes them, and settles them after the confirms: confirmed rows are deleted,
-rows that never reached the broker are released for the next pass. A relay that dies in
-between (the process killed after the broker confirmed, a pass cancelled) leaves claims, not
-unsent rows: once a claim is older than ``abandoned_after``, a dispatch it held is dropped
-without being published again (it may already be in a ready queue), and its reconciler clock
-restarted, so the reconciler re-dispatches the job under a new attempt number only if the
-broker never had it (``adapters/reconciler.py``). Other messages (cancel requests, dead-letter
-notices) are idempotent for their consumers and are released to be published again.
+A ready message goes out at most once. A pass locks its rows (``FOR UPDATE SKIP LOCKED``, held
+until it ends) and, before it publishes them, commits one ``outbox_passes`` row naming them;
+the transaction that deletes the rows the broker confirmed deletes that row too. A pass that
+dies in between (the process killed after the broker confirmed, a pass cancelled, a lost
+database connection) leaves its rows unlocked and named by a pass row: the next pass that
+locks such a row knows it may already be in the broker's hands. A dispatch is then dropped,
+never published again, and its reconciler clock restarted, so the reconciler re-dispatches
+the job under a new attempt number only if the broker never had it
+(``adapters/reconciler.py``); other messages (cancel requests, dead-letter notices) are
+idempotent for their consumers and are published again. A publish that failed after it was
+sent (the connection lost before the confirm) is dropped the same way; one the broker
+certainly never had is left for the next pass.
 
 A dispatch's transaction started the reconciler's clock (``jobs.queued_at``); a dispatch that
 waited in the outbox longer than ``clock_slack`` (the broker was away) has it restarted once
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +30,12 @@ from typing import Any, TypeVar
 
 import aio_pika
 from aio_pika.exceptions import DeliveryError
-from sqlalchemy import BigInteger, bindparam, delete, func, select, update
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy import BigInteger, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.jobstore import jobs, outbox
+from jobs_common.jobstore import jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_common.topology import (
     JOBS_EXCHANGE,
@@ -47,20 +50,15 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Unclaimed rows in id order, locked against the other replicas' passes while claimed.
-_CLAIMABLE = (
-    select(outbox.c.id)
-    .where(outbox.c.claimed_at.is_(None))
-    .order_by(outbox.c.id)
-    .limit(bindparam("limit"))
-    .with_for_update(skip_locked=True)
-    .subquery("claimable")
+# A row named by a pass row that no live pass holds (its lock is gone): its pass died.
+_ORPHANED = (
+    select(outbox_passes.c.id)
+    .where(outbox.c.id == func.any(outbox_passes.c.ids))
+    .exists()
+    .label("orphaned")
 )
-CLAIM = (
-    update(outbox)
-    .where(outbox.c.id == _CLAIMABLE.c.id)
-    .values(claimed_at=func.now())
-    .returning(
+LOCK_BATCH = (
+    select(
         outbox.c.id,
         outbox.c.exchange,
         outbox.c.routing_key,
@@ -70,15 +68,23 @@ CLAIM = (
         outbox.c.trace_id,
         outbox.c.body,
         (outbox.c.created_at < func.now() - interval_seconds(bindparam("slack"))).label("late"),
+        _ORPHANED,
     )
+    .order_by(outbox.c.id)
+    .limit(bindparam("limit"))
+    .with_for_update(of=outbox, skip_locked=True)
 )
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
-RELEASED = update(outbox).where(outbox.c.id == any_of("ids", BigInteger())).values(claimed_at=None)
-ABANDONED = (
-    select(outbox.c.id, outbox.c.job_id)
-    .where(outbox.c.claimed_at < func.now() - interval_seconds(bindparam("after")))
-    .order_by(outbox.c.id)
-    .with_for_update(skip_locked=True)
+PASS_DONE = delete(outbox_passes).where(outbox_passes.c.id == bindparam("pass_id"))
+# Pass rows of dead passes none of whose rows is left but those settled now.
+DEAD_PASSES_DONE = delete(outbox_passes).where(
+    outbox_passes.c.ids.overlap(bindparam("ids", type_=ARRAY(BigInteger()))),
+    ~select(outbox.c.id)
+    .where(
+        outbox.c.id == func.any(outbox_passes.c.ids),
+        outbox.c.id != func.all(bindparam("ids", type_=ARRAY(BigInteger()))),
+    )
+    .exists(),
 )
 # Rows locked in id order first, as every batch of the consumers locks them: an
 # ``UPDATE ... WHERE id = ANY(...)`` alone locks in the order of the index scan and deadlocked
@@ -103,14 +109,14 @@ class Settled:
     """What one pass does with the rows it claimed."""
 
     confirmed: list[Any] = field(default_factory=list)
-    released: list[Any] = field(default_factory=list)  # published again by a later pass
+    released: list[Any] = field(default_factory=list)  # left for a later pass
     dropped: list[Any] = field(default_factory=list)  # dispatches the broker may hold
 
     @classmethod
     def of(cls, rows: Sequence[Any], outcomes: Sequence[BaseException | None]) -> Settled:
         """Confirmed rows go; a row the broker never had, and any message but a dispatch, is
-        released; a dispatch whose publish failed after it was sent may be in a ready queue:
-        dropped, for the reconciler to judge."""
+        left for the next pass; a dispatch whose publish failed after it was sent may be in a
+        ready queue: dropped, for the reconciler to judge."""
         settled = cls()
         for row, error in zip(rows, outcomes, strict=True):
             if error is None:
@@ -132,39 +138,56 @@ class OutboxRelay:
         *,
         limit: int,
         clock_slack: float,
-        abandoned_after: float,
         stop_grace: float = 5.0,
     ) -> None:
         self.engine = engine
         self.publishers = publishers
         self.limit = limit
         self.clock_slack = clock_slack
-        self.abandoned_after = abandoned_after
         self.stop_grace = stop_grace
-        self._next_sweep = 0.0
         self._declared: set[str] = set()  # named queues this relay declared
 
     async def pass_once(self) -> int:
-        """Settle abandoned claims now and then; claim, publish and settle a batch."""
-        if time.monotonic() >= self._next_sweep:
-            self._next_sweep = time.monotonic() + self.abandoned_after / 2
-            await settle_abandoned(self.engine, self.abandoned_after)
+        """Lock, record, publish and settle a batch. Cancelled meanwhile (the service stops),
+        the pass finishes for up to ``stop_grace`` seconds first."""
         if not all(publisher.channel_open for publisher in self.publishers.values()):
-            return 0  # the broker is away: rows stay unclaimed until the channel is back
-        rows = await claim(self.engine, self.limit, self.clock_slack)
-        metrics.OUTBOX_PENDING.set(len(rows))
-        if not rows:
-            return 0
-        return await finish_despite_cancel(self._publish_and_settle(rows), timeout=self.stop_grace)
+            return 0  # the broker is away: nothing is taken until the channel is back
+        return await finish_despite_cancel(self._pass(), timeout=self.stop_grace)
 
-    async def _publish_and_settle(self, rows: Sequence[Any]) -> int:
-        await self._declare_named_queues(rows)
-        settled = Settled.of(rows, await publish_rows(self.publishers, rows))
-        await settle(self.engine, settled)
+    async def _pass(self) -> int:
+        async with self.engine.connect() as connection, connection.begin():
+            rows = (
+                await connection.execute(
+                    LOCK_BATCH, {"limit": self.limit, "slack": self.clock_slack}
+                )
+            ).all()
+            metrics.OUTBOX_PENDING.set(len(rows))
+            if not rows:
+                return 0
+            # A dispatch a dead pass may have published is dropped, never sent again.
+            orphans = [row for row in rows if row.orphaned and row.job_id is not None]
+            sending = [row for row in rows if not (row.orphaned and row.job_id is not None)]
+            pass_id = uuid.uuid4()
+            if sending:
+                await record_pass(self.engine, pass_id, [row.id for row in sending])
+                await self._declare_named_queues(sending)
+            settled = Settled.of(sending, await publish_rows(self.publishers, sending))
+            settled.dropped.extend(orphans)
+            gone = [row.id for row in (*settled.confirmed, *settled.dropped)]
+            if gone:
+                await connection.execute(RELAYED, {"ids": gone})
+            await connection.execute(PASS_DONE, {"pass_id": pass_id})
+            if any(row.orphaned for row in rows):
+                await connection.execute(DEAD_PASSES_DONE, {"ids": gone})
         late = [row.job_id for row in settled.confirmed if row.job_id is not None and row.late]
         clocks = sorted({*late, *(row.job_id for row in settled.dropped)})
         if clocks:
             await start_reconciler_clocks(self.engine, clocks)
+        if orphans:
+            log.warning(
+                "dispatches of a relay pass that died dropped, for the reconciler",
+                extra={"action": "outbox_abandoned", "dispatches_dropped": len(orphans)},
+            )
         record(settled)
         return len(settled.confirmed)
 
@@ -185,7 +208,7 @@ class OutboxRelay:
                 return
             try:
                 await declare_named_queue(channel, queue)
-            except Exception:  # its publishes come back unroutable: released, tried again
+            except Exception:  # its publishes come back unroutable: left for the next pass
                 log.warning(
                     "named queue not declared",
                     extra={"action": "queue_declare_failed", "queue": queue},
@@ -195,54 +218,16 @@ class OutboxRelay:
             self._declared.add(queue)
 
 
-async def claim(engine: AsyncEngine, limit: int, clock_slack: float) -> list[Any]:
-    """Claim up to ``limit`` unclaimed rows, oldest first, in a transaction of its own."""
+async def record_pass(engine: AsyncEngine, pass_id: uuid.UUID, ids: list[int]) -> None:
+    """Commit, on a connection of its own, which rows this pass is about to publish."""
     async with engine.begin() as connection:
-        rows = (await connection.execute(CLAIM, {"limit": limit, "slack": clock_slack})).all()
-    return sorted(rows, key=lambda row: row.id)
-
-
-async def settle(engine: AsyncEngine, settled: Settled) -> None:
-    """Delete the confirmed and dropped rows, release the rest. Should this fail, the claims
-    stay and :func:`settle_abandoned` settles them later: never a second publish of a dispatch."""
-    gone = [row.id for row in (*settled.confirmed, *settled.dropped)]
-    async with engine.begin() as connection:
-        if gone:
-            await connection.execute(RELAYED, {"ids": gone})
-        if settled.released:
-            await connection.execute(RELEASED, {"ids": [row.id for row in settled.released]})
-
-
-async def settle_abandoned(engine: AsyncEngine, after: float) -> int:
-    """Claims older than ``after`` seconds (their relay died or hangs): dispatches are dropped
-    and their reconciler clocks restarted, other messages released. Returns the rows settled."""
-    async with engine.begin() as connection:
-        rows = (await connection.execute(ABANDONED, {"after": after})).all()
-        if not rows:
-            return 0
-        dispatches = [row for row in rows if row.job_id is not None]
-        others = [row.id for row in rows if row.job_id is None]
-        if dispatches:
-            await connection.execute(RELAYED, {"ids": [row.id for row in dispatches]})
-        if others:
-            await connection.execute(RELEASED, {"ids": others})
-    if dispatches:
-        await start_reconciler_clocks(engine, sorted({row.job_id for row in dispatches}))
-        metrics.OUTBOX_ABANDONED.inc(len(dispatches))
-    log.warning(
-        "outbox claims of a relay that stopped mid-pass settled",
-        extra={
-            "action": "outbox_abandoned",
-            "dispatches_dropped": len(dispatches),
-            "released": len(others),
-        },
-    )
-    return len(rows)
+        await connection.execute(insert(outbox_passes).values(id=pass_id, ids=ids))
 
 
 async def finish_despite_cancel(work: Awaitable[T], *, timeout: float) -> T:
     """Await ``work``; cancelled meanwhile (the service stops), let it finish for up to
-    ``timeout`` seconds first, so confirmed rows are settled rather than left claimed."""
+    ``timeout`` seconds first, so confirmed rows are settled rather than left to the next
+    pass as a dead one's."""
     task = asyncio.ensure_future(work)
     try:
         return await asyncio.shield(task)

@@ -1,5 +1,6 @@
-"""Outbox rows claimed before they are published: a relay that dies between the broker's
-confirm and its delete leaves a claim, not an unsent row, so no ready message goes out twice.
+"""Outbox relay passes: the outbox rows a relay pass is publishing, committed before it
+publishes them, so a relay that dies between the broker's confirm and its delete leaves a
+record of what it may have published, and no ready message goes out twice.
 
 Revision ID: 0005
 Revises: 0004
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -17,8 +19,19 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.add_column("outbox", sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=True))
+    op.create_table(
+        "outbox_passes",
+        sa.Column("id", sa.UUID(), nullable=False),
+        sa.Column("ids", postgresql.ARRAY(sa.BigInteger()), nullable=False),
+        sa.Column(
+            "started_at",
+            sa.DateTime(timezone=True),
+            server_default=sa.text("now()"),
+            nullable=False,
+        ),
+        sa.PrimaryKeyConstraint("id"),
+    )
 
 
 def downgrade() -> None:
-    op.drop_column("outbox", "claimed_at")
+    op.drop_table("outbox_passes")
