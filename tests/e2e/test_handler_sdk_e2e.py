@@ -248,3 +248,25 @@ async def test_the_readme_s_handler_and_client_calls_work_as_printed(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "succeeded {'reversed': 'olleh'}"
+
+
+async def test_the_example_script_submits_an_invoice_run_with_the_client(
+    acme_worker: AcmeWorker, stack: Stack
+) -> None:
+    """examples/scripts/invoice_run.py, as a user runs it: a batch of invoices through the
+    client, one for an unknown customer (dead), the rest succeeded (some after RetryLater)."""
+    env = {k: v for k, v in os.environ.items() if k != "JOBS_TOKEN"}
+    env["JOBS_URL"] = stack.services["gateway"].url
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(ROOT / "examples/scripts/invoice_run.py"), "--customers", "4"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert done.returncode == 1, done.stderr  # the unknown customer's invoice is dead
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "3 of 4 invoices succeeded"
+    assert sum(" dead attempt 1: unknown customer c-999" in line for line in lines) == 1
+    assert sum(" succeeded attempt 2: " in line for line in lines) == 2  # busy once, then done
