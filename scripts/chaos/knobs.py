@@ -92,9 +92,9 @@ class Knobs:
 
 QUICK = Knobs(
     rounds=len(FAULT_KINDS),
-    load=LoadShape(seconds=6.0, rate=3.0, batch_size=(4, 8), slow_seconds=(0.3, 1.5)),
-    outage_seconds=8.0,
-    scheduler_pause_seconds=20.0,
+    load=LoadShape(seconds=4.0, rate=3.0, batch_size=(4, 8), slow_seconds=(0.3, 1.5)),
+    outage_seconds=6.0,
+    scheduler_pause_seconds=15.0,
     drain_timeout=150.0,
     recover_timeout=90.0,
 )

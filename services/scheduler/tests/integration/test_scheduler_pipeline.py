@@ -315,10 +315,19 @@ async def test_a_job_of_a_named_queue_is_dispatched_to_that_queue_s_ready_queue(
     await bus.publisher.publish(topology.SUBMITTED, message)
     row = await wait_status(db, message.job_id, "queued")
     assert row.queue == "acme"
-    named = await bus.channel.get_queue(topology.ready_queue_for(3, "acme"))
+    name = topology.ready_queue_for(3, "acme")
 
     async def dispatched() -> JobDispatch | None:
-        delivery = await named.get(no_ack=True, fail=False)
+        # A channel each try: asking for a queue the relay has not declared yet closes it.
+        channel = await bus.connection.channel()
+        try:
+            named = await channel.declare_queue(name, passive=True)
+            delivery = await named.get(no_ack=True, fail=False)
+        except aio_pika.exceptions.ChannelClosed:
+            return None
+        finally:
+            if not channel.is_closed:
+                await channel.close()
         return JobDispatch.model_validate_json(delivery.body) if delivery else None
 
     dispatch = await eventually(dispatched, what="the dispatch on jobs.ready.acme.high")
