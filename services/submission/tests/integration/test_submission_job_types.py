@@ -87,6 +87,7 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
             1,
         )
         assert listed["payloadSchema"] == REVERSE_V1
+        assert listed["announcedAt"].endswith(("Z", "+00:00"))  # with its offset
 
         accepted = await submit_reverse(app, {"text": "abc"})
         assert accepted.status_code == 202
