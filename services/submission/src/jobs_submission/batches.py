@@ -40,11 +40,11 @@ from jobs_submission.domain.documents import (
     batch_view,
     new_batch_document,
     new_document,
-    to_ms,
 )
 from jobs_submission.domain.job_types import TypeSource, known_types, named_types
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
+from jobs_submission.domain.times import to_ms
 from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)

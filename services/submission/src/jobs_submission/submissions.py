@@ -17,7 +17,7 @@ from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission import metrics
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
-from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view, to_ms
+from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
 from jobs_submission.domain.job_types import TypeSource, known_types
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, QuotaWindow, refused_recipients
 from jobs_submission.domain.requests import (
@@ -27,6 +27,7 @@ from jobs_submission.domain.requests import (
     unknown_parents,
     validate_job,
 )
+from jobs_submission.domain.times import to_ms
 from jobs_submission.group_insert import GroupInsert
 from jobs_submission.handoff import HandOff
 

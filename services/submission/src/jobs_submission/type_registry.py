@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from aio_pika.abc import AbstractIncomingMessage
@@ -24,7 +24,7 @@ from jobs_common.rabbit import open_channel
 from jobs_common.topology import TYPES
 from jobs_submission.adapters.job_types import JobTypeStore, live_horizon
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
-from jobs_submission.domain.job_types import CustomType, TypeCatalog
+from jobs_submission.domain.job_types import CustomType, TypeCatalog, announced_at
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class TypeRegistry:
                     "maxAttempts": document.get("maxAttempts") if document else None,
                     "slots": document.get("slots", 1) if document else 1,
                     "liveWorkers": live.get(name, 0),
-                    "announcedAt": aware(document.get("updatedAt")) if document else None,
+                    "announcedAt": announced_at(document) if document else None,
                 }
             )
         return rows
@@ -164,12 +164,3 @@ class TypeRegistry:
         await message.ack()
         if any(info.job_type not in self.catalog for info in announcement.types):
             await self.reload()
-
-
-def aware(value: datetime | str | None) -> datetime | None:
-    """MongoDB hands datetimes back naive (in UTC; the stand-in as ISO text): the API's carry
-    their offset."""
-    if value is None:
-        return None
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment

@@ -26,7 +26,7 @@ from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
 from jobs_submission.batches import BatchService
-from jobs_submission.domain.documents import to_ms
+from jobs_submission.domain.times import to_ms
 from jobs_submission.handoff import HandOff
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings

@@ -2,7 +2,8 @@
 defaults, as last announced) and ``job_type_workers`` (one per worker and type: when that
 worker last announced it). Announcements arrive at least once and in any order: a type's
 document only moves forward in announcement time, and a worker's rows are replaced by what it
-announces now (a ``leaving`` announcement removes them)."""
+announces now (a ``leaving`` announcement removes them). Times are epoch milliseconds, as in
+the rest of this service's documents (compared exactly on every server, the stand-in too)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
 from jobs_common.contracts import JobTypeInfo, WorkerTypes
+from jobs_submission.domain.times import to_ms
 
 TYPES = "job_types"
 WORKERS = "job_type_workers"
@@ -30,7 +32,7 @@ def type_document(info: JobTypeInfo, at: datetime) -> Document:
         "timeoutSeconds": info.timeout_seconds,
         "maxAttempts": info.max_attempts,
         "slots": info.slots,
-        "updatedAt": at,
+        "updatedAtMs": to_ms(at),
     }
 
 
@@ -41,11 +43,12 @@ class JobTypeStore:
 
     async def ensure_indexes(self) -> None:
         await self.workers.create_index([("workerId", ASCENDING)], name="workers_worker")
-        await self.workers.create_index([("seenAt", ASCENDING)], name="workers_seen")
+        await self.workers.create_index([("seenAtMs", ASCENDING)], name="workers_seen")
 
     async def record(self, announcement: WorkerTypes) -> None:
         """Apply one worker's announcement (idempotent: a redelivery changes nothing)."""
         worker, at = announcement.worker_id, announcement.sent_at
+        at_ms = to_ms(at)
         if announcement.leaving:
             await self.workers.delete_many({"workerId": worker})
             return
@@ -53,7 +56,7 @@ class JobTypeStore:
             await self._upsert_type(info, at)
             await self.workers.update_one(
                 {"_id": f"{worker}|{info.job_type}"},
-                {"$set": {"type": info.job_type, "workerId": worker, "seenAt": at}},
+                {"$set": {"type": info.job_type, "workerId": worker, "seenAtMs": at_ms}},
                 upsert=True,
             )
         served = [info.job_type for info in announcement.types]
@@ -64,8 +67,8 @@ class JobTypeStore:
         one) never brings back a schema a newer one replaced."""
         try:
             await self.types.update_one(
-                {"_id": info.job_type, "updatedAt": {"$lte": at}},
-                {"$set": type_document(info, at), "$setOnInsert": {"firstSeenAt": at}},
+                {"_id": info.job_type, "updatedAtMs": {"$lte": to_ms(at)}},
+                {"$set": type_document(info, at), "$setOnInsert": {"firstSeenAtMs": to_ms(at)}},
                 upsert=True,
             )
         except DuplicateKeyError:
@@ -77,7 +80,8 @@ class JobTypeStore:
     async def live_workers(self, *, seen_since: datetime) -> dict[str, int]:
         """Per type, the workers that announced it since ``seen_since``."""
         counts: dict[str, int] = {}
-        async for row in self.workers.find({"seenAt": {"$gte": seen_since}}, {"type": 1}):
+        since = {"$gte": to_ms(seen_since)}
+        async for row in self.workers.find({"seenAtMs": since}, {"type": 1}):
             counts[row["type"]] = counts.get(row["type"], 0) + 1
         return counts
 

@@ -18,8 +18,8 @@ from jobs_submission.domain.documents import (
     OUTBOX_PENDING,
     OUTBOX_SENT,
     STATUS_PUBLISHED,
-    from_ms,
 )
+from jobs_submission.domain.times import from_ms
 
 log = logging.getLogger(__name__)
 

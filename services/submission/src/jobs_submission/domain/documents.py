@@ -7,12 +7,13 @@ used in tests turns datetimes written by ``$set`` into strings (see DESIGN.md se
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
 from jobs_submission.domain.requests import JobRequest
+from jobs_submission.domain.times import from_ms, to_ms
 
 STATUS_ACCEPTED = "accepted"
 STATUS_PUBLISHED = "published"
@@ -23,14 +24,6 @@ OUTBOX_PENDING = "pending"
 OUTBOX_SENT = "sent"
 
 SubmissionStatus = Literal["accepted", "published"]
-
-
-def to_ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def from_ms(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def new_document(

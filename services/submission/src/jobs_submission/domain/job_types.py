@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from jobs_common.errors import ErrorDetail
 from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_submission.domain.fields import field_details
+from jobs_submission.domain.times import from_ms
 
 MAX_DETAILS = 20  # field errors reported for one payload
 
@@ -55,7 +56,7 @@ class CustomType:
             timeout_seconds=int(document["timeoutSeconds"]),
             max_attempts=int(document["maxAttempts"]),
             slots=int(document.get("slots") or 1),
-            updated_at=document.get("updatedAt"),
+            updated_at=announced_at(document),
             validator=validator,
         )
 
@@ -128,3 +129,9 @@ def named_types(body: object) -> list[object]:
     if not isinstance(jobs, list):
         return []
     return [spec.get("type") for spec in jobs if isinstance(spec, Mapping)]
+
+
+def announced_at(document: Mapping[str, Any]) -> datetime | None:
+    """When a worker last announced the type's schema (``updatedAtMs``)."""
+    ms = document.get("updatedAtMs")
+    return None if ms is None else from_ms(int(ms))
