@@ -111,6 +111,7 @@ class Settled:
     confirmed: list[Any] = field(default_factory=list)
     released: list[Any] = field(default_factory=list)  # left for a later pass
     dropped: list[Any] = field(default_factory=list)  # dispatches the broker may hold
+    orphaned: list[Any] = field(default_factory=list)  # a dead pass's: not published now
 
     @classmethod
     def of(cls, rows: Sequence[Any], outcomes: Sequence[BaseException | None]) -> Settled:
@@ -172,15 +173,15 @@ class OutboxRelay:
                 await record_pass(self.engine, pass_id, [row.id for row in sending])
                 await self._declare_named_queues(sending)
             settled = Settled.of(sending, await publish_rows(self.publishers, sending))
-            settled.dropped.extend(orphans)
-            gone = [row.id for row in (*settled.confirmed, *settled.dropped)]
+            settled.orphaned = orphans
+            gone = [row.id for row in (*settled.confirmed, *settled.dropped, *orphans)]
             if gone:
                 await connection.execute(RELAYED, {"ids": gone})
             await connection.execute(PASS_DONE, {"pass_id": pass_id})
             if any(row.orphaned for row in rows):
                 await connection.execute(DEAD_PASSES_DONE, {"ids": gone})
         late = [row.job_id for row in settled.confirmed if row.job_id is not None and row.late]
-        clocks = sorted({*late, *(row.job_id for row in settled.dropped)})
+        clocks = sorted({*late, *(row.job_id for row in (*settled.dropped, *orphans))})
         if clocks:
             await start_reconciler_clocks(self.engine, clocks)
         if orphans:
@@ -259,8 +260,8 @@ def record(settled: Settled) -> None:
                 "dispatches_dropped": len(settled.dropped),
             },
         )
-    if settled.dropped:
-        metrics.OUTBOX_ABANDONED.inc(len(settled.dropped))
+    if settled.dropped or settled.orphaned:
+        metrics.OUTBOX_ABANDONED.inc(len(settled.dropped) + len(settled.orphaned))
 
 
 async def start_reconciler_clocks(
