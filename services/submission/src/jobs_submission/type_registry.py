@@ -24,7 +24,7 @@ from jobs_common.rabbit import open_channel
 from jobs_common.topology import TYPES
 from jobs_submission.adapters.job_types import JobTypeStore, live_horizon
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
-from jobs_submission.domain.job_types import CustomType, TypeCatalog, announced_at
+from jobs_submission.domain.job_types import CustomType, TypeCatalog
 
 log = logging.getLogger(__name__)
 
@@ -87,32 +87,38 @@ class TypeRegistry:
         self._loaded_at = time.monotonic()
 
     async def listing(self, now: datetime | None = None) -> list[dict[str, Any]]:
-        """Every known type with its schema, queue, defaults and live workers."""
-        documents = {str(d["_id"]): d for d in await self.store.all_types()}
+        """Every known type with its schema, queue, defaults and live workers: a built-in as
+        its worker announced it (its model's schema until one did)."""
+        announced = {
+            str(document["_id"]): CustomType.of(document)
+            for document in await self.store.all_types()
+        }
         horizon = live_horizon(now or utcnow(), self.worker_interval)
         live = await self.store.live_workers(seen_since=horizon)
         rows = []
-        for name in sorted({*PAYLOAD_MODELS, *documents}):
-            document = documents.get(name)
+        for name in sorted({*PAYLOAD_MODELS, *announced}):
+            known = announced.get(name)
             builtin = PAYLOAD_MODELS.get(name)
-            rows.append(
-                {
-                    "type": name,
-                    "builtin": builtin is not None,
-                    "payloadSchema": (
-                        document["payloadSchema"]
-                        if document is not None
-                        else builtin.model_json_schema(by_alias=True)  # type: ignore[union-attr]
-                    ),
-                    "resultSchema": document.get("resultSchema") if document else None,
-                    "queue": document.get("queue", "default") if document else "default",
-                    "timeoutSeconds": document.get("timeoutSeconds") if document else None,
-                    "maxAttempts": document.get("maxAttempts") if document else None,
-                    "slots": document.get("slots", 1) if document else 1,
-                    "liveWorkers": live.get(name, 0),
-                    "announcedAt": announced_at(document) if document else None,
+            row: dict[str, Any] = {
+                "type": name,
+                "builtin": builtin is not None,
+                "liveWorkers": live.get(name, 0),
+                "queue": "default",
+                "slots": 1,
+            }
+            if known is not None:
+                row |= {
+                    "payloadSchema": known.payload_schema,
+                    "resultSchema": known.result_schema,
+                    "queue": known.queue,
+                    "timeoutSeconds": known.timeout_seconds,
+                    "maxAttempts": known.max_attempts,
+                    "slots": known.slots,
+                    "announcedAt": known.updated_at,
                 }
-            )
+            elif builtin is not None:
+                row["payloadSchema"] = builtin.model_json_schema(by_alias=True)
+            rows.append(row)
         return rows
 
     async def _refresh_loop(self) -> None:
