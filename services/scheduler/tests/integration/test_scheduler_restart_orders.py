@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -215,11 +215,14 @@ async def test_a_late_running_message_and_an_old_heartbeat_change_nothing(
     assert changes.messages == []
 
 
-async def test_a_result_read_before_running_and_heartbeats_ends_the_job_once(
-    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime
+@pytest.mark.parametrize("outcome", ["succeeded", "failed"])
+async def test_a_result_read_before_running_and_heartbeats_ends_the_attempt_once(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, outcome: Literal["succeeded", "failed"]
 ) -> None:
     """Results before running: the result ends the queued attempt; the running message and a
-    heartbeat that still listed the attempt, read afterwards, move nothing."""
+    heartbeat that still listed the attempt (sent before the result), read afterwards, move
+    nothing and tell the worker nothing: it holds no attempt to stop."""
+    control = await control_queue(bus)
     job_id = await dispatched(bus)
     started_at = utcnow()
     async with not_reading(scheduler, topology.RUNNING, topology.HEARTBEAT):
@@ -232,13 +235,20 @@ async def test_a_result_read_before_running_and_heartbeats_ends_the_job_once(
             listing("w-alive", job_id, 1, started_at=started_at, sent_at=utcnow()),
         )
         await bus.publisher.publish(
-            topology.RESULTS, job_result(job_id, 1, worker_id="w-alive", started_at=started_at)
+            topology.RESULTS,
+            job_result(job_id, 1, outcome, worker_id="w-alive", started_at=started_at),
         )
-        await wait_status(db, job_id, "succeeded")
+
+        async def first_attempt_ended() -> bool:
+            return (await attempt_statuses(db, job_id))[0] == outcome
+
+        await eventually(first_attempt_ended, timeout=10, what=f"attempt 1 {outcome}")
     await read_past(scheduler, utcnow())
     row = await job_row(db, job_id)
-    assert (row.status, row.attempt) == ("succeeded", 1)
-    assert await attempt_statuses(db, job_id) == ["succeeded"]
+    if outcome == "succeeded":
+        assert (row.status, row.attempt) == ("succeeded", 1)
+    assert (await attempt_statuses(db, job_id))[0] == outcome
+    assert await no_cancel_for(control, job_id) == []
 
 
 async def test_an_attempt_the_platform_stopped_is_lost_and_run_again_not_dead(

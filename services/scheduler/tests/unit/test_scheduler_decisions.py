@@ -110,27 +110,35 @@ TTL_REDISPATCH_LIMIT = [
 
 
 # A heartbeat of worker "w" lists attempt 2; its renewal did not match the row read after it:
-# row status, row attempt, row worker -> verdict.
+# row status, row attempt, row worker, the worker whose result ended attempt 2 -> verdict.
 LISTED_ATTEMPT = [
-    ("queued", 2, None, "start"),  # JobRunning not applied yet (heartbeat read first)
-    ("running", 2, "w", "held"),  # its start committed between the renewal and the read
-    ("running", 2, "other", "lost"),  # taken over after a redelivery
-    ("running", 3, "w", "lost"),  # the store moved to the next attempt
-    ("queued", 3, None, "lost"),  # re-dispatched: the next attempt waits
-    ("scheduled", 2, "w", "lost"),  # failed, waiting for its retry
-    ("succeeded", 2, "w", "lost"),  # ended: the worker still listed it (an old heartbeat)
-    ("cancelled", 2, "w", "lost"),
-    (None, None, None, "lost"),  # no such job
+    ("queued", 2, None, None, "start"),  # JobRunning not applied yet (heartbeat read first)
+    ("running", 2, "w", None, "held"),  # its start committed between the renewal and the read
+    ("running", 2, "other", None, "lost"),  # taken over after a redelivery
+    ("running", 3, "w", None, "lost"),  # the store moved to the next attempt
+    ("queued", 3, None, None, "lost"),  # re-dispatched: the next attempt waits
+    ("scheduled", 2, "w", None, "lost"),  # failed, waiting for its retry
+    ("succeeded", 2, "w", "w", "reported"),  # its own result, read before this heartbeat
+    ("scheduled", 2, "w", "w", "reported"),  # its own failure, retry waiting
+    ("running", 3, "x", "w", "reported"),  # its own failure, the retry runs elsewhere
+    ("succeeded", 2, "other", "other", "lost"),  # taken over, ended by the other worker
+    ("cancelled", 2, "w", None, "lost"),  # the scheduler ended it (it told the worker too)
+    (None, None, None, None, "lost"),  # no such job
 ]
 
 
-@pytest.mark.parametrize(("status", "attempt", "holder", "verdict"), LISTED_ATTEMPT)
+@pytest.mark.parametrize(("status", "attempt", "holder", "reporter", "verdict"), LISTED_ATTEMPT)
 def test_an_attempt_is_lost_only_when_the_store_moved_on(
-    status: str | None, attempt: int | None, holder: str | None, verdict: str
+    status: str | None, attempt: int | None, holder: str | None, reporter: str | None, verdict: str
 ) -> None:
     assert (
         listed_attempt(
-            attempt=2, worker_id="w", status=status, current_attempt=attempt, holder=holder
+            attempt=2,
+            worker_id="w",
+            status=status,
+            current_attempt=attempt,
+            holder=holder,
+            reported_by=reporter,
         )
         == verdict
     )

@@ -11,12 +11,12 @@ from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ActiveAttempt, JobStatus, WorkerHeartbeat
-from jobs_common.jobstore import jobs, workers
+from jobs_common.jobstore import job_attempts, jobs, workers
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.running import Listed, start_listed
 from jobs_scheduler.adapters.sql import ArrayRows, any_of, interval_seconds, vouched
 from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.domain.leases import listed_attempt
+from jobs_scheduler.domain.leases import REPORTED_ENDS, listed_attempt
 
 S = JobStatus
 
@@ -63,6 +63,14 @@ RENEW_LEASES = (
 
 CURRENT_ATTEMPTS = select(jobs.c.id, jobs.c.attempt, jobs.c.status, jobs.c.worker_id).where(
     jobs.c.id == any_of("ids", UUID(as_uuid=True))
+)
+
+# Attempts ended by a worker's own result, and by which worker.
+REPORTED_ATTEMPTS = select(
+    job_attempts.c.job_id, job_attempts.c.attempt, job_attempts.c.worker_id
+).where(
+    job_attempts.c.job_id == any_of("ids", UUID(as_uuid=True)),
+    job_attempts.c.status.in_(sorted(REPORTED_ENDS)),
 )
 
 
@@ -164,12 +172,15 @@ async def _judge_unrenewed(
 ) -> set[tuple[Any, int]]:
     """Listed attempts whose lease did not renew, judged against the job's row read now
     (``domain.leases.listed_attempt``): started from the heartbeat while still ``queued``,
-    renewed if their start committed meanwhile, told to stop only when the store moved on.
-    Returns the keys started or renewed."""
-    rows = await connection.execute(
-        CURRENT_ATTEMPTS, {"ids": list({listed.job_id for _, listed in unrenewed})}
-    )
-    current = {row.id: row for row in rows}
+    renewed if their start committed meanwhile, passed over when the worker's own result
+    ended them, told to stop only when the store moved on. Returns the keys started or
+    renewed."""
+    ids = {"ids": list({listed.job_id for _, listed in unrenewed})}
+    current = {row.id: row for row in await connection.execute(CURRENT_ATTEMPTS, ids)}
+    reporters = {
+        (row.job_id, row.attempt): row.worker_id
+        for row in await connection.execute(REPORTED_ATTEMPTS, ids)
+    }
     starts: list[Listed] = []
     held: list[tuple[WorkerHeartbeat, ActiveAttempt]] = []
     for beat, listed in unrenewed:
@@ -180,6 +191,7 @@ async def _judge_unrenewed(
             status=row.status if row is not None else None,
             current_attempt=row.attempt if row is not None else None,
             holder=row.worker_id if row is not None else None,
+            reported_by=reporters.get((listed.job_id, listed.attempt)),
         )
         if verdict == "start":
             starts.append(
@@ -193,7 +205,7 @@ async def _judge_unrenewed(
             )
         elif verdict == "held":
             held.append((beat, listed))
-        else:
+        elif verdict == "lost":
             changes.cancel_attempt(
                 listed.job_id, listed.attempt, "lease lost", worker_id=beat.worker_id
             )

@@ -86,7 +86,11 @@ def after_lease_lost(
     return LeaseLoss(count, silent and not cancel_requested and count >= threshold)
 
 
-HeldVerdict = Literal["start", "held", "lost"]
+HeldVerdict = Literal["start", "held", "reported", "lost"]
+
+# Attempt ends that only the worker's own ``JobResult`` records (the scheduler's own ends,
+# timeouts, lost leases and cancellations, tell the worker themselves).
+REPORTED_ENDS = frozenset({"succeeded", "failed"})
 
 
 def listed_attempt(
@@ -96,6 +100,7 @@ def listed_attempt(
     status: str | None,
     current_attempt: int | None,
     holder: str | None,
+    reported_by: str | None = None,
 ) -> HeldVerdict:
     """What a heartbeat listing an attempt means when the renewal of its lease did not match
     the job's row (read afterwards: ``status``, ``current_attempt``, ``holder``).
@@ -107,7 +112,14 @@ def listed_attempt(
     committed between the renewal and this read). ``lost`` only when the store moved on: the
     job is at another attempt, ended, waits for a retry, or another worker took it over. An
     attempt is never declared lost while the store records it as its worker's.
+
+    ``reported``: the listed attempt ended by this worker's own result (``reported_by``: the
+    worker whose ``JobResult`` ended it as succeeded or failed). The heartbeat was sent before
+    that result was confirmed and read after it (two queues): the worker holds nothing, and
+    there is nothing to tell it.
     """
+    if reported_by is not None and reported_by == worker_id:
+        return "reported"
     if status is None or current_attempt != attempt:
         return "lost"
     if status == "queued":
