@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from jobs_common.mongo import create_client
+from jobs_common.testing.driver_leaks import MongoSocketLeaks
 from jobs_common.testing.infra import (
     Resolved,
     free_port,
@@ -36,6 +37,14 @@ from jobs_common.testing.infra import (
 def _with_database(url: str, database: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path="/" + database))
+
+
+def _port_of(url: str) -> int:
+    """The port of a single-host MongoDB URL (27017 when it names none or several hosts)."""
+    try:
+        return urlsplit(url).port or 27017
+    except ValueError:
+        return 27017
 
 
 def _plain(url: str) -> str:
@@ -156,8 +165,13 @@ def rabbit_url(rabbit_server: RabbitServer, rabbit_vhost: str) -> str:
 def mongo_url(pytestconfig: pytest.Config) -> Iterator[str]:
     resolved = resolve_mongo()
     _report(pytestconfig, "MongoDB", resolved)
-    yield resolved.url
-    resolved.close()
+    leaks = MongoSocketLeaks(_port_of(resolved.url))
+    leaks.install()
+    try:
+        yield resolved.url
+    finally:
+        leaks.uninstall()
+        resolved.close()
 
 
 @pytest.fixture
