@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 
@@ -149,6 +150,85 @@ async def test_outcomes_progress_and_logs_of_a_custom_type(
     for job_id in (busy, unknown):
         detail = (await admin.get(f"/api/jobs/{job_id}")).json()
         assert {a["workerId"] for a in detail["attempts"]} == {"acme-worker"}, detail["attempts"]
+
+
+async def fire_now(stack: Stack, schedule_id: str) -> None:
+    """Bring the schedule's next fire forward to now (the scheduler fires it on its tick)."""
+    connection = await asyncpg.connect(
+        stack.config.database_url.replace("postgresql+asyncpg://", "postgresql://")
+    )
+    try:
+        await connection.execute(
+            "UPDATE schedules SET next_fire_at = now() WHERE id = $1::uuid", schedule_id
+        )
+    finally:
+        await connection.close()
+
+
+async def test_a_custom_type_is_scheduled_checked_by_the_registry_and_fires_on_its_queue(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient, stack: Stack
+) -> None:
+    await announced(user)
+
+    def schedule(template: dict[str, Any]) -> dict[str, Any]:
+        return {"name": "nightly invoice", "cron": "0 3 * * *", "timezone": "UTC",
+                "jobTemplate": {"priority": 2, **template}}  # fmt: skip
+
+    bad = await user.post(
+        "/api/schedules",
+        json=schedule({"type": "acme.invoice", "payload": {"customer": "x", "lines": []}}),
+    )
+    assert bad.status_code == 422, bad.text
+    assert "jobTemplate.payload.customer" in {d["field"] for d in bad.json()["details"]}
+    unknown = await user.post("/api/schedules", json=schedule({"type": "acme.nope", "payload": {}}))
+    assert unknown.status_code == 422, unknown.text
+    assert [d["field"] for d in unknown.json()["details"]] == ["jobTemplate.type"]
+    assert "acme.invoice" in unknown.text
+
+    created = await user.post(
+        "/api/schedules", json=schedule({"type": "acme.invoice", "payload": INVOICE})
+    )
+    assert created.status_code == 201, created.text
+    view = created.json()
+    template = view["jobTemplate"]
+    assert (template["queue"], template["timeoutSeconds"]) == ("acme", 60)  # the type's
+    await fire_now(stack, view["id"])
+    for _ in range(200):
+        fires = (await user.get(f"/api/schedules/{view['id']}")).json()["fires"]
+        if fires:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the schedule never fired")
+    fired = fires[0]["jobId"]
+    job = await wait_for_job(user, fired, {"succeeded", "dead"})
+    assert job["status"] == "succeeded" and job["result"]["totalCents"] == 300
+    detail = (await admin.get(f"/api/jobs/{fired}")).json()
+    assert [a["workerId"] for a in detail["attempts"]] == ["acme-worker"]
+    assert (await user.delete(f"/api/schedules/{view['id']}")).status_code == 204
+
+
+async def test_a_dead_custom_job_is_requeued_with_a_payload_the_registry_checks(
+    acme_worker: AcmeWorker, user: httpx.AsyncClient
+) -> None:
+    await announced(user)
+    job_id = await submit(user, "acme.invoice", {**INVOICE, "customer": "c-404"})
+    await wait_for_job(user, job_id, {"dead"})
+    letters = (await user.get("/api/dead-letters", params={"pageSize": 100})).json()["items"]
+    (letter,) = [item for item in letters if item["jobId"] == job_id]
+    bad_edit = await user.post(
+        f"/api/dead-letters/{letter['id']}/requeue",
+        json={"payload": {**INVOICE, "lines": [{"sku": "a", "quantity": 0, "unitCents": 1}]}},
+    )
+    assert bad_edit.status_code == 422, bad_edit.text
+    assert "payload.lines.0.quantity" in {d["field"] for d in bad_edit.json()["details"]}
+    fixed = await user.post(
+        f"/api/dead-letters/{letter['id']}/requeue",
+        json={"payload": {**INVOICE, "customer": "c-200"}, "reason": "the right customer"},
+    )
+    assert fixed.status_code == 202, fixed.text
+    job = await wait_for_job(user, job_id, {"succeeded"})
+    assert job["result"]["customer"] == "c-200"
 
 
 async def test_a_blocking_sync_handler_does_not_hold_up_the_worker_and_a_custom_job_cancels(

@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import FastAPI
 
 from jobs_common.body_limit import BodyLimitMiddleware
@@ -17,6 +18,7 @@ from jobs_common.rabbit import RabbitBus
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.gauge_reads import GaugeReads
+from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.schedules import ScheduleStore
@@ -41,6 +43,10 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.dead_letters = DeadLetterStore(engine)
         app.state.schedules = ScheduleStore(engine)
         app.state.registry = RegistryStore(engine)
+        submission = httpx.AsyncClient(
+            base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
+        )
+        app.state.types = SubmissionTypes(submission, internal_token=settings.internal_token)
         app.state.commands = CommandPublisher(
             bus.publisher,
             timeout=settings.publish_timeout_seconds,
@@ -64,6 +70,7 @@ def create_app(settings: Settings) -> FastAPI:
         finally:
             await gauges.stop()
             app.state.bus = None
+            await submission.aclose()
             await bus.close()
             await engine.dispose()
             log.info("dashboard stopped", extra={"action": "shutdown"})

@@ -9,6 +9,7 @@ from jobs_common.body_limit import DEFAULT_MAX_BODY_BYTES, JOB_MAX_BODY_BYTES
 from jobs_common.recipients import RecipientList
 from jobs_common.settings import (
     AmqpSettingsMixin,
+    HttpBaseUrl,
     InternalAuthMixin,
     PostgresSettingsMixin,
     ServiceSettings,
@@ -22,6 +23,10 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
 
     port: int = 8081
     ready_timeout_seconds: float = Field(default=2.0, gt=0)
+    # The submission service, which owns the job type registry: a schedule's template or an
+    # edited requeue of a type that is not built in is checked there (adapters/job_types.py).
+    submission_url: HttpBaseUrl = "http://127.0.0.1:3001"
+    submission_timeout_seconds: float = Field(default=5.0, gt=0)
     # Request bodies (jobs_common.body_limit, api/limits.py): 413 above these; the job limit
     # is for bodies that carry a job payload (a requeue's edit, a schedule's template).
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=0)

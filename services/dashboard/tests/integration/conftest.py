@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from jobs_common.auth import Identity
 from jobs_common.db import async_url
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
+from jobs_common.testing.infra import free_port
 from jobs_dashboard.app import create_app
 from jobs_dashboard.settings import Settings
 
@@ -161,6 +162,8 @@ def settings(jobs_database_url: str, rabbit_url: str) -> Settings:
         internal_token=INTERNAL_TOKEN,
         environment="test",
         db_pool_size=2,
+        # Nothing listens: a custom type's check answers 503 (built-ins need no registry).
+        submission_url=f"http://127.0.0.1:{free_port()}",
     )
 
 

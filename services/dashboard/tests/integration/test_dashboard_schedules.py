@@ -78,6 +78,7 @@ async def test_create_stores_the_validated_template_and_the_next_fire_time(
         "type": "email",
         "priority": 3,
         "payload": {"to": "a@example.com", "subject": "report", "body": "daily"},
+        "queue": "default",
         "maxAttempts": 2,
         "timeoutSeconds": 30,
         "retryPolicy": {"strategy": "fixed"},
@@ -105,7 +106,7 @@ async def test_create_stores_the_validated_template_and_the_next_fire_time(
         ({"cron": "0 25 * * *"}, "cron"),
         ({"timezone": "Europe/Atlantis"}, "timezone"),
         ({"timezone": "+02:00"}, "timezone"),
-        ({"jobTemplate": {"type": "unknown"}}, "jobTemplate.type"),
+        ({"jobTemplate": {"type": ""}}, "jobTemplate.type"),
         ({"jobTemplate": {"priority": 0}}, "jobTemplate.priority"),
         ({"jobTemplate": {"payload": {"to": "x"}}}, "jobTemplate.payload.to"),
         ({"jobTemplate": {"payload": {"to": "x@y.z"}}}, "jobTemplate.payload.subject"),
@@ -125,6 +126,21 @@ async def test_invalid_schedules_are_422_with_field_paths(
     body = response.json()
     assert body["error"] == "validation_error"
     assert field in [d["field"] for d in body["details"]]
+    async with store_engine.connect() as connection:
+        assert (await connection.execute(select(schedules))).first() is None
+
+
+async def test_a_custom_type_while_the_registry_does_not_answer_is_503_and_stores_nothing(
+    client: httpx.AsyncClient, auth: Any, store_engine: AsyncEngine
+) -> None:
+    """A type that is not built in is checked by the submission service, which owns the type
+    registry (tests/e2e/test_handler_sdk_e2e.py runs that with the real one). Here nothing
+    listens at DASHBOARD_SUBMISSION_URL."""
+    response = await create(
+        client, auth.user, jobTemplate={"type": "acme.reverse", "payload": {"text": "abc"}}
+    )
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == "service_unavailable"
     async with store_engine.connect() as connection:
         assert (await connection.execute(select(schedules))).first() is None
 

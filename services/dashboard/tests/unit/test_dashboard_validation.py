@@ -6,9 +6,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from jobs_common.errors import ValidationFailed
+from jobs_common.auth import Identity
+from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_dashboard.domain.dead_letters import BulkAction, BulkRequest, BulkSelector
-from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.payloads import (
+    CheckedPayload,
+    check_payload,
+    moved_under,
+    validate_payload,
+)
 from jobs_dashboard.domain.query import Visibility
 from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyCreate
 from jobs_dashboard.domain.schedules import JobTemplate, ScheduleCreate
@@ -16,6 +22,23 @@ from jobs_dashboard.domain.schedules import JobTemplate, ScheduleCreate
 pytestmark = pytest.mark.unit
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+
+
+USER = Identity(user_id="u1", email="user@test.com", role="user")
+
+
+class Registry:
+    """The submission service's answer for custom types, recorded (adapters/job_types.py
+    talks to the real one in the integration tests)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def check(
+        self, job_type: str, payload: dict[str, Any], *, identity: Identity, prefix: str
+    ) -> CheckedPayload:
+        self.asked.append((job_type, prefix))
+        return CheckedPayload(payload, queue="acme", max_attempts=5, timeout_seconds=30)
 
 
 def policy(**overrides: Any) -> dict[str, Any]:
@@ -100,7 +123,7 @@ def schedule(**overrides: Any) -> dict[str, Any]:
         ({"cron": "99 2 * * *"}, "cron"),
         ({"timezone": "Mars/Base"}, "timezone"),
         ({"name": "   "}, "name"),
-        ({"jobTemplate": {"type": "nope"}}, "jobTemplate.type"),
+        ({"jobTemplate": {"type": ""}}, "jobTemplate.type"),
         ({"jobTemplate": {"priority": 4}}, "jobTemplate.priority"),
         ({"jobTemplate": {"priority": "2"}}, "jobTemplate.priority"),
         ({"jobTemplate": {"maxAttempts": 21}}, "jobTemplate.maxAttempts"),
@@ -116,7 +139,7 @@ def test_invalid_schedules(overrides: dict[str, Any], field: str) -> None:
     assert field in error_fields(caught.value)
 
 
-def test_schedule_template_is_stored_camel_case_with_the_validated_payload() -> None:
+async def test_schedule_template_is_stored_camel_case_with_the_validated_payload() -> None:
     body = ScheduleCreate.model_validate(
         schedule(
             cron=" 0  2 * * * ",
@@ -130,21 +153,56 @@ def test_schedule_template_is_stored_camel_case_with_the_validated_payload() -> 
         )
     )
     assert body.cron == "0 2 * * *"
-    stored = body.job_template.stored()
+    job, registry = body.job_template, Registry()
+    checked = await check_payload(
+        job.type, job.payload, prefix="jobTemplate.payload", identity=USER, types=registry
+    )
+    stored = job.stored(checked)
+    assert registry.asked == []  # a built-in type is checked here
     assert stored["payload"]["failureRate"] == 0.1
     assert stored["payload"]["immediateFailureRate"] == 0.2  # the type's defaults filled in
     assert "failure_rate" not in stored["payload"]
     assert stored["retryPolicy"] == {"strategy": "fixed", "baseDelayMs": 250}
     assert (stored["type"], stored["priority"], stored["maxAttempts"]) == ("simulate", 2, 4)
     assert (stored["timeoutSeconds"], stored["retryPolicyName"]) == (None, "slow-retries")
+    assert stored["queue"] == "default"
 
 
-def test_template_payload_errors_have_jobtemplate_paths() -> None:
+async def test_a_custom_type_template_keeps_the_registry_queue_and_defaults() -> None:
+    job = JobTemplate.model_validate(
+        {"type": "acme.reverse", "priority": 2, "payload": {"text": "abc"}, "maxAttempts": 2}
+    )
+    registry = Registry()
+    checked = await check_payload(
+        job.type, job.payload, prefix="jobTemplate.payload", identity=USER, types=registry
+    )
+    stored = job.stored(checked)
+    assert registry.asked == [("acme.reverse", "jobTemplate.payload")]
+    assert (stored["queue"], stored["payload"]) == ("acme", {"text": "abc"})
+    assert (stored["maxAttempts"], stored["timeoutSeconds"]) == (2, 30)  # own, then the type's
+
+
+def test_registry_field_paths_move_under_the_callers_prefix() -> None:
+    problem = ErrorDetail(field="payload.text", message="too long")
+    assert moved_under(problem, "jobTemplate.payload").field == "jobTemplate.payload.text"
+    assert moved_under(problem, "payload").field == "payload.text"
+    unknown = ErrorDetail(field="type", message="unknown job type")
+    assert moved_under(unknown, "jobTemplate.payload").field == "jobTemplate.type"
+    assert moved_under(unknown, "payload").field == "type"
+
+
+async def test_template_payload_errors_have_jobtemplate_paths() -> None:
     template = JobTemplate.model_validate(
         {"type": "email", "priority": 1, "payload": {"to": "not-an-email", "subject": ""}}
     )
     with pytest.raises(ValidationFailed) as caught:
-        template.stored()
+        await check_payload(
+            template.type,
+            template.payload,
+            prefix="jobTemplate.payload",
+            identity=USER,
+            types=Registry(),
+        )
     fields = {detail.field for detail in caught.value.details}
     assert fields == {
         "jobTemplate.payload.to",
@@ -172,9 +230,6 @@ def test_requeue_payload_is_validated_and_dumped_by_alias() -> None:
         "payload.width",
         "payload.height",
     }
-    with pytest.raises(ValidationFailed) as unknown:
-        validate_payload("echo", {}, prefix="payload")
-    assert [d.field for d in unknown.value.details] == ["payload"]
 
 
 def test_a_bulk_selector_needs_at_least_one_field() -> None:

@@ -1,7 +1,10 @@
+import uuid
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 
+from jobs_scheduler.adapters.cron import job_from_template
 from jobs_scheduler.domain.cron import due_firing, next_fire_after
 from jobs_scheduler.domain.fingerprint import fingerprint
 
@@ -55,3 +58,29 @@ def test_fingerprint_masks_ids_numbers_and_emails() -> None:
     assert a == b == "HTTPError: order <id> got <n> after <n>s"
     assert fingerprint("SMTPError", "to x@y.com refused") == "SMTPError: to <email> refused"
     assert fingerprint("A", "boom") != fingerprint("B", "boom")
+
+
+def test_a_fire_runs_on_the_templates_named_queue_with_its_defaults() -> None:
+    schedule = SimpleNamespace(
+        id=uuid.uuid4(),
+        owner="user@test.com",
+        job_template={
+            "type": "acme.invoice",
+            "priority": 1,
+            "payload": {"customer": "c-100"},
+            "queue": "acme",
+            "maxAttempts": 5,
+            "timeoutSeconds": 60,
+        },
+    )
+    fire = datetime(2026, 1, 1, 3, 0, tzinfo=UTC)
+    job = job_from_template(schedule, fire)
+    assert (job.job_type, job.queue, job.max_attempts, job.timeout_seconds) == (
+        "acme.invoice",
+        "acme",
+        5,
+        60,
+    )
+    assert job.job_id == job_from_template(schedule, fire).job_id  # one job per fire time
+    older = SimpleNamespace(**{**vars(schedule), "job_template": {"type": "email"}})
+    assert job_from_template(older, fire).queue == "default"  # stored before queues existed

@@ -135,3 +135,48 @@ async def _listed(app: RunningApp) -> bool:
 async def _live(app: RunningApp, count: int) -> bool:
     listed = await reverse_type(app)
     return listed is not None and listed["liveWorkers"] == count
+
+
+async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
+    app_factory: AppFactory, broker: Broker, collection: Any
+) -> None:
+    """``POST /api/v1/job-types/{type}/check``: the dashboard's check of a schedule template
+    or an edited requeue, by the rule a submission meets; it stores nothing."""
+    async with app_factory(worker_types_interval_seconds=30) as app:
+        await announce(broker, announcement(REVERSE_V1))
+        await wait_until(lambda: _listed(app))
+
+        async def check(job_type: str, body: Any, **headers: str) -> httpx.Response:
+            return await app.client.post(
+                f"/api/v1/job-types/{job_type}/check",
+                content=body if isinstance(body, bytes) else None,
+                json=None if isinstance(body, bytes) else body,
+                headers=headers or app.headers(),
+            )
+
+        good = await check("acme.reverse", {"payload": {"text": "abc"}})
+        assert good.status_code == 200, good.text
+        assert good.json() == {
+            "type": "acme.reverse",
+            "payload": {"text": "abc"},
+            "queue": "default",
+            "timeoutSeconds": 30,
+            "maxAttempts": 5,
+        }
+        builtin = await check("simulate", {"payload": {}})
+        assert builtin.status_code == 200
+        assert builtin.json()["payload"]["failureRate"] == 0.5  # normalised by its model
+        assert builtin.json()["maxAttempts"] is None  # the platform's default
+
+        bad = await check("acme.reverse", {"payload": {"text": "x" * 21}})
+        assert bad.status_code == 422
+        assert [d["field"] for d in bad.json()["details"]] == ["payload.text"]
+        unknown = await check("acme.nope", {"payload": {}})
+        assert unknown.status_code == 422
+        assert unknown.json()["details"][0]["field"] == "type"
+        assert "acme.reverse" in unknown.json()["details"][0]["message"]
+        assert (await check("acme.reverse", {"payload": 3})).status_code == 422
+        assert (await check("acme.reverse", b"{not json")).status_code == 400
+        anonymous = await check("acme.reverse", {"payload": {}}, accept="application/json")
+        assert anonymous.status_code == 401
+        assert await collection.count_documents({}) == 0

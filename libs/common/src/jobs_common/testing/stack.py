@@ -138,6 +138,7 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                 DATABASE_URL=config.database_url,
                 AMQP_URL=config.amqp_url,
                 INTERNAL_TOKEN=config.internal_token,
+                SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
             ),
         ),
         ServiceProcess(

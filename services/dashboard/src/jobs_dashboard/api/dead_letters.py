@@ -20,6 +20,7 @@ from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
     PageDep,
     SettingsDep,
+    TypesDep,
     VisibilityDep,
 )
 from jobs_dashboard.domain.dead_letters import (
@@ -42,7 +43,7 @@ from jobs_dashboard.domain.dead_letters import (
     requeue_not_before,
 )
 from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
-from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.payloads import check_payload
 from jobs_dashboard.domain.query import Visibility
 from jobs_dashboard.metrics import DEAD_LETTER_ACTIONS
 
@@ -120,6 +121,7 @@ async def requeue_dead_letter(
     visibility: OwnVisibilityDep,
     store: DeadLettersDep,
     commands: CommandsDep,
+    types: TypesDep,
     body: Annotated[RequeueBody | None, Body()] = None,
 ) -> RequeueAccepted:
     request = body or RequeueBody()
@@ -131,7 +133,11 @@ async def requeue_dead_letter(
     payload = (
         None
         if request.payload is None
-        else validate_payload(item.job_type, request.payload, prefix="payload")
+        else (
+            await check_payload(
+                item.job_type, request.payload, prefix="payload", identity=identity, types=types
+            )
+        ).payload
     )
     message = retry_requested(
         job_id=item.job_id,

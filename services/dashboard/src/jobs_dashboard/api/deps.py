@@ -11,6 +11,7 @@ from jobs_common.errors import Forbidden
 from jobs_common.http import CurrentIdentity
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
+from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.schedules import ScheduleStore
@@ -35,6 +36,7 @@ __all__ = [
     "RegistryDep",
     "SchedulesDep",
     "SettingsDep",
+    "TypesDep",
     "VisibilityDep",
 ]
 
@@ -57,6 +59,10 @@ async def get_schedules(request: Request) -> ScheduleStore:
 
 async def get_registry(request: Request) -> RegistryStore:
     return cast(RegistryStore, request.app.state.registry)
+
+
+async def get_types(request: Request) -> SubmissionTypes:
+    return cast(SubmissionTypes, request.app.state.types)
 
 
 async def get_settings(request: Request) -> Settings:
@@ -114,6 +120,7 @@ DeadLettersDep = Annotated[DeadLetterStore, Depends(get_dead_letters)]
 SchedulesDep = Annotated[ScheduleStore, Depends(get_schedules)]
 RegistryDep = Annotated[RegistryStore, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+TypesDep = Annotated[SubmissionTypes, Depends(get_types)]
 CreatedRangeDep = Annotated[CreatedRange, Depends(created_range)]
 VisibilityDep = Annotated[Visibility, Depends(visibility)]
 OwnVisibilityDep = Annotated[Visibility, Depends(own_visibility)]

@@ -11,7 +11,14 @@ from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from jobs_common.http import CurrentIdentity
 from jobs_common.recipients import RecipientAllowList
-from jobs_dashboard.api.deps import OwnVisibilityDep, PageDep, SchedulesDep, SettingsDep
+from jobs_dashboard.api.deps import (
+    OwnVisibilityDep,
+    PageDep,
+    SchedulesDep,
+    SettingsDep,
+    TypesDep,
+)
+from jobs_dashboard.domain.payloads import check_payload
 from jobs_dashboard.domain.schedules import (
     ScheduleCaps,
     ScheduleCreate,
@@ -37,9 +44,17 @@ ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The sche
     },
 )
 async def create_schedule(
-    body: ScheduleCreate, identity: CurrentIdentity, store: SchedulesDep, settings: SettingsDep
+    body: ScheduleCreate,
+    identity: CurrentIdentity,
+    store: SchedulesDep,
+    settings: SettingsDep,
+    types: TypesDep,
 ) -> ScheduleView:
-    template = body.job_template.stored()
+    job = body.job_template
+    checked = await check_payload(
+        job.type, job.payload, prefix="jobTemplate.payload", identity=identity, types=types
+    )
+    template = job.stored(checked)
     allowed = RecipientAllowList.of(settings.email_allowed_recipients)
     capped = not (identity.is_admin and settings.schedule_caps_exempt_admins)
     refused = refused_recipient(template, allowed)

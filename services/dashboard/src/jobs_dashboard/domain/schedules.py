@@ -12,10 +12,9 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.errors import ErrorDetail, TooManyRequests
-from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
 from jobs_dashboard.domain.cron import check_cron, check_timezone, shortest_gap_seconds
-from jobs_dashboard.domain.payloads import validate_payload
+from jobs_dashboard.domain.payloads import CheckedPayload
 from jobs_dashboard.domain.query import Page
 from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
 
@@ -55,26 +54,17 @@ class JobTemplate(CamelModel):
             data["retryPolicyName"] = data.pop("retryPolicy")
         return data
 
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in PAYLOAD_MODELS:
-            raise ValueError(
-                f"unknown job type; expected one of: {', '.join(sorted(PAYLOAD_MODELS))}"
-            )
-        return value
-
-    def stored(self) -> dict[str, Any]:
-        """The JSON kept in schedules.job_template (camelCase), payload validated and dumped.
-
-        Raises ValidationFailed with ``jobTemplate.payload.<field>`` paths.
-        """
+    def stored(self, checked: CheckedPayload) -> dict[str, Any]:
+        """The JSON kept in schedules.job_template (camelCase), with the payload as checked
+        for its type (``payloads.check_payload``). A type's queue and defaults are kept as
+        they are now: every fire runs the job the schedule was created for."""
         return {
             "type": self.type,
             "priority": self.priority,
-            "payload": validate_payload(self.type, self.payload, prefix="jobTemplate.payload"),
-            "maxAttempts": self.max_attempts,
-            "timeoutSeconds": self.timeout_seconds,
+            "payload": checked.payload,
+            "queue": checked.queue,
+            "maxAttempts": self.max_attempts or checked.max_attempts,
+            "timeoutSeconds": self.timeout_seconds or checked.timeout_seconds,
             "retryPolicy": None
             if self.retry_policy is None
             else self.retry_policy.model_dump(mode="json", by_alias=True, exclude_none=True),

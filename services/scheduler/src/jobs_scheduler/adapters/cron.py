@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
 from jobs_common.jobstore import schedule_fires, schedules
+from jobs_common.topology import DEFAULT_QUEUE
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.domain.cron import due_firing
@@ -46,6 +47,8 @@ def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
         submitted_at=fire_time,
         retry_policy=RetryPolicySpec.model_validate(policy) if policy else None,
         retry_policy_name=template.get("retryPolicyName"),
+        # A custom type's named queue, as the registry said when the schedule was created.
+        queue=template.get("queue") or DEFAULT_QUEUE,
     )
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from pydantic import Field
+from fastapi import APIRouter, Path, Request
+from pydantic import ConfigDict, Field, ValidationError
 
 from jobs_common.api_models import CamelModel
+from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_submission.api.deps import CurrentIdentity
-from jobs_submission.api.routes import ERRORS
+from jobs_submission.api.routes import ERRORS, json_body
+from jobs_submission.domain.fields import field_details
 from jobs_submission.type_registry import TypeRegistry
 
 
@@ -39,6 +41,20 @@ class JobTypesOut(CamelModel):
     types: list[JobTypeOut]
 
 
+class PayloadCheckIn(CamelModel):
+    model_config = ConfigDict(extra="forbid")
+
+    payload: dict[str, Any]
+
+
+class PayloadCheckOut(CamelModel):
+    type: str
+    payload: dict[str, Any] = Field(description="The payload as a submission stores it.")
+    queue: str
+    timeout_seconds: int | None = Field(description="The type's default; null: the platform's.")
+    max_attempts: int | None = Field(description="The type's default; null: the platform's.")
+
+
 def build_job_types_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1/job-types", tags=["job types"])
 
@@ -49,5 +65,46 @@ def build_job_types_router() -> APIRouter:
         registry: TypeRegistry = request.app.state.types
         rows = await registry.listing()
         return JobTypesOut(types=[JobTypeOut.model_validate(row) for row in rows])
+
+    @router.post(
+        "/{jobType}/check",
+        response_model=PayloadCheckOut,
+        responses={code: ERRORS[code] for code in (400, 401, 422)},
+    )
+    async def check_payload(
+        request: Request,
+        identity: CurrentIdentity,
+        job_type: Annotated[str, Path(alias="jobType", max_length=100)],
+    ) -> PayloadCheckOut:
+        """Check a payload for a type as a submission would and store nothing: how the
+        dashboard validates a schedule's job template and an edited requeue (service to
+        service; the gateway does not route it). Field paths start at ``payload``."""
+        try:
+            body = PayloadCheckIn.model_validate(await json_body(request))
+        except ValidationError as exc:
+            raise ValidationFailed(
+                "request validation failed", details=field_details(exc.errors(), "")
+            ) from exc
+        registry: TypeRegistry = request.app.state.types
+        catalog = await registry.catalog_for([job_type])
+        if job_type not in catalog:
+            known = ", ".join(catalog.known())
+            raise ValidationFailed(
+                "request validation failed",
+                details=[
+                    ErrorDetail(field="type", message=f"unknown job type; expected one of: {known}")
+                ],
+            )
+        payload, problems = catalog.check_payload(job_type, body.payload, at="payload")
+        if problems or payload is None:
+            raise ValidationFailed("request validation failed", details=problems)
+        max_attempts, timeout_seconds = catalog.defaults(job_type)
+        return PayloadCheckOut(
+            type=job_type,
+            payload=payload,
+            queue=catalog.queue_of(job_type),
+            timeout_seconds=timeout_seconds,
+            max_attempts=max_attempts,
+        )
 
     return router
