@@ -65,13 +65,8 @@ export interface RetryValues {
   jitter: '' | 'true' | 'false';
 }
 
-export interface JobFormValues {
-  /** A built-in type (its hand-written payload fields) or a custom one (a form from its schema). */
-  type: string;
+export interface JobFormValues extends TypedPayloadValues {
   priority: string;
-  payload: PayloadValues;
-  /** The payload inputs of each custom type chosen so far (schemaForm.ts). */
-  custom: Record<string, SchemaPayloadState>;
   when: 'now' | 'delay' | 'runAt';
   delaySeconds: string;
   runAt: string;
@@ -336,9 +331,35 @@ export interface ValidationResult {
   body: JobCreate | null;
 }
 
+/** What a form holds of a job's type and payload (the submit and the schedule form). */
+export interface TypedPayloadValues {
+  /** A built-in type (its hand-written payload fields) or a custom one (a form from its schema). */
+  type: string;
+  payload: PayloadValues;
+  /** The payload inputs of each custom type chosen so far (schemaForm.ts). */
+  custom: Record<string, SchemaPayloadState>;
+}
+
 /** The payload inputs of the custom type `values.type` (its schema's defaults until edited). */
-export function customPayloadState(values: JobFormValues, plan: SchemaFormPlan): SchemaPayloadState {
+export function customPayloadState(values: Pick<TypedPayloadValues, 'type' | 'custom'>, plan: SchemaFormPlan): SchemaPayloadState {
   return values.custom[values.type] ?? initialSchemaState(plan);
+}
+
+/**
+ * Check and build the payload of `values.type`, errors under `prefix`: a built-in's from its
+ * fields, a custom type's from `plan`, the form of its schema (`planSchemaForm`); without a
+ * plan the type is unknown here (an error on `typeField`).
+ */
+export function validateTypedPayload(
+  values: TypedPayloadValues,
+  plan: SchemaFormPlan | undefined,
+  errors: FieldErrors,
+  { prefix = 'payload', typeField = 'type' }: { prefix?: string; typeField?: string } = {},
+): Record<string, unknown> {
+  if (isBuiltinType(values.type)) return validatePayload(values.type, values.payload, errors, prefix);
+  if (plan) return buildSchemaPayload(plan, customPayloadState(values, plan), errors, prefix);
+  errors[typeField] = 'Unknown job type: choose one from the list';
+  return {};
 }
 
 /**
@@ -357,10 +378,7 @@ export function validateJobForm(
     integer: true,
     label: 'Priority',
   });
-  let payload: Record<string, unknown> = {};
-  if (isBuiltinType(values.type)) payload = validatePayload(values.type, values.payload, errors);
-  else if (plan) payload = buildSchemaPayload(plan, customPayloadState(values, plan), errors);
-  else errors.type = 'Unknown job type: choose one from the list';
+  const payload = validateTypedPayload(values, plan, errors);
   const body: JobCreate = { type: values.type, priority: priority ?? 0, payload };
 
   if (values.when === 'delay') {

@@ -5,6 +5,8 @@ import { parsePayload, snapshotPayload } from './deadLetters';
 import { apiFieldErrors, emptyJobForm, sniffImage, validateJobForm } from './jobForm';
 import { mergeLines } from './logs';
 import { validateScheduleForm, emptyScheduleForm } from './scheduleForm';
+import { planSchemaForm } from './schemaFields';
+import { PYDANTIC_SCHEMA } from '../test/jobTypes';
 
 describe('batch parsing', () => {
   it('reads quoted CSV with commas, quotes and line breaks', () => {
@@ -144,5 +146,24 @@ describe('schedule form rules', () => {
     });
     const bad = validateScheduleForm({ ...values, name: '', cron: '* * *', timezone: 'Nowhere', maxAttempts: '30' });
     expect(Object.keys(bad.errors).sort()).toEqual(['cron', 'jobTemplate.maxAttempts', 'name', 'timezone']);
+  });
+
+  it("builds a custom type's payload from its schema form, and refuses a type it has no form for", () => {
+    const plan = planSchemaForm(PYDANTIC_SCHEMA);
+    const values = { ...emptyScheduleForm('Europe/Berlin'), name: 'reverse', type: 'acme.reverse' };
+    expect(validateScheduleForm(values, plan).errors).toEqual({
+      'jobTemplate.payload.text': 'Required',
+      'jobTemplate.payload.ratio': 'Required',
+    });
+    const filled = {
+      ...values,
+      custom: { 'acme.reverse': { values: { text: 'hi', ratio: '0.5', shout: 'false' }, raw: '', rawMode: false } },
+    };
+    expect(validateScheduleForm(filled, plan).body?.jobTemplate).toEqual({
+      type: 'acme.reverse',
+      priority: 1,
+      payload: { text: 'hi', ratio: 0.5, shout: false },
+    });
+    expect(validateScheduleForm(values).errors).toEqual({ 'jobTemplate.type': 'Unknown job type: choose one from the list' });
   });
 });

@@ -1,24 +1,27 @@
-/** The create-schedule form: values, validation (the dashboard's rules) and the request body. */
-import type { JobTemplate, JobType, ScheduleCreate } from '../api/types';
+/**
+ * The create-schedule form: values, validation (the dashboard's rules) and the request body.
+ * The job template's type is a built-in (its hand-written payload fields) or a custom type (a
+ * form from its schema, as on the submit form: `validateTypedPayload`).
+ */
+import type { JobTemplate, ScheduleCreate } from '../api/types';
 import { cronError, isValidTimeZone, normalizeCron } from './cron';
 import {
   emptyPayloads,
   emptyRetry,
   MAX_TIMEOUT_SECONDS,
-  validatePayload,
   validateRetry,
+  validateTypedPayload,
   type FieldErrors,
-  type PayloadValues,
   type RetryValues,
+  type TypedPayloadValues,
 } from './jobForm';
+import type { SchemaFormPlan } from './schemaFields';
 
-export interface ScheduleFormValues {
+export interface ScheduleFormValues extends TypedPayloadValues {
   name: string;
   cron: string;
   timezone: string;
-  type: JobType;
   priority: string;
-  payload: PayloadValues;
   maxAttempts: string;
   timeoutSeconds: string;
   retry: RetryValues;
@@ -32,6 +35,7 @@ export function emptyScheduleForm(timezone: string): ScheduleFormValues {
     type: 'simulate',
     priority: '1',
     payload: emptyPayloads(),
+    custom: {},
     maxAttempts: '',
     timeoutSeconds: '',
     retry: emptyRetry(),
@@ -46,7 +50,12 @@ function intIn(raw: string, min: number, max: number): number | null | 'bad' {
   return value < min || value > max ? 'bad' : value;
 }
 
-export function validateScheduleForm(values: ScheduleFormValues): {
+/** Check the form and build the body; `plan` is the form of a custom type's payload schema
+ * (`planSchemaForm`), without one a custom type is unknown here. */
+export function validateScheduleForm(
+  values: ScheduleFormValues,
+  plan?: SchemaFormPlan,
+): {
   errors: FieldErrors;
   body: ScheduleCreate | null;
 } {
@@ -61,7 +70,7 @@ export function validateScheduleForm(values: ScheduleFormValues): {
   const template: JobTemplate = {
     type: values.type,
     priority: Number(values.priority),
-    payload: validatePayload(values.type, values.payload, errors, 'jobTemplate.payload'),
+    payload: validateTypedPayload(values, plan, errors, { prefix: 'jobTemplate.payload', typeField: 'jobTemplate.type' }),
   };
   if (![1, 2, 3].includes(template.priority)) errors['jobTemplate.priority'] = 'Choose a priority';
   const attempts = intIn(values.maxAttempts, 1, 20);

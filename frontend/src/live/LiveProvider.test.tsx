@@ -154,6 +154,28 @@ describe('cache helpers', () => {
     expect(client.getQueryData(listKey)).toBe(page);
   });
 
+  it("drops a cached job page's progress when a change moves the job on, also to a newer attempt of the same status", () => {
+    const client = testQueryClient();
+    const running = {
+      jobId: JOB,
+      status: 'running',
+      attempt: 1,
+      children: [],
+      progress: { percent: 40, message: 'half' },
+    } as unknown as JobDetail;
+    client.setQueryData(queryKeys.jobDetail(JOB), running);
+    const move = (attempt: number, fromStatus: string, toStatus: string) =>
+      patchJobCaches(client, [{ jobId: JOB, attempt, fromStatus, toStatus, reason: '', jobType: 'email', at: '' }]);
+    move(1, 'queued', 'running'); // an older frame of what the page shows: nothing to change
+    expect(client.getQueryData(queryKeys.jobDetail(JOB))).toBe(running);
+    // a burst (running -> failed -> queued -> running) arrives as its last change only
+    move(2, 'queued', 'running');
+    expect(client.getQueryData<JobDetail>(queryKeys.jobDetail(JOB))).toMatchObject({ status: 'running', attempt: 2, progress: null });
+    client.setQueryData(queryKeys.jobDetail(JOB), running);
+    move(1, 'running', 'succeeded');
+    expect(client.getQueryData<JobDetail>(queryKeys.jobDetail(JOB))).toMatchObject({ status: 'succeeded', attempt: 1, progress: null });
+  });
+
   it("keeps a cached job page's children current", () => {
     const client = testQueryClient();
     const parent = {

@@ -29,9 +29,12 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
   for (const change of latest.values()) {
     if (!isStatus(change.toStatus)) continue;
     const status = change.toStatus;
-    client.setQueryData<JobDetail>(queryKeys.jobDetail(change.jobId), (job) =>
-      job && job.status !== status ? { ...job, status, attempt: Math.max(job.attempt, change.attempt) } : job,
-    );
+    client.setQueryData<JobDetail>(queryKeys.jobDetail(change.jobId), (job) => {
+      if (!job || (job.status === status && change.attempt <= job.attempt)) return job;
+      // the progress read belongs to the attempt as it ran then (a retry starts at "running"
+      // again): the refetch brings the new attempt's
+      return { ...job, status, attempt: Math.max(job.attempt, change.attempt), progress: null };
+    });
   }
   // A cached job page lists its children with their statuses: keep those current too.
   client.setQueriesData<JobDetail>({ queryKey: queryKeys.jobDetails }, (job) => {

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as endpoints from '../api/endpoints';
 import type { JobSummary, JobsPage as Page } from '../api/types';
 import { filtersFromSearch, filtersToSearch, toListParams } from '../lib/jobFilters';
+import { builtinTypes, jobType } from '../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../test/utils';
 import { JobsPage } from './JobsPage';
 
@@ -11,9 +12,11 @@ vi.mock('../api/endpoints', () => ({
   listJobs: vi.fn(),
   cancelJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'cancelled' })),
   retryJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'retry_requested' })),
+  listJobTypes: vi.fn(),
 }));
 
 const listJobs = vi.mocked(endpoints.listJobs);
+const listJobTypes = vi.mocked(endpoints.listJobTypes);
 const cancelJob = vi.mocked(endpoints.cancelJob);
 
 function job(id: string, status: JobSummary['status']): JobSummary {
@@ -85,6 +88,9 @@ describe('<JobsPage>', () => {
     listJobs.mockReset();
     listJobs.mockResolvedValue(page([job(A, 'running'), job(B, 'succeeded')]));
     cancelJob.mockClear();
+    listJobTypes.mockReset();
+    // the API lists the types in no particular order
+    listJobTypes.mockResolvedValue({ types: [jobType('zeta.last'), ...builtinTypes(), jobType('acme.reverse')] });
   });
 
   it('queries the API with the filters held in the URL', async () => {
@@ -131,6 +137,52 @@ describe('<JobsPage>', () => {
     expect(location()).toContain('sortDirection=asc');
     await user.click(screen.getByRole('button', { name: 'Clear filters' }));
     expect(location()).toBe('/jobs');
+  });
+
+  it('the type filter lists the custom types after the built-ins and keeps a type from the URL', async () => {
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs?type=gone.type' });
+    await screen.findByTestId('jobs-table');
+    const select = screen.getByLabelText('Type');
+    await within(select).findByRole('option', { name: 'acme.reverse' });
+    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).toEqual([
+      '',
+      'email',
+      'image_resize',
+      'report_generation',
+      'simulate',
+      'acme.reverse',
+      'zeta.last',
+      'gone.type', // not listed (a type no worker announces any more): still the filter's value
+    ]);
+    expect(within(select).getByRole('option', { name: 'Email' })).toHaveValue('email');
+    expect(select).toHaveValue('gone.type');
+    expect(listJobs).toHaveBeenCalledWith(expect.objectContaining({ type: 'gone.type' }), expect.anything());
+
+    await user.selectOptions(select, 'acme.reverse');
+    expect(location()).toBe('/jobs?type=acme.reverse');
+    await waitFor(() =>
+      expect(listJobs).toHaveBeenLastCalledWith(expect.objectContaining({ type: 'acme.reverse' }), expect.anything()),
+    );
+    // an unlisted type is an option only while it is the filter's value
+    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).not.toContain('gone.type');
+  });
+
+  it('the type filter offers the built-ins while the type list loads or when it failed', async () => {
+    listJobTypes.mockRejectedValue(new Error('job types unavailable'));
+    renderWithProviders(<JobsPage />, { route: '/jobs?type=acme.reverse' });
+    await screen.findByTestId('jobs-table');
+    const select = screen.getByLabelText('Type');
+    await waitFor(() => expect(listJobTypes).toHaveBeenCalled());
+    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).toEqual([
+      '',
+      'email',
+      'image_resize',
+      'report_generation',
+      'simulate',
+      'acme.reverse',
+    ]);
+    expect(select).toHaveValue('acme.reverse');
   });
 
   it('id filters apply on submit', async () => {

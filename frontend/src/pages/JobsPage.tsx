@@ -4,7 +4,7 @@ import { Link, useSearchParams } from 'react-router';
 import { errorMessage } from '../api/client';
 import { cancelJob, listJobs, retryJob } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
-import { JOB_STATUSES, JOB_TYPES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../api/types';
+import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../api/types';
 import { useIsAdmin } from '../auth/hooks';
 import { Pagination } from '../components/Pagination';
 import { StatusBadge } from '../components/StatusBadge';
@@ -24,7 +24,8 @@ import {
 import { notify } from '../lib/notices';
 import { usePageTitle } from '../lib/usePageTitle';
 import { usePollWhileOffline } from '../live/context';
-import { TYPE_LABELS } from '../lib/jobTypes';
+import { typeLabel } from '../lib/jobTypes';
+import { useTypeFilterOptions } from '../lib/useJobTypes';
 import { TableRegion } from '../components/TableRegion';
 
 const COLUMNS: { field: SortField | null; label: string; className?: string }[] = [
@@ -87,6 +88,7 @@ export function JobsPage() {
   const [search, setSearch] = useSearchParams();
   const filters = filtersFromSearch(search);
   const params = toListParams(filters);
+  const typeOptions = useTypeFilterOptions(filters.type);
   const poll = usePollWhileOffline(5_000);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [busy, setBusy] = useState<'cancel' | 'retry' | null>(null);
@@ -173,9 +175,9 @@ export function JobsPage() {
             <label htmlFor="filter-type">Type</label>
             <select id="filter-type" value={filters.type} onChange={(e) => update({ type: e.target.value })}>
               <option value="">Any</option>
-              {JOB_TYPES.map((type) => (
+              {typeOptions.map((type) => (
                 <option key={type} value={type}>
-                  {TYPE_LABELS[type]}
+                  {typeLabel(type)}
                 </option>
               ))}
             </select>

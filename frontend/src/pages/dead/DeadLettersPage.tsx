@@ -4,12 +4,13 @@ import { Link, useSearchParams } from 'react-router';
 import { isApiError } from '../../api/client';
 import { deadLetterActions, deadLetterGroups, getDeadLetter, listDeadLetters, type DeadLetterParams } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { JOB_TYPES, type BulkAction, type BulkSelector, type DeadLetterItem } from '../../api/types';
+import { type BulkAction, type BulkSelector, type DeadLetterItem } from '../../api/types';
 import { Pagination } from '../../components/Pagination';
 import { StatusBadge } from '../../components/StatusBadge';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { formatDateTime, shortId } from '../../lib/format';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { useTypeFilterOptions } from '../../lib/useJobTypes';
 import { usePollWhileOffline } from '../../live/context';
 import { BulkPanel } from './BulkPanel';
 import { InspectPanel } from './InspectPanel';
@@ -70,6 +71,7 @@ export function DeadLettersPage() {
   const [search, setSearch] = useSearchParams();
   const tab: Tab = search.get('tab') === 'letters' || search.get('letter') ? 'letters' : search.get('tab') === 'audit' ? 'audit' : 'groups';
   const filters = readFilters(search);
+  const typeOptions = useTypeFilterOptions(filters.jobType ?? '');
   const page = Number(search.get('page') ?? '1') || 1;
   const letterId = search.get('letter');
   const poll = usePollWhileOffline(10_000);
@@ -154,7 +156,7 @@ export function DeadLettersPage() {
               <label htmlFor="dl-type">Job type</label>
               <select id="dl-type" value={filters.jobType ?? ''} onChange={(e) => setFilter({ jobType: e.target.value })}>
                 <option value="">Any</option>
-                {JOB_TYPES.map((type) => (
+                {typeOptions.map((type) => (
                   <option key={type} value={type}>
                     {type}
                   </option>

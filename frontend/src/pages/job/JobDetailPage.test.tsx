@@ -205,3 +205,80 @@ describe('a job page follows live status changes', () => {
     expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued');
   });
 });
+
+/** The job running its first attempt, with the progress its handler reported. */
+function runningJob(progress: JobDetail['progress']): JobDetail {
+  const job = queuedJob();
+  return {
+    ...job,
+    status: 'running',
+    startedAt: T0,
+    workerId: 'worker-1',
+    progress,
+    attempts: [{ ...job.attempts[0]!, status: 'running', workerId: 'worker-1', startedAt: T0 }],
+    timeline: [...job.timeline, entry('queued', 'running', 'started on a worker')],
+  };
+}
+
+function attemptText(): string | null | undefined {
+  return screen.getByText('Attempt', { selector: 'dt' }).nextElementSibling?.textContent;
+}
+
+describe("a job page shows the running attempt's progress", () => {
+  beforeEach(() => {
+    FakeSocket.all = [];
+    getJob.mockReset();
+    getJobLogs.mockReset();
+    getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
+  });
+  afterEach(() => {
+    FakeSocket.all = [];
+  });
+
+  it('as a progress bar with its percent and message, read again while the job runs and the socket is live', async () => {
+    let answer = runningJob({ percent: 42.5, message: 'resizing tiles' });
+    getJob.mockImplementation(() => Promise.resolve(answer));
+    renderPage();
+    await openSocket();
+    const bar = await screen.findByRole('progressbar', { name: 'Progress' });
+    expect(bar).toHaveAttribute('aria-valuemin', '0');
+    expect(bar).toHaveAttribute('aria-valuemax', '100');
+    expect(bar).toHaveAttribute('aria-valuenow', '42.5');
+    expect(bar).toHaveAttribute('aria-valuetext', '42 % — resizing tiles');
+    expect(screen.getByTestId('job-progress')).toHaveTextContent('Progress: 42 % — resizing tiles');
+    await waitFor(() => expect(getJob.mock.calls.length).toBeGreaterThanOrEqual(2)); // the socket's catch-up
+    await new Promise((r) => setTimeout(r, 100));
+
+    // no live event carries progress: the page reads the running job again by itself
+    answer = runningJob({ percent: 80, message: null });
+    await waitFor(() => expect(screen.getByRole('progressbar', { name: 'Progress' })).toHaveAttribute('aria-valuenow', '80'), {
+      timeout: 5_000,
+    });
+    expect(screen.getByTestId('job-progress')).toHaveTextContent(/^Progress: 80 %$/);
+  });
+
+  it('not once a live change moved the job to another attempt or ended it', async () => {
+    getJob.mockImplementationOnce(() => Promise.resolve(runningJob({ percent: 60, message: 'almost' })));
+    getJob.mockImplementation(() => new Promise(() => undefined)); // the refetches do not answer
+    renderPage();
+    const socket = await openSocket();
+    await screen.findByRole('progressbar', { name: 'Progress' });
+    expect(attemptText()).toBe('1 of 3');
+
+    // the first attempt failed and the second started: the frame carries the last change only
+    act(() => socket.push({ type: 'job.changes', changes: [{ ...change('queued', 'running'), attempt: 2 }] }));
+    await waitFor(() => expect(attemptText()).toBe('2 of 3'));
+    expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'running');
+    expect(screen.queryByRole('progressbar')).toBeNull();
+    expect(screen.queryByTestId('job-progress')).toBeNull();
+  });
+
+  it('not for a job that is not running', async () => {
+    // the API sends none then; a stale one is not shown either
+    getJob.mockImplementation(() => Promise.resolve({ ...succeededJob(), progress: { percent: 100, message: 'done' } }));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'succeeded'));
+    expect(screen.queryByRole('progressbar')).toBeNull();
+    expect(screen.queryByTestId('job-progress')).toBeNull();
+  });
+});

@@ -4,6 +4,7 @@ import { errorMessage, isApiError } from '../../api/client';
 import { cancelJob, getJob, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { TERMINAL_STATUSES, type JobDetail } from '../../api/types';
+import { ProgressBar } from '../../components/ProgressBar';
 import { ConfirmAction } from '../../components/ConfirmAction';
 import { DependencyGraph, type GraphNode } from '../../components/DependencyGraph';
 import { JsonBlock } from '../../components/JsonBlock';
@@ -25,6 +26,24 @@ function policyText(job: JobDetail): string {
   if (p.maxDelayMs !== null && p.maxDelayMs !== undefined) parts.push(`max ${formatDuration(p.maxDelayMs)}`);
   if (p.jitter !== null && p.jitter !== undefined) parts.push(p.jitter ? 'jitter' : 'no jitter');
   return parts.join(', ');
+}
+
+/**
+ * The running attempt's progress as its handler last reported it (`ctx.progress`). The API
+ * sends it only while the job runs and only the current attempt's; the live cache patch drops
+ * it when a change moves the job on (live/cache.ts), so an older attempt's is never shown.
+ */
+function JobProgress({ job }: { job: JobDetail }) {
+  const progress = job.progress;
+  if (job.status !== 'running' || !progress) return null;
+  const percent = Math.min(100, Math.max(0, progress.percent));
+  // floor: a job at 99.6 % is not done
+  const detail = `${Math.floor(percent)} %${progress.message ? ` — ${progress.message}` : ''}`;
+  return (
+    <div className="card" data-testid="job-progress">
+      <ProgressBar label="Progress" value={percent} max={100} detail={detail} />
+    </div>
+  );
 }
 
 function Dependencies({ job }: { job: JobDetail }) {
@@ -94,8 +113,13 @@ export function JobDetailPage() {
     // just submitted: the scheduler records it a moment later
     retry: (count, error) => (isApiError(error) && error.status === 404 ? count < 5 : count < 2),
     retryDelay: 1_000,
-    refetchInterval: (query) =>
-      query.state.data && TERMINAL_STATUSES.includes(query.state.data.status) ? false : poll,
+    // a running job's progress comes with its worker's heartbeats (every 2 s) and no live
+    // event carries it: read the job every 3 s while it runs, also while the socket is live
+    refetchInterval: (query) => {
+      const status = query.state.data?.status;
+      if (status && TERMINAL_STATUSES.includes(status)) return false;
+      return status === 'running' ? 3_000 : poll;
+    },
   });
 
   const refresh = () => {
@@ -187,6 +211,8 @@ export function JobDetailPage() {
           <Link to={`/dead-letters?letter=${data.deadLetter.id}`}>Inspect or requeue it</Link>
         </div>
       ) : null}
+
+      <JobProgress job={data} />
 
       <div className="grid grid-2">
         <section className="card" aria-labelledby="summary-heading">

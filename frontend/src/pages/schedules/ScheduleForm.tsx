@@ -3,18 +3,21 @@ import { useMemo, useState, type SyntheticEvent } from 'react';
 import { errorMessage, isApiError } from '../../api/client';
 import { createSchedule, listRetryPolicies } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { JOB_TYPES, type JobType } from '../../api/types';
 import { CronPreview } from '../../components/CronPreview';
 import { ErrorSummary } from '../../components/ErrorSummary';
 import { Field } from '../../components/Field';
-import { fieldId } from '../../lib/fieldId';
-import { PayloadFields } from '../../components/PayloadFields';
+import { JobPayloadFieldset } from '../../components/JobPayloadFieldset';
+import { JobTypeInfo, JobTypeSelect, JobTypesError } from '../../components/JobTypeChoice';
 import { RetryFields } from '../../components/RetryFields';
 import { browserTimeZone, CRON_PRESETS, timeZones } from '../../lib/cron';
-import type { FieldErrors } from '../../lib/jobForm';
+import { customPayloadState, type FieldErrors } from '../../lib/jobForm';
+import { payloadFieldLabels } from '../../lib/jobTypes';
 import { notify } from '../../lib/notices';
 import { emptyScheduleForm, scheduleApiErrors, validateScheduleForm, type ScheduleFormValues } from '../../lib/scheduleForm';
-import { TYPE_LABELS } from '../../lib/jobTypes';
+import { foldPayloadErrors, type SchemaPayloadState } from '../../lib/schemaForm';
+import { useJobTypeForm } from '../../lib/useJobTypes';
+
+const PAYLOAD = 'jobTemplate.payload';
 
 const LABELS: Record<string, string> = {
   name: 'Name',
@@ -25,6 +28,7 @@ const LABELS: Record<string, string> = {
   'jobTemplate.maxAttempts': 'Max attempts',
   'jobTemplate.timeoutSeconds': 'Timeout',
   'jobTemplate.retryPolicy': 'Retry policy',
+  [PAYLOAD]: 'Payload',
 };
 
 export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
@@ -40,12 +44,21 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
     queryFn: ({ signal }) => listRetryPolicies(signal),
     staleTime: 60_000,
   });
+  // built-ins keep their hand-written fields; a custom type gets a form from its schema
+  const { jobTypes, customTypes, selected, plan } = useJobTypeForm(values.type);
+  const customState = plan ? customPayloadState(values, plan) : null;
+  const labels = useMemo(
+    () => ({ ...LABELS, ...payloadFieldLabels(values.type, plan, customState?.rawMode === true, PAYLOAD) }),
+    [values.type, plan, customState?.rawMode],
+  );
   const set = (patch: Partial<ScheduleFormValues>) => setValues((v) => ({ ...v, ...patch }));
+  const setCustom = (state: SchemaPayloadState) =>
+    setValues((v) => ({ ...v, custom: { ...v.custom, [v.type]: state } }));
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
     setMessage(null);
-    const { errors: found, body } = validateScheduleForm(values);
+    const { errors: found, body } = validateScheduleForm(values, plan ?? undefined);
     setErrors(found);
     if (!body) {
       setAttempt((n) => n + 1);
@@ -60,7 +73,10 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
       void client.invalidateQueries({ queryKey: queryKeys.schedules });
       onCreated?.();
     } catch (error) {
-      if (isApiError(error) && error.details.length > 0) setErrors(scheduleApiErrors(error.details));
+      if (isApiError(error) && error.details.length > 0) {
+        const fieldErrors = scheduleApiErrors(error.details);
+        setErrors(plan && customState ? foldPayloadErrors(fieldErrors, plan, customState, PAYLOAD) : fieldErrors);
+      }
       setMessage(isApiError(error) && error.message === 'request validation failed' ? null : errorMessage(error));
       setAttempt((n) => n + 1);
     } finally {
@@ -70,7 +86,7 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
 
   return (
     <form onSubmit={(e) => void submit(e)} noValidate aria-label="Create a schedule" data-testid="schedule-form">
-      <ErrorSummary errors={errors} labels={LABELS} message={message} focusKey={attempt} title="The schedule was not created" />
+      <ErrorSummary errors={errors} labels={labels} message={message} focusKey={attempt} title="The schedule was not created" />
       <div className="grid grid-2">
         <div>
           <Field path="name" label="Name" hint="Unique among your schedules" error={errors.name}>
@@ -124,13 +140,7 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
         <div className="field-row">
           <Field path="jobTemplate.type" label="Job type" error={errors['jobTemplate.type']}>
             {(p) => (
-              <select {...p} value={values.type} onChange={(e) => set({ type: e.target.value as JobType })}>
-                {JOB_TYPES.map((type) => (
-                  <option key={type} value={type}>
-                    {TYPE_LABELS[type]}
-                  </option>
-                ))}
-              </select>
+              <JobTypeSelect {...p} value={values.type} onChange={(type) => set({ type })} customTypes={customTypes} />
             )}
           </Field>
           <Field path="jobTemplate.priority" label="Priority" error={errors['jobTemplate.priority']}>
@@ -149,15 +159,19 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
             {(p) => <input {...p} inputMode="numeric" value={values.timeoutSeconds} onChange={(e) => set({ timeoutSeconds: e.target.value })} />}
           </Field>
         </div>
-        <div id={fieldId('jobTemplate.payload')} tabIndex={-1}>
-          <PayloadFields
-            type={values.type}
-            values={values.payload}
-            onChange={(payload) => set({ payload })}
-            errors={errors}
-            prefix="jobTemplate.payload"
-          />
-        </div>
+        {selected ? <JobTypeInfo info={selected} /> : null}
+        {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
+        <JobPayloadFieldset
+          type={values.type}
+          payload={values.payload}
+          onPayloadChange={(payload) => set({ payload })}
+          plan={plan}
+          state={customState}
+          onStateChange={setCustom}
+          errors={errors}
+          prefix={PAYLOAD}
+          loading={jobTypes.isPending}
+        />
         <RetryFields
           values={values.retry}
           onChange={(retry) => set({ retry })}

@@ -4,14 +4,13 @@ import { Link } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { getJob, listRetryPolicies, submitJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { isBuiltinType, type JobType } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { ErrorSummary } from '../../components/ErrorSummary';
 import { Field } from '../../components/Field';
 import { fieldId } from '../../lib/fieldId';
-import { PayloadFields } from '../../components/PayloadFields';
-import { SchemaPayloadFields } from '../../components/SchemaPayloadFields';
-import { PAYLOAD_LABELS, typeLabel } from '../../lib/jobTypes';
+import { JobPayloadFieldset } from '../../components/JobPayloadFieldset';
+import { JobTypeInfo, JobTypeSelect, JobTypesError } from '../../components/JobTypeChoice';
+import { payloadFieldLabels } from '../../lib/jobTypes';
 import { RetryFields } from '../../components/RetryFields';
 import { StatusBadge } from '../../components/StatusBadge';
 import { newIdempotencyKey } from '../../lib/ids';
@@ -25,24 +24,20 @@ import {
   type JobFormValues,
 } from '../../lib/jobForm';
 import { notify } from '../../lib/notices';
-import { planSchemaForm, type SchemaFormPlan } from '../../lib/schemaFields';
+import type { SchemaFormPlan } from '../../lib/schemaFields';
 import { foldPayloadErrors, type SchemaPayloadState } from '../../lib/schemaForm';
-import { useJobTypes } from '../../lib/useJobTypes';
+import { useJobTypeForm } from '../../lib/useJobTypes';
 import { useJobRecorded, usePollWhileOffline } from '../../live/context';
-import { JobTypeInfo, JobTypeSelect } from './JobTypeChoice';
-
-
-const PAYLOAD_FIELDS: Record<JobType, string[]> = {
-  email: ['to', 'subject', 'body'],
-  image_resize: ['imageBase64', 'width', 'height', 'format'],
-  report_generation: ['from', 'to', 'format'],
-  simulate: ['immediateFailureRate', 'failureRate', 'minSeconds', 'maxSeconds', 'seed'],
-};
 
 function fieldLabels(
   values: JobFormValues,
   plan: SchemaFormPlan | null,
 ): { labels: Record<string, string>; known: Set<string> } {
+  const payloadLabels = payloadFieldLabels(
+    values.type,
+    plan,
+    plan !== null && customPayloadState(values, plan).rawMode,
+  );
   const labels: Record<string, string> = {
     type: 'Job type',
     priority: 'Priority',
@@ -59,19 +54,9 @@ function fieldLabels(
     dependsOn: 'Depends on',
     submittedBy: 'Submit for',
     payload: 'Payload',
+    ...payloadLabels,
   };
-  const known = new Set(['type', 'priority', 'maxAttempts', 'timeoutSeconds', 'dependsOn', 'payload']);
-  if (isBuiltinType(values.type)) {
-    for (const name of PAYLOAD_FIELDS[values.type]) {
-      labels[`payload.${name}`] = values.type === 'report_generation' && name === 'to' ? 'To date' : PAYLOAD_LABELS[name] ?? name;
-      known.add(`payload.${name}`);
-    }
-  } else if (plan?.kind === 'form' && !customPayloadState(values, plan).rawMode) {
-    for (const field of plan.fields) {
-      labels[`payload.${field.name}`] = field.label;
-      known.add(`payload.${field.name}`);
-    }
-  }
+  const known = new Set(['type', 'priority', 'maxAttempts', 'timeoutSeconds', 'dependsOn', 'payload', ...Object.keys(payloadLabels)]);
   if (values.when === 'delay') known.add('delaySeconds');
   if (values.when === 'runAt') known.add('runAt');
   if (values.retry.mode !== 'default') known.add('retryPolicy');
@@ -137,17 +122,9 @@ export function JobForm() {
     staleTime: 60_000,
   });
 
-  const jobTypes = useJobTypes();
-  const types = jobTypes.data?.types;
-  const customTypes = useMemo(() => (types ?? []).filter((t) => !isBuiltinType(t.type)), [types]);
-  const selected = types?.find((t) => t.type === values.type);
   // built-ins keep their hand-written fields; a custom type gets a form from its schema
-  const plan = useMemo(
-    () => (selected && !isBuiltinType(selected.type) ? planSchemaForm(selected.payloadSchema) : null),
-    [selected],
-  );
+  const { jobTypes, customTypes, selected, plan } = useJobTypeForm(values.type);
   const customState = plan ? customPayloadState(values, plan) : null;
-  const rawPayload = plan !== null && (plan.kind === 'raw' || customState?.rawMode === true);
 
   const { labels, known } = useMemo(() => fieldLabels(values, plan), [values, plan]);
   const set = (patch: Partial<JobFormValues>) => setValues((v) => ({ ...v, ...patch }));
@@ -243,36 +220,18 @@ export function JobForm() {
       </div>
 
       {selected ? <JobTypeInfo info={selected} /> : null}
-      {jobTypes.isError ? (
-        <p className="muted" data-testid="job-types-error">
-          Custom job types could not be loaded: {errorMessage(jobTypes.error)}{' '}
-          <button type="button" className="link" onClick={() => void jobTypes.refetch()}>
-            Try again
-          </button>
-        </p>
-      ) : null}
+      {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
 
-      {/* in raw JSON the text area is the payload's control (field-payload) */}
-      <fieldset id={rawPayload ? undefined : fieldId('payload')} tabIndex={rawPayload ? undefined : -1}>
-        <legend>Payload: {typeLabel(values.type)}</legend>
-        {isBuiltinType(values.type) ? (
-          <PayloadFields
-            type={values.type}
-            values={values.payload}
-            onChange={(payload) => set({ payload })}
-            errors={errors}
-          />
-        ) : plan && customState ? (
-          <SchemaPayloadFields key={values.type} plan={plan} state={customState} onChange={setCustom} errors={errors} />
-        ) : (
-          <p className="muted">{jobTypes.isPending ? 'Loading the type’s schema…' : 'This type is not known: choose another.'}</p>
-        )}
-        {errors.payload && !rawPayload ? (
-          <span className="field-error" data-testid="error-payload">
-            {errors.payload}
-          </span>
-        ) : null}
-      </fieldset>
+      <JobPayloadFieldset
+        type={values.type}
+        payload={values.payload}
+        onPayloadChange={(payload) => set({ payload })}
+        plan={plan}
+        state={customState}
+        onStateChange={setCustom}
+        errors={errors}
+        loading={jobTypes.isPending}
+      />
 
       <fieldset>
         <legend>When</legend>

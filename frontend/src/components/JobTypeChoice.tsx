@@ -1,6 +1,7 @@
-import { JOB_TYPES, type JobTypeInfo as TypeInfo } from '../../api/types';
-import type { ControlProps } from '../../components/Field';
-import { TYPE_LABELS } from '../../lib/jobTypes';
+import { errorMessage } from '../api/client';
+import { JOB_TYPES, type JobTypeInfo as TypeInfo } from '../api/types';
+import { TYPE_LABELS } from '../lib/jobTypes';
+import type { ControlProps } from './Field';
 
 /** The job type select: the built-ins, then the custom types workers announced. */
 export function JobTypeSelect({
@@ -44,6 +45,18 @@ export function JobTypeInfo({ info }: { info: TypeInfo }) {
       ) : (
         `${workers} live worker${workers === 1 ? '' : 's'}`
       )}
+    </p>
+  );
+}
+
+/** The type list could not be read: the built-ins are still offered. */
+export function JobTypesError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
+  return (
+    <p className="muted" data-testid="job-types-error">
+      Custom job types could not be loaded: {errorMessage(error)}{' '}
+      <button type="button" className="link" onClick={onRetry}>
+        Try again
+      </button>
     </p>
   );
 }
