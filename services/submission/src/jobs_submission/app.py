@@ -26,7 +26,7 @@ from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
-from jobs_submission.api.job_types import build_job_types_router
+from jobs_submission.api.job_types import build_job_types_router, build_payload_check_router
 from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
 from jobs_submission.batches import BatchService
@@ -154,6 +154,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(build_router())
     app.include_router(build_batch_router())
     app.include_router(build_job_types_router())
+    app.include_router(build_payload_check_router())
     return app
 
 

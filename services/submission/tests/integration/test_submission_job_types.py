@@ -140,7 +140,7 @@ async def _live(app: RunningApp, count: int) -> bool:
 async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
     app_factory: AppFactory, broker: Broker, collection: Any
 ) -> None:
-    """``POST /api/v1/job-types/{type}/check``: the dashboard's check of a schedule template
+    """``POST /internal/v1/job-types/{type}/check``: the dashboard's check of a schedule template
     or an edited requeue, by the rule a submission meets; it stores nothing."""
     async with app_factory(worker_types_interval_seconds=30) as app:
         await announce(broker, announcement(REVERSE_V1))
@@ -148,7 +148,7 @@ async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
 
         async def check(job_type: str, body: Any, **headers: str) -> httpx.Response:
             return await app.client.post(
-                f"/api/v1/job-types/{job_type}/check",
+                f"/internal/v1/job-types/{job_type}/check",
                 content=body if isinstance(body, bytes) else None,
                 json=None if isinstance(body, bytes) else body,
                 headers=headers or app.headers(),

@@ -2,7 +2,7 @@
 
 The submission service owns the type registry (the types workers announce, their JSON
 Schemas and defaults). A schedule's job template or an edited requeue of a type that is not
-built in is checked there (``POST /api/v1/job-types/{type}/check``), by the same rule a
+built in is checked there (``POST /internal/v1/job-types/{type}/check``), by the same rule a
 submission meets, instead of a copy of the registry here."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class SubmissionTypes:
         UpstreamUnavailable (503) when the submission service does not answer."""
         try:
             answer = await self.client.post(
-                f"/api/v1/job-types/{quote(job_type, safe='')}/check",
+                f"/internal/v1/job-types/{quote(job_type, safe='')}/check",
                 json={"payload": payload},
                 headers=identity.headers(self.internal_token),
             )

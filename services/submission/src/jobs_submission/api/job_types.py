@@ -1,4 +1,5 @@
-"""``/api/v1/job-types``: the job types the platform knows (the registry, type_registry.py)."""
+"""``/api/v1/job-types``: the job types the platform knows (the registry, type_registry.py);
+``/internal/v1/job-types/{type}/check``: a payload checked for its type, storing nothing."""
 
 from __future__ import annotations
 
@@ -65,6 +66,14 @@ def build_job_types_router() -> APIRouter:
         registry: TypeRegistry = request.app.state.types
         rows = await registry.listing()
         return JobTypesOut(types=[JobTypeOut.model_validate(row) for row in rows])
+
+    return router
+
+
+def build_payload_check_router() -> APIRouter:
+    """Service to service (the dashboard), under ``/internal``: the gateway routes no path
+    there, and it is left out of the OpenAPI documents (docs/dashboard.md describes it)."""
+    router = APIRouter(prefix="/internal/v1/job-types", include_in_schema=False)
 
     @router.post(
         "/{jobType}/check",

@@ -12,5 +12,7 @@ def body_limits(settings: Settings) -> BodyLimits:
         routes=(
             RouteLimit("/api/v1/jobs", settings.max_job_body_bytes),
             RouteLimit("/api/v1/batches", settings.max_batch_body_bytes),
+            # A payload checked for the dashboard: as large as a job's may be.
+            RouteLimit("/internal/v1/job-types", settings.max_job_body_bytes),
         ),
     )
