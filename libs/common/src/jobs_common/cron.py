@@ -1,5 +1,6 @@
 """Cron expressions and time zones (pure): validation, the next fire time and how often an
-expression fires.
+expression fires. The one rule for both the dashboard (a schedule's first ``nextFireAt``, its
+checks) and the scheduler (every fire after it).
 
 Fire times follow croniter in the schedule's own time zone: a wall-clock time skipped by a
 daylight-saving jump fires at the first instant after the gap (02:30 on a spring-forward night

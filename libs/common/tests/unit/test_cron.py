@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jobs_dashboard.domain.cron import check_cron, check_timezone, next_fire_after
+from jobs_common.cron import check_cron, check_timezone, next_fire_after
 
 pytestmark = pytest.mark.unit
 

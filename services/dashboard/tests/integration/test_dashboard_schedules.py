@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from jobs_common.cron import next_fire_after
 from jobs_common.jobstore import schedule_fires, schedules
-from jobs_dashboard.domain.cron import next_fire_after
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,7 @@
 """Request validation of retry policies, schedules, requeue payloads and bulk selectors."""
 
 import base64
+import os
 from typing import Any
 
 import pytest
@@ -8,6 +9,7 @@ from pydantic import ValidationError
 
 from jobs_common.auth import Identity
 from jobs_common.errors import ErrorDetail, ValidationFailed
+from jobs_common.retry_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS
 from jobs_dashboard.domain.dead_letters import BulkAction, BulkRequest, BulkSelector
 from jobs_dashboard.domain.payloads import (
     CheckedPayload,
@@ -293,3 +295,22 @@ def test_schedule_template_retry_policy_may_name_a_stored_policy() -> None:
                 "retryPolicyName": "b",
             }
         )
+
+
+def test_the_default_policy_shown_is_the_one_an_unconfigured_scheduler_applies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``GET /api/retry-policies/defaults`` and the scheduler start from one set of defaults
+    (``jobs_common.retry_defaults``), not two copies typed in by hand."""
+    from dataclasses import asdict
+
+    from jobs_scheduler.app import job_defaults
+    from jobs_scheduler.settings import Settings as SchedulerSettings
+
+    for name in [n for n in os.environ if n.startswith("SCHEDULER_")]:
+        monkeypatch.delenv(name)
+    applied = job_defaults(SchedulerSettings())
+    shown = DEFAULT_POLICY.model_dump(exclude={"max_attempts"})
+    assert shown == asdict(applied.retry_policy)
+    assert applied.max_attempts == DEFAULT_MAX_ATTEMPTS
+    assert applied.timeout_seconds == DEFAULT_TIMEOUT_SECONDS

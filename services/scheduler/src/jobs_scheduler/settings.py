@@ -9,6 +9,7 @@ from pydantic_settings import SettingsConfigDict
 
 from jobs_common.acks import AckPolicy
 from jobs_common.contracts import RetryStrategy
+from jobs_common.retry_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY, DEFAULT_TIMEOUT_SECONDS
 from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
 
 
@@ -21,21 +22,21 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     migrate_on_start: bool = True
 
     # Job defaults when a submission does not say.
-    default_max_attempts: int = Field(default=3, ge=1)
+    default_max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1)
     max_attempts_by_type: dict[str, int] = {}
-    default_timeout_seconds: int = Field(default=300, ge=1)
+    default_timeout_seconds: int = Field(default=DEFAULT_TIMEOUT_SECONDS, ge=1)
     # RabbitMQ closes a channel whose delivery stays unacked past consumer_timeout (30 min);
     # an attempt must end well before it.
     max_timeout_seconds: int = 1_700
     # How long past its timeout a running attempt may stay silent before the reaper acts.
     timeout_grace_seconds: int = 10
 
-    # Retry backoff (exponential by default).
-    retry_strategy: RetryStrategy = "exponential"
-    retry_base_delay_ms: int = 1_000
-    retry_multiplier: float = 2.0
-    retry_max_delay_ms: int = 60_000
-    retry_jitter: bool = True
+    # Retry backoff (jobs_common.retry_defaults: exponential, 1 s doubling up to 60 s, jitter).
+    retry_strategy: RetryStrategy = DEFAULT_RETRY.strategy
+    retry_base_delay_ms: int = DEFAULT_RETRY.base_delay_ms
+    retry_multiplier: float = DEFAULT_RETRY.multiplier
+    retry_max_delay_ms: int = DEFAULT_RETRY.max_delay_ms
+    retry_jitter: bool = DEFAULT_RETRY.jitter
 
     # A ready message that expires unconsumed (60 s TTL: the workers are busy, or none consume
     # its queue) goes to the back of its queue again, this many times (a day of backlog);

@@ -31,6 +31,8 @@ from jobs_common.jobstore import (
     job_logs,
     jobs,
     retry_policies,
+    schedule_fires,
+    schedules,
     workers,
 )
 from jobs_common.rabbit import RabbitBus
@@ -488,3 +490,64 @@ async def test_one_batch_with_a_start_a_duplicate_and_a_redelivery_of_one_attemp
             )
         ).one()
     assert (attempt.status, attempt.worker_id) == ("running", "w-new")
+
+
+@pytest.mark.parametrize(
+    ("cron", "timezone"),
+    [
+        # Six fields (seconds first): the scheduler's own cron rule used to accept it, while
+        # the dashboard refused it; one rule now (jobs_common.cron) refuses it everywhere.
+        ("0 0 7 * * *", "UTC"),
+        ("0 7 * * *", "Mars/Base"),  # a zone this machine's tzdata does not know
+    ],
+)
+async def test_a_schedule_the_scheduler_cannot_read_is_paused_and_the_others_still_fire(
+    scheduler: Runtime, db: AsyncEngine, cron: str, timezone: str
+) -> None:
+    """A schedule row no rule can read (written by hand, or a zone gone from tzdata) is paused
+    with a log line; it never fails the tick for the schedules due after it."""
+    now = utcnow()
+    unreadable, fine = uuid.uuid4(), uuid.uuid4()
+    template = {"type": "simulate", "priority": 2, "payload": {}}
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(schedules),
+            [
+                {
+                    "id": unreadable,
+                    "name": "unreadable",
+                    "cron": cron,
+                    "timezone": timezone,
+                    "job_template": template,
+                    "owner": "user@test.com",
+                    "next_fire_at": now - timedelta(minutes=2),
+                },
+                {
+                    "id": fine,
+                    "name": "fine",
+                    "cron": "0 7 * * *",
+                    "timezone": "UTC",
+                    "job_template": template,
+                    "owner": "user@test.com",
+                    "next_fire_at": now - timedelta(minutes=1),
+                },
+            ],
+        )
+
+    async def fired() -> bool:
+        async with db.connect() as connection:
+            fires = await connection.execute(
+                select(schedule_fires.c.schedule_id).where(schedule_fires.c.schedule_id == fine)
+            )
+            return fires.first() is not None
+
+    await eventually(fired, timeout=10, what="the readable schedule fired")
+    async with db.connect() as connection:
+        rows = {
+            row.id: row
+            for row in await connection.execute(
+                select(schedules.c.id, schedules.c.paused, schedules.c.last_fire_at)
+            )
+        }
+    assert (rows[unreadable].paused, rows[unreadable].last_fire_at) == (True, None)
+    assert rows[fine].paused is False

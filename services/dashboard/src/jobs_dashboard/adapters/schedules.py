@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.contracts import utcnow
+from jobs_common.cron import next_fire_after
 from jobs_common.jobstore import jobs, schedule_fires, schedules
 from jobs_dashboard.adapters.store import AnyRow, Store
-from jobs_dashboard.domain.cron import next_fire_after
 from jobs_dashboard.domain.query import PageRequest, Visibility
 from jobs_dashboard.domain.schedules import (
     LAST_FIRES,

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import RetryStrategy
+from jobs_common.retry_defaults import DEFAULT_RETRY
 
 POLICY_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 MAX_DELAY_MS = 86_400_000  # one day, as RetryPolicySpec allows
@@ -49,12 +50,13 @@ class RetryPolicyList(CamelModel):
     items: list[RetryPolicyView]
 
 
-# The built-in default (the scheduler's RetryPolicy() defaults), shown by the UI.
+# The platform's default (the scheduler's unless its SCHEDULER_RETRY_* say otherwise), shown
+# by the UI.
 DEFAULT_POLICY = RetryPolicyFields(
-    strategy="exponential",
-    base_delay_ms=1_000,
-    multiplier=2.0,
-    max_delay_ms=60_000,
-    jitter=True,
+    strategy=DEFAULT_RETRY.strategy,
+    base_delay_ms=DEFAULT_RETRY.base_delay_ms,
+    multiplier=DEFAULT_RETRY.multiplier,
+    max_delay_ms=DEFAULT_RETRY.max_delay_ms,
+    jitter=DEFAULT_RETRY.jitter,
     max_attempts=None,
 )

@@ -11,9 +11,9 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryPolicySpec
+from jobs_common.cron import check_cron, check_timezone, shortest_gap_seconds
 from jobs_common.errors import ErrorDetail, TooManyRequests
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
-from jobs_dashboard.domain.cron import check_cron, check_timezone, shortest_gap_seconds
 from jobs_dashboard.domain.payloads import CheckedPayload
 from jobs_dashboard.domain.query import Page
 from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN

@@ -67,12 +67,12 @@ async def fire_due_schedules(
     ).all()
     fired = 0
     for schedule in due:
-        firing = due_firing(schedule.cron, schedule.timezone, schedule.next_fire_at, now)
-        try:
+        try:  # a schedule the scheduler cannot read is paused, never retried on every tick
+            firing = due_firing(schedule.cron, schedule.timezone, schedule.next_fire_at, now)
             message = job_from_template(schedule, firing.fire_time)
         except (ValidationError, KeyError, ValueError):
             log.exception(
-                "schedule template unusable; paused",
+                "schedule unusable (cron, time zone or template); paused",
                 extra={"action": "schedule_paused", "schedule_id": str(schedule.id)},
             )
             await connection.execute(

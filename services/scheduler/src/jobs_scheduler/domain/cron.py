@@ -1,19 +1,11 @@
-"""Cron fire times (croniter, timezone aware) and the missed-fire policy."""
+"""The missed-fire policy of cron schedules (fire times: ``jobs_common.cron``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
+from datetime import datetime
 
-from croniter import croniter
-
-
-def next_fire_after(cron: str, timezone: str, after: datetime) -> datetime:
-    """The first fire time strictly after ``after``, computed in ``timezone``, returned in UTC."""
-    local = after.astimezone(ZoneInfo(timezone))
-    fire: datetime = croniter(cron, local).get_next(datetime)
-    return fire.astimezone(UTC)
+from jobs_common.cron import next_fire_after
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Literal
 
-Strategy = Literal["fixed", "linear", "exponential"]
+from jobs_common.contracts import RetryStrategy
+from jobs_common.retry_defaults import DEFAULT_RETRY
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    strategy: Strategy = "exponential"
-    base_delay_ms: int = 1_000
-    multiplier: float = 2.0
-    max_delay_ms: int = 60_000
-    jitter: bool = True
+    strategy: RetryStrategy = DEFAULT_RETRY.strategy
+    base_delay_ms: int = DEFAULT_RETRY.base_delay_ms
+    multiplier: float = DEFAULT_RETRY.multiplier
+    max_delay_ms: int = DEFAULT_RETRY.max_delay_ms
+    jitter: bool = DEFAULT_RETRY.jitter
 
 
 def retry_delay_ms(policy: RetryPolicy, attempt: int, rng: random.Random | None = None) -> int:
