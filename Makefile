@@ -58,7 +58,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/chaos
+	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/chaos tests/architecture
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.

@@ -1,0 +1,64 @@
+"""The layering rules of docs/architecture.md, as import-linter contracts (pyproject.toml):
+services never import each other, jobs_common imports no service, within a service api over
+adapters over domain, the client SDK stands alone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(cwd: Path, *, pythonpath: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else dict(os.environ)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_code_keeps_every_contract() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    run = lint_imports(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"Contracts: {len(contracts['contracts'])} kept, 0 broken." in run.stdout
+
+
+def test_the_contracts_find_each_kind_of_violation(tmp_path: Path) -> None:
+    """The same contracts over a stand-in tree with one violation of each kind: every one of
+    them is reported (the contracts are not vacuous, whatever the real tree holds)."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    violations = {
+        "jobs_dashboard/reads.py": "import jobs_scheduler.loops\n",  # a service imports another
+        "jobs_common/helpers.py": "import jobs_worker\n",  # the shared library imports a service
+        "jobs_dashboard/domain/rules.py": "import jobs_dashboard.api.routes\n",  # domain -> api
+        "jobs_client/calls.py": "import jobs_common\n",  # the client needs the platform
+    }
+    for package in contracts["root_packages"]:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    for sub in ("jobs_dashboard/api", "jobs_dashboard/domain", "jobs_scheduler"):
+        (tmp_path / sub).mkdir(exist_ok=True)
+        (tmp_path / sub / "__init__.py").write_text("")
+    (tmp_path / "jobs_scheduler" / "loops.py").write_text("")
+    (tmp_path / "jobs_dashboard" / "api" / "routes.py").write_text("")
+    for path, source in violations.items():
+        (tmp_path / path).write_text(source)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    run = lint_imports(tmp_path, pythonpath=str(tmp_path))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"Contracts: 0 kept, {len(violations)} broken." in run.stdout, run.stdout
