@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-PACKAGES := libs/common $(sort $(wildcard services/*)) clients/python examples/acme_jobs
+PACKAGES := libs/common libs/testing $(sort $(wildcard services/*)) clients/python examples/acme_jobs
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
 SCHEDULERS ?= 1
@@ -51,7 +51,7 @@ infra:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy -p jobs_common $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s)) -p jobs_client -p acme_jobs
+	$(BIN)/mypy -p jobs_common -p jobs_testing $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s)) -p jobs_client -p acme_jobs
 
 format: install
 	$(BIN)/ruff format .

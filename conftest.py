@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from jobs_common.testing.plugin import PostgresServer
+from jobs_testing.plugin import PostgresServer
 
 
 @pytest.fixture(scope="session")

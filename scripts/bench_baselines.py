@@ -51,8 +51,8 @@ import psycopg
 from celery import Celery  # type: ignore[import-untyped]
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from jobs_common.testing.infra import resolve_postgres, resolve_rabbitmq
-from jobs_common.testing.plugin import PostgresServer, RabbitServer
+from jobs_testing.infra import resolve_postgres, resolve_rabbitmq
+from jobs_testing.plugin import PostgresServer, RabbitServer
 
 SCRIPTS = Path(__file__).resolve().parent
 WORKER_PROCESSES = 2  # one per core of this machine

@@ -22,7 +22,7 @@ from bench_pipeline import FreshStack, plain, process_cpu_seconds
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobs_common.contracts import TERMINAL_STATUSES
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 TERMINAL = sorted(str(s) for s in TERMINAL_STATUSES)
 STAND_IN = "mongo stand-in"

@@ -49,7 +49,7 @@ from bench_pipeline import (
     wait_terminal,
 )
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 LOGIN = json.dumps({"email": "admin@test.com", "password": "admin123"}).encode()
 

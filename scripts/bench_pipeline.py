@@ -30,15 +30,15 @@ import asyncpg
 import httpx
 from bench_loadgen import NOOP, KeepAliveClient, Traffic, offer, plan
 
-from jobs_common.testing.infra import (
+from jobs_testing.infra import (
     Resolved,
     free_port,
     resolve_mongo,
     resolve_postgres,
     resolve_rabbitmq,
 )
-from jobs_common.testing.plugin import PostgresServer, RabbitServer
-from jobs_common.testing.stack import Stack, StackConfig
+from jobs_testing.plugin import PostgresServer, RabbitServer
+from jobs_testing.stack import Stack, StackConfig
 
 
 def plain(url: str) -> str:

@@ -13,8 +13,8 @@ import time
 
 import aio_pika
 
-from jobs_common.testing.infra import resolve_rabbitmq
-from jobs_common.testing.plugin import RabbitServer
+from jobs_testing.infra import resolve_rabbitmq
+from jobs_testing.plugin import RabbitServer
 
 BODY = b"x" * 1024
 

@@ -8,7 +8,7 @@ DEMO=0 skips the demo data; HANDLERS=module,... adds handler modules of your own
 (WORKER_HANDLER_MODULES; ``make dev HANDLERS=acme_jobs.handlers`` runs the example package's
 types beside the built-in ones, docs/sdk.md).
 
-Supervised (jobs_common.testing.supervisor): a service that exits is reported and restarted
+Supervised (jobs_testing.supervisor): a service that exits is reported and restarted
 with backoff while the rest keeps running; Ctrl-C stops the gateway, then the workers (they
 drain), then the rest.
 """
@@ -26,9 +26,9 @@ from pathlib import Path
 import asyncpg
 
 from jobs_common.settings import DEV_JWT_SECRET, DEV_SECRET
-from jobs_common.testing.infra import free_port, wait_for_port
-from jobs_common.testing.stack import Stack, StackConfig
-from jobs_common.testing.supervisor import supervise_stack
+from jobs_testing.infra import free_port, wait_for_port
+from jobs_testing.stack import Stack, StackConfig
+from jobs_testing.supervisor import supervise_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 VAR = ROOT / "var"

@@ -19,7 +19,7 @@ from typing import Any
 
 import asyncpg
 
-from jobs_common.testing.plugin import SmtpSink
+from jobs_testing.plugin import SmtpSink
 
 from .faults import worker_pid
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import SmtpSink, running_smtp_sink
-from jobs_common.testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
-from jobs_common.testing.stack import Stack, StackConfig
-from jobs_common.testing.supervisor import Supervisor, describe_exit, supervise_stack
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import SmtpSink, running_smtp_sink
+from jobs_testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
+from jobs_testing.stack import Stack, StackConfig
+from jobs_testing.supervisor import Supervisor, describe_exit, supervise_stack
 
 from .knobs import Knobs
 

@@ -13,8 +13,8 @@ import asyncpg
 import pytest
 
 from jobs_common.mongo import create_client
-from jobs_common.testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
-from jobs_common.testing.waiting import eventually
+from jobs_testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
+from jobs_testing.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -85,7 +85,7 @@ IMAGES = {
     "grafana": r"grafana/grafana-oss:\d+\.\d+\.\d+",
 }
 SECRETISH = re.compile(r"SECRET|TOKEN|PASSWORD|_PASS$", re.IGNORECASE)
-# The URL each test fixture reads to find a server (jobs_common.testing): a shell that exports
+# The URL each test fixture reads to find a server (jobs_testing): a shell that exports
 # one for the tests must not change what the compose file means.
 FIXTURE_VARIABLES = {"POSTGRES_URL", "AMQP_URL", "MONGO_URL"}
 HEALTH_URL = re.compile(

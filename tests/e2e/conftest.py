@@ -11,14 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import (
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import (
     PostgresServer,
     RabbitServer,
     SmtpSink,
     running_smtp_sink,
 )
-from jobs_common.testing.stack import Stack, StackConfig
+from jobs_testing.stack import Stack, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 UI_BUILD = ROOT / "frontend" / "dist"  # `make ui` (and `make test`) build it first

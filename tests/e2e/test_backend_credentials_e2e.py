@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 pytestmark = pytest.mark.e2e
 

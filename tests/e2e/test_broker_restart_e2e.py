@@ -15,11 +15,11 @@ import httpx
 import pytest
 
 from jobs_common.liveness import EXIT_UNHEALTHY
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import PostgresServer
-from jobs_common.testing.private_infra import PrivateRabbit
-from jobs_common.testing.stack import Stack
-from jobs_common.testing.supervisor import Supervisor, supervise_stack
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import PostgresServer
+from jobs_testing.private_infra import PrivateRabbit
+from jobs_testing.stack import Stack
+from jobs_testing.supervisor import Supervisor, supervise_stack
 
 from .conftest import isolated_config, login
 

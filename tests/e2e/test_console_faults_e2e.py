@@ -16,7 +16,7 @@ import httpx
 import pytest
 from playwright.async_api import Page, Route, expect
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 from .conftest import screenshot, wait_for_job
 from .test_pipeline_e2e import TERMINAL

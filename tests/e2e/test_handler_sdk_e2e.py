@@ -18,8 +18,8 @@ import asyncpg
 import httpx
 import pytest
 
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.stack import Stack
+from jobs_testing.infra import free_port
+from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
 

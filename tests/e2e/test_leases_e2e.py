@@ -10,7 +10,7 @@ import signal
 import httpx
 import pytest
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
 from .test_pipeline_e2e import TERMINAL, submit

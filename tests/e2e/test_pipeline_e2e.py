@@ -16,8 +16,8 @@ import pytest
 from PIL import Image
 
 from jobs_common.mongo import create_client
-from jobs_common.testing.plugin import SmtpSink
-from jobs_common.testing.stack import Stack
+from jobs_testing.plugin import SmtpSink
+from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
 

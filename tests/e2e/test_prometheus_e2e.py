@@ -19,9 +19,9 @@ import httpx
 import pytest
 import yaml
 
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import RabbitServer
-from jobs_common.testing.stack import Stack
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import RabbitServer
+from jobs_testing.stack import Stack
 
 from ..deploy.test_observability import (
     ALERTS,

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
 from .test_pipeline_e2e import FAST_SUCCESS, TERMINAL, png, submit

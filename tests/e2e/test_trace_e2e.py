@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from jobs_common.testing.stack import Stack
+from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
 

@@ -17,8 +17,8 @@ import pytest
 from playwright.async_api import Page, expect
 
 from jobs_common.contracts import JobTypeInfo, WorkerTypes, utcnow
-from jobs_common.testing.stack import Stack
 from jobs_common.topology import JOBS_EXCHANGE, TYPES
+from jobs_testing.stack import Stack
 
 from .conftest import PageErrors, axe_violations, screenshot, wait_for_job
 

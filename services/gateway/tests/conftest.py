@@ -16,11 +16,11 @@ import pytest
 from fastapi import FastAPI
 
 from jobs_common.auth import TokenKeys
-from jobs_common.testing.asgi_server import serve_app as serve
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import PostgresServer
 from jobs_gateway.app import create_app
 from jobs_gateway.settings import Settings
+from jobs_testing.asgi_server import serve_app as serve
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import PostgresServer
 
 TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef-0123456789"
 TEST_INTERNAL_TOKEN = "test-internal-token-0123456789abcdef"

@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY
 from jobs_common.acks import AckPolicy, Action, Outcome, Settler
 from jobs_common.errors import PoisonMessage
 from jobs_common.rabbit import BatchConsumer, connect, open_channel
-from jobs_common.testing.waiting import eventually
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

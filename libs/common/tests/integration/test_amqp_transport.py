@@ -23,9 +23,9 @@ from jobs_common.amqp_transport import (
     connect_coalescing,
 )
 from jobs_common.rabbit import connect
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import RabbitServer
-from jobs_common.testing.waiting import eventually
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import RabbitServer
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

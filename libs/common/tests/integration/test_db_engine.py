@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
-from jobs_common.testing.plugin import PostgresServer
+from jobs_testing.plugin import PostgresServer
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ from starlette.routing import Route
 
 from jobs_common.serve import Sidecar, serve_together, servers
 from jobs_common.settings import ServiceSettings
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.waiting import eventually
+from jobs_testing.infra import free_port
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

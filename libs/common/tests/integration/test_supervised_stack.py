@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import PostgresServer, RabbitServer
-from jobs_common.testing.stack import Stack, StackConfig
-from jobs_common.testing.supervisor import Backoff, supervise_stack
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import PostgresServer, RabbitServer
+from jobs_testing.stack import Stack, StackConfig
+from jobs_testing.supervisor import Backoff, supervise_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs_common.testing.supervisor import Backoff, Child, Supervisor
+from jobs_testing.supervisor import Backoff, Child, Supervisor
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import pytest
 
 from jobs_common import topology
 from jobs_common.rabbit import RabbitBus
-from jobs_common.testing.plugin import RabbitServer
+from jobs_testing.plugin import RabbitServer
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jobs_common.testing.driver_leaks import MongoSocketLeaks
+from jobs_testing.driver_leaks import MongoSocketLeaks
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs_common.testing.supervisor import Backoff, describe_exit, stop_rank
+from jobs_testing.supervisor import Backoff, describe_exit, stop_rank
 
 pytestmark = pytest.mark.unit
 

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from jobs_common.auth import Identity
 from jobs_common.db import async_url
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
-from jobs_common.testing.infra import free_port
 from jobs_dashboard.app import create_app
 from jobs_dashboard.settings import Settings
+from jobs_testing.infra import free_port
 
 INTERNAL_TOKEN = "dashboard-test-internal-token-0123456789"
 ADMIN = Identity(user_id="u-admin", email="admin@test.com", role="admin")

@@ -16,9 +16,9 @@ from prometheus_client import REGISTRY
 
 from jobs_common import topology
 from jobs_common.jobstore import read_horizons, workers
-from jobs_common.testing.waiting import eventually
 from jobs_dashboard import metrics
 from jobs_dashboard.settings import Settings
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from jobs_common.testing.waiting import eventually
 from jobs_gateway.app import create_app
 from jobs_gateway.settings import Settings
+from jobs_testing.waiting import eventually
 
 from ..conftest import SettingsFactory, Upstreams
 

@@ -13,12 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import TokenKeys
 from jobs_common.db import create_engine
-from jobs_common.testing.waiting import eventually
 from jobs_gateway.adapters.rate_limits import Hit, RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
 from jobs_gateway.domain.rate_limit import Scope
 from jobs_gateway.domain.tokens import TokenIssuer
 from jobs_gateway.housekeeping import Housekeeping
+from jobs_testing.waiting import eventually
 
 from ..conftest import TEST_KEYS, GatewayFactory
 

@@ -34,12 +34,12 @@ from jobs_common.contracts import (
     JobStatus,
     Message,
 )
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import RabbitServer
-from jobs_common.testing.waiting import eventually
 from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE, declare_topology
 from jobs_gateway.app import create_app
 from jobs_gateway.settings import Settings
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import RabbitServer
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from jobs_common.db import async_url
-from jobs_common.testing.plugin import PostgresServer
 from jobs_gateway.adapters.tables import include_name, metadata
 from jobs_gateway.migrate import upgrade_async
+from jobs_testing.plugin import PostgresServer
 
 pytestmark = pytest.mark.integration
 

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from jobs_common.settings import DEV_JWT_SECRET
-from jobs_common.testing.infra import free_port, wait_for_port
-from jobs_common.testing.plugin import PostgresServer
 from jobs_gateway.migrate import upgrade_async
+from jobs_testing.infra import free_port, wait_for_port
+from jobs_testing.plugin import PostgresServer
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import httpx
 import jwt
 import pytest
 
-from jobs_common.testing.waiting import eventually
+from jobs_testing.waiting import eventually
 
 from ..conftest import TEST_KEYS, GatewayFactory
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from jobs_common.testing.waiting import eventually
 from jobs_gateway.adapters.passwords import Passwords
+from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.unit
 

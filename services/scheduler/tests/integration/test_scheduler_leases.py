@@ -16,11 +16,11 @@ from jobs_common import topology
 from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import job_attempts, read_horizons
 from jobs_common.rabbit import BatchConsumer, RabbitBus
-from jobs_common.testing.waiting import eventually
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.loops import sweeps_for
 from jobs_scheduler.settings import Settings
+from jobs_testing.waiting import eventually
 
 from .conftest import (
     control_queue,

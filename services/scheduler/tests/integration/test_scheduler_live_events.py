@@ -19,7 +19,7 @@ from jobs_common.contracts import (
     utcnow,
 )
 from jobs_common.rabbit import RabbitBus
-from jobs_common.testing.waiting import eventually
+from jobs_testing.waiting import eventually
 
 from .conftest import job_result, next_dispatch, submitted
 

@@ -15,9 +15,9 @@ import pytest
 
 from jobs_common import topology
 from jobs_common.liveness import EXIT_UNHEALTHY
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import RabbitServer
-from jobs_common.testing.stack import ServiceProcess, Stack, StackConfig
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import RabbitServer
+from jobs_testing.stack import ServiceProcess, Stack, StackConfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

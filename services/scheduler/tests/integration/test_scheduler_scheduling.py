@@ -36,11 +36,11 @@ from jobs_common.jobstore import (
     workers,
 )
 from jobs_common.rabbit import RabbitBus
-from jobs_common.testing.waiting import eventually
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
+from jobs_testing.waiting import eventually
 
 from .conftest import (
     control_queue,

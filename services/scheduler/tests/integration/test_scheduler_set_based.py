@@ -18,7 +18,6 @@ from jobs_common import topology
 from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import jobs
 from jobs_common.rabbit import RabbitBus
-from jobs_common.testing.waiting import eventually
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.heartbeats import apply_heartbeats
 from jobs_scheduler.adapters.results import apply_results
@@ -26,6 +25,7 @@ from jobs_scheduler.adapters.running import apply_running
 from jobs_scheduler.app import Runtime, job_defaults
 from jobs_scheduler.intake import record_jobs
 from jobs_scheduler.settings import Settings
+from jobs_testing.waiting import eventually
 
 from .conftest import heartbeat, job_result, submitted
 

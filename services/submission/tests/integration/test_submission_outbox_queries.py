@@ -20,7 +20,6 @@ from prometheus_client import REGISTRY
 from pymongo import AsyncMongoClient, monitoring
 
 from jobs_common.rabbit import Outgoing, Publisher
-from jobs_common.testing.plugin import RabbitServer
 from jobs_submission import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
@@ -31,6 +30,7 @@ from jobs_submission.handoff import HandOff
 from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
 from jobs_submission.submissions import SubmissionService
+from jobs_testing.plugin import RabbitServer
 
 from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs_common.testing.private_infra import PrivateMongo
+from jobs_testing.private_infra import PrivateMongo
 
 from .conftest import AppFactory
 

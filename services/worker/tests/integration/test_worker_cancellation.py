@@ -12,8 +12,8 @@ from prometheus_client import REGISTRY
 
 from jobs_common.contracts import ErrorKind, JobError
 from jobs_common.topology import READY_HIGH, RESULTS, RUNNING
+from jobs_testing.worker_messages import Observer, job_of, make_dispatch, quick_simulate, until
 from jobs_worker.runtime import WorkerRuntime
-from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate, until
 
 pytestmark = pytest.mark.integration
 

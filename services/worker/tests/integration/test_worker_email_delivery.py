@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from jobs_common.contracts import ErrorKind
-from jobs_common.testing.infra import free_port
-from jobs_common.testing.plugin import SmtpSink
 from jobs_common.topology import RESULTS
-from jobs_worker.testing import Observer, make_dispatch
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import SmtpSink
+from jobs_testing.worker_messages import Observer, make_dispatch
 
 pytestmark = pytest.mark.integration
 

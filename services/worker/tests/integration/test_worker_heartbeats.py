@@ -15,7 +15,7 @@ from prometheus_client import REGISTRY
 
 from jobs_common.contracts import WorkerHeartbeat, parse_message
 from jobs_common.topology import HEARTBEAT, READY_QUEUES, RESULTS, RUNNING
-from jobs_worker.testing import Observer, make_dispatch, quick_simulate
+from jobs_testing.worker_messages import Observer, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

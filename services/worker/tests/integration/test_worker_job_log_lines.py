@@ -14,9 +14,9 @@ from PIL import Image
 from prometheus_client import REGISTRY
 
 from jobs_common.contracts import JobLogLine
-from jobs_common.testing.waiting import eventually
 from jobs_common.topology import LOGS, RESULTS
-from jobs_worker.testing import Collector, Observer, make_dispatch, quick_simulate
+from jobs_testing.waiting import eventually
+from jobs_testing.worker_messages import Collector, Observer, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

@@ -9,12 +9,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from jobs_common.testing.waiting import eventually
 from jobs_common.topology import RESULTS, RUNNING
+from jobs_testing.waiting import eventually
+from jobs_testing.worker_messages import Observer, make_dispatch, quick_simulate, until
 from jobs_worker.app import create_app
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
-from jobs_worker.testing import Observer, make_dispatch, quick_simulate, until
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from jobs_common.testing.plugin import RabbitServer
 from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM, READY_QUEUES
+from jobs_testing.plugin import RabbitServer
 from jobs_worker.app import create_app
 from jobs_worker.settings import Settings
 

@@ -26,9 +26,9 @@ from jobs_common.topology import (
     RUNNING,
     queue_arguments,
 )
+from jobs_testing.worker_messages import Observer, job_of, make_dispatch, quick_simulate
 from jobs_worker.domain.context import JobContext, Registry
 from jobs_worker.sdk import handler, spec_of
-from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from jobs_common.contracts import ErrorKind, JobDispatch
 from jobs_common.db import create_engine
 from jobs_common.jobstore import jobs
 from jobs_common.topology import RESULTS
-from jobs_worker.testing import Observer, make_dispatch
+from jobs_testing.worker_messages import Observer, make_dispatch
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from jobs_common.topology import DEAD, READY_HIGH, RESULTS, RUNNING
-from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate
+from jobs_testing.worker_messages import Observer, job_of, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from jobs_common.testing.waiting import eventually
 from jobs_common.topology import RESULTS, RUNNING
-from jobs_worker.testing import Observer, job_of, make_dispatch, quick_simulate
+from jobs_testing.waiting import eventually
+from jobs_testing.worker_messages import Observer, job_of, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from jobs_common.contracts import ErrorKind
 from jobs_common.topology import LOGS, RESULTS, RUNNING
+from jobs_testing.worker_messages import Observer, make_dispatch
 from jobs_worker.domain.context import Registry
 from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler, spec_of
-from jobs_worker.testing import Observer, make_dispatch
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

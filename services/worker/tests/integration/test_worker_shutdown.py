@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jobs_common.topology import READY_HIGH, RESULTS, RUNNING
-from jobs_worker.testing import Observer, make_dispatch, quick_simulate
+from jobs_testing.worker_messages import Observer, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
 

@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from jobs_common.mongo import create_client
-from jobs_common.testing.driver_leaks import MongoSocketLeaks
-from jobs_common.testing.infra import (
+from jobs_testing.driver_leaks import MongoSocketLeaks
+from jobs_testing.infra import (
     Resolved,
     free_port,
     resolve_mongo,

@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 import httpx
 
-from jobs_common.testing.infra import free_port, wait_for_port
+from jobs_testing.infra import free_port, wait_for_port
 
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 POSTGRES_BIN_ROOT = Path("/usr/lib/postgresql")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from jobs_common.testing.infra import free_port
+from jobs_testing.infra import free_port
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jobs_common.testing.stack import Stack
+    from jobs_testing.stack import Stack
 
 
 @dataclass(frozen=True)
