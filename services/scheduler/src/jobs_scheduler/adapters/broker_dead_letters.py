@@ -9,10 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobDispatch, JobStatus
 from jobs_common.jobstore import jobs
 from jobs_common.topology import DEAD
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.commands import claim_inbox
 from jobs_scheduler.adapters.failures import mark_dead
-from jobs_scheduler.adapters.jobs import finish_attempt, lock_job
+from jobs_scheduler.adapters.jobs import lock_job
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
@@ -58,7 +59,7 @@ async def apply_dead_lettered(
             return "stale"
         changes.dispatch(job, attempt=job.attempt, new_attempt=False)
         return "redispatched"
-    await finish_attempt(connection, job.id, job.attempt, status="expired")
+    await attempts.finish(connection, job.id, job.attempt, status="expired")
     await mark_dead(
         connection,
         changes,

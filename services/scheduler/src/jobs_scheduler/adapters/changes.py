@@ -20,8 +20,9 @@ from jobs_common.contracts import (
     Message,
     utcnow,
 )
-from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, outbox
+from jobs_common.jobstore import dead_letters, job_events, jobs, outbox
 from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.sql import ArrayRows, any_of
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
@@ -30,7 +31,6 @@ _ID = UUID(as_uuid=True)
 EVENTS = ArrayRows(
     "events", job_id=_ID, attempt=Integer(), from_status=Text(), to_status=Text(), reason=Text()
 )
-ATTEMPTS = ArrayRows("attempts", job_id=_ID, attempt=Integer(), status=Text())
 MESSAGES = ArrayRows(
     "messages",
     job_id=_ID,
@@ -42,7 +42,6 @@ MESSAGES = ArrayRows(
     body=LargeBinary(),
 )
 INSERT_EVENTS = EVENTS.insert_into(job_events)
-INSERT_ATTEMPTS = ATTEMPTS.insert_into(job_attempts).on_conflict_do_nothing()
 INSERT_MESSAGES = MESSAGES.insert_into(outbox)
 # The reconciler's clock starts with the dispatch. The reconciler leaves a job alone while its
 # dispatch is still in the outbox, and the relay restarts the clock of a dispatch that waited
@@ -198,7 +197,7 @@ class Changes:
     async def flush(self, connection: AsyncConnection) -> None:
         """One statement per table, whatever the number of rows (see :class:`ArrayRows`)."""
         if self.attempts:
-            await connection.execute(INSERT_ATTEMPTS, ATTEMPTS.params(self.attempts))
+            await attempts.insert_queued(connection, self.attempts)
         if self.events:
             await connection.execute(INSERT_EVENTS, EVENTS.params(self.events))
         if self.messages:

@@ -14,8 +14,9 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
-from jobs_common.jobstore import dead_letters, inbox, job_attempts, jobs
+from jobs_common.jobstore import dead_letters, inbox, jobs
 from jobs_common.topology import CANCEL, RETRY
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import mark_cancelled
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, lock_job
@@ -126,15 +127,7 @@ async def apply_cancel_request(
         changes.cancel_attempt(job.id, job.attempt, "cancelled")
         return "cancel_requested"
     if job.attempt > 0:
-        await connection.execute(
-            update(job_attempts)
-            .where(
-                job_attempts.c.job_id == job.id,
-                job_attempts.c.attempt == job.attempt,
-                job_attempts.c.finished_at.is_(None),
-            )
-            .values(status="cancelled", finished_at=func.now())
-        )
+        await attempts.cancel_unstarted(connection, job.id, job.attempt)
     await mark_cancelled(
         connection,
         changes,

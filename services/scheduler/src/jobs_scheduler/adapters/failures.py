@@ -8,8 +8,9 @@ from sqlalchemy import Double, Text, func
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.jobs import JobRow, finish_attempt
+from jobs_scheduler.adapters.jobs import JobRow
 from jobs_scheduler.adapters.sql import interval_seconds
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -74,7 +75,7 @@ async def fail_attempt(
     what the job's retry policy says."""
     current = S(job.status)
     failed: Via = ((S.FAILED, f"{kind.value}: {error_class}"),)
-    await finish_attempt(
+    await attempts.finish(
         connection,
         job.id,
         job.attempt,

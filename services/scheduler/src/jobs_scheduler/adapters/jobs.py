@@ -7,11 +7,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.jobstore import job_attempts, jobs
+from jobs_common.jobstore import jobs
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 
@@ -64,43 +64,6 @@ async def lock_job(
         conditions.append(jobs.c.attempt == attempt)
     query = select(*JOB_COLUMNS).where(and_(*conditions)).with_for_update()
     return (await connection.execute(query)).first()
-
-
-async def finish_attempt(
-    connection: AsyncConnection,
-    job_id: uuid.UUID,
-    attempt: int,
-    *,
-    status: str,
-    error_class: str | None = None,
-    error: str | None = None,
-    finished_at: Any = None,
-    worker_id: str | None = None,
-    started_at: Any = None,
-) -> None:
-    """End an attempt row. A worker's report also says where and when it started, kept
-    where the row has none (a quick attempt's JobRunning never came)."""
-    finished = finished_at if finished_at is not None else func.now()
-    reported: dict[str, Any] = {}
-    if worker_id is not None:
-        reported["worker_id"] = func.coalesce(job_attempts.c.worker_id, worker_id)
-    if started_at is not None:
-        reported["started_at"] = func.coalesce(job_attempts.c.started_at, started_at)
-    await connection.execute(
-        update(job_attempts)
-        .where(job_attempts.c.job_id == job_id, job_attempts.c.attempt == attempt)
-        .values(
-            **reported,
-            status=status,
-            finished_at=finished,
-            error_class=error_class,
-            error=error,
-            duration_ms=func.floor(
-                func.extract("epoch", finished - func.coalesce(job_attempts.c.started_at, finished))
-                * 1000
-            ),
-        )
-    )
 
 
 # ``-> queued`` under the next attempt number, dispatched through the outbox.

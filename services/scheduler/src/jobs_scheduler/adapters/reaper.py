@@ -11,9 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobStatus
 from jobs_common.jobstore import jobs, workers
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import fail_attempt, mark_dead
-from jobs_scheduler.adapters.jobs import JOB_COLUMNS, finish_attempt
+from jobs_scheduler.adapters.jobs import JOB_COLUMNS
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.leases import after_lease_lost, verdict, worker_went_silent
 
@@ -101,7 +102,7 @@ async def _lease_lost(
         else f"worker {job.worker_id} stopped renewing the lease"
     )
     if loss.poison:
-        await finish_attempt(
+        await attempts.finish(
             connection,
             job.id,
             job.attempt,

@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs, outbox
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import mark_dead
-from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JOB_COLUMNS, JobRow, finish_attempt
+from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JOB_COLUMNS, JobRow
 from jobs_scheduler.adapters.sql import interval_seconds
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -77,7 +78,7 @@ async def reconcile_lost_dispatches(
         job = redispatched.get(move.key)
         if job is None:
             continue
-        await finish_attempt(
+        await attempts.finish(
             connection,
             job.id,
             job.attempt - 1,
@@ -88,7 +89,7 @@ async def reconcile_lost_dispatches(
         changes.dispatch(job, attempt=job.attempt, new_attempt=True)
     dead = 0
     for job in limit_reached:  # locked above, with every column mark_dead needs
-        await finish_attempt(
+        await attempts.finish(
             connection,
             job.id,
             job.attempt,

@@ -7,15 +7,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, and_, cast, func, select, update
+from sqlalchemy import DateTime, Integer, Text, and_, cast, func, select
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
-from jobs_common.jobstore import job_attempts, jobs
+from jobs_common.jobstore import jobs
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import fail_attempt, mark_cancelled
-from jobs_scheduler.adapters.jobs import JOB_COLUMNS, finish_attempt
+from jobs_scheduler.adapters.jobs import JOB_COLUMNS
 from jobs_scheduler.adapters.sql import ArrayRows, json_text
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -25,14 +26,6 @@ from jobs_scheduler.domain.transitions import sources_of
 S = JobStatus
 
 REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
-DONE = ArrayRows(
-    "done",
-    id=UUID(as_uuid=True),
-    attempt=Integer(),
-    worker_id=Text(),
-    started_at=DateTime(timezone=True),
-    finished_at=DateTime(timezone=True),
-)
 
 # The jobs whose current attempt was reported and may still end, locked in id order.
 LOCK_REPORTED = (
@@ -65,29 +58,6 @@ SUCCEED = Write(
         "lease_expires_at": None,
         "deadline_at": None,
     },
-)
-
-SUCCEED_ATTEMPTS = (
-    update(job_attempts)
-    .where(job_attempts.c.job_id == DONE.c.id, job_attempts.c.attempt == DONE.c.attempt)
-    .values(
-        status="succeeded",
-        # A quick attempt's JobRunning never came (the worker sends it only after a delay):
-        # its result says where and when it started.
-        worker_id=func.coalesce(job_attempts.c.worker_id, DONE.c.worker_id),
-        started_at=func.coalesce(job_attempts.c.started_at, DONE.c.started_at),
-        finished_at=DONE.c.finished_at,
-        error_class=None,
-        error=None,
-        duration_ms=func.floor(
-            func.extract(
-                "epoch",
-                DONE.c.finished_at
-                - func.coalesce(job_attempts.c.started_at, DONE.c.started_at, DONE.c.finished_at),
-            )
-            * 1000
-        ),
-    )
 )
 
 
@@ -143,12 +113,7 @@ async def apply_results(
     outcomes["stale"] = len(messages) - outcomes["applied"]
     if succeeded:
         await apply_transitions(connection, changes, succeeded, SUCCEED)
-        await connection.execute(
-            SUCCEED_ATTEMPTS,
-            DONE.params(
-                (m.job_id, m.attempt, m.worker_id, m.started_at, m.finished_at) for m in done
-            ),
-        )
+        await attempts.succeed(connection, done)
     return outcomes
 
 
@@ -182,7 +147,7 @@ async def _attempt_failed(
     """An attempt ended without success: cancelled as asked, or failed (retry or dead)."""
     current = S(job.status)
     if message.outcome == "cancelled" and job.cancel_requested_at is not None:
-        await finish_attempt(
+        await attempts.finish(
             connection, job.id, job.attempt, status="cancelled", finished_at=message.finished_at
         )
         await mark_cancelled(

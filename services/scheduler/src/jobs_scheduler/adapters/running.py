@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, bindparam, update
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy import DateTime, Integer, Text, bindparam
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import TypeEngine
 
 from jobs_common.contracts import JobRunning, JobStatus
-from jobs_common.jobstore import job_attempts, jobs
+from jobs_common.jobstore import jobs
+from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.sql import ArrayRows, interval_seconds, vouched
+from jobs_scheduler.adapters.sql import interval_seconds, vouched
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 
@@ -67,28 +67,6 @@ TAKE_OVER = Write(
     },
     guards=lambda r: (jobs.c.worker_id != r.worker_id, jobs.c.cancel_requested_at.is_(None)),
 )
-
-STARTED = ArrayRows(
-    "started",
-    id=UUID(as_uuid=True),
-    attempt=Integer(),
-    worker_id=Text(),
-    started_at=DateTime(timezone=True),
-)
-
-START_ATTEMPTS = (
-    update(job_attempts)
-    .where(
-        job_attempts.c.job_id == STARTED.c.id,
-        job_attempts.c.attempt == STARTED.c.attempt,
-    )
-    .values(status="running", worker_id=STARTED.c.worker_id, started_at=STARTED.c.started_at)
-)
-
-
-def _started(starts: Sequence[Any]) -> dict[str, Any]:
-    """The ``STARTED`` rows of starts (``JobRunning`` messages or :class:`Listed` attempts)."""
-    return STARTED.params((s.job_id, s.attempt, s.worker_id, s.started_at) for s in starts)
 
 
 def _count_started(changes: Changes, started: dict[Any, Any], starts: Sequence[Any]) -> list[Any]:
@@ -154,9 +132,7 @@ async def apply_running(
             applied += await _taken_over(connection, changes, [message], defaults)
     if applied:
         # The last applied message of an attempt names its current worker.
-        await connection.execute(
-            START_ATTEMPTS, _started(list({(m.job_id, m.attempt): m for m in applied}.values()))
-        )
+        await attempts.start(connection, {(m.job_id, m.attempt): m for m in applied}.values())
     applied_ids = {id(m) for m in applied}
     return [id(m) in applied_ids for m in messages]
 
@@ -226,5 +202,5 @@ async def start_listed(
     )
     applied: list[Listed] = _count_started(changes, started, ordered)
     if applied:
-        await connection.execute(START_ATTEMPTS, _started(applied))
+        await attempts.start(connection, applied)
     return {(item.job_id, item.attempt) for item in applied}
