@@ -32,6 +32,7 @@ from jobs_testing.infra import (
     resolve_postgres,
     resolve_rabbitmq,
 )
+from jobs_testing.task_dump import pytest_runtest_call  # noqa: F401  (a hook of this plugin)
 
 
 def _with_database(url: str, database: str) -> str:

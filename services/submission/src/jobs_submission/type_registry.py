@@ -9,6 +9,7 @@ so a type a worker has just announced is accepted without waiting for the next r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Iterable
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 
 # A miss reloads the catalog at most this often (a flood of unknown types costs one read).
 MISS_RELOAD_SECONDS = 0.25
+# On stop, a reload or a channel open in flight may finish for this long before its task is
+# cancelled (a driver call cancelled midway can leave its connection behind).
+STOP_GRACE_SECONDS = 5.0
 
 
 class TypeRegistry:
@@ -48,19 +52,30 @@ class TypeRegistry:
         self.catalog = TypeCatalog()
         self._loaded_at = 0.0
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
         self.consuming = False
 
     def start(self) -> None:
+        self._stopping.clear()
         self._tasks = [
             asyncio.create_task(self._refresh_loop(), name="types-refresh"),
             asyncio.create_task(self._consume(), name="types-consume"),
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Stop between two steps: what is in flight finishes first (bounded)."""
+        self._stopping.set()
+        if self._tasks:
+            _, busy = await asyncio.wait(self._tasks, timeout=STOP_GRACE_SECONDS)
+            for task in busy:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when the registry stops."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
 
     @property
     def alive(self) -> bool:
@@ -122,17 +137,17 @@ class TypeRegistry:
         return rows
 
     async def _refresh_loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
                 await self.reload()
             except Exception:
                 log.warning("job types not reloaded", extra={"action": "types_reload_failed"})
-            await asyncio.sleep(self.refresh_seconds)
+            await self._pause(self.refresh_seconds)
 
     async def _consume(self) -> None:
         """Consume ``jobs.types`` once the broker is reachable (the robust connection then
         restores the consumer after a broker restart)."""
-        while True:
+        while not self._stopping.is_set():
             try:
                 bus = await self.bus.get()
                 channel = await open_channel(bus.connection, prefetch=20)
@@ -141,10 +156,10 @@ class TypeRegistry:
                 self.consuming = True
                 return
             except BrokerUnavailable:
-                await asyncio.sleep(1.0)
+                await self._pause(1.0)
             except Exception:
                 log.warning("jobs.types not consumed yet", extra={"action": "types_consume_failed"})
-                await asyncio.sleep(1.0)
+                await self._pause(1.0)
 
     async def _on_message(self, message: AbstractIncomingMessage) -> None:
         try:
