@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import pytest
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common import topology
@@ -26,6 +27,7 @@ from jobs_common.contracts import (
     WorkerHeartbeat,
     utcnow,
 )
+from jobs_common.jobstore import jobs
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.heartbeats import apply_heartbeats
@@ -273,3 +275,32 @@ async def test_an_attempt_the_platform_stopped_is_lost_and_run_again_not_dead(
     assert row.last_error_class == "AttemptStopped"
     assert await attempt_statuses(db, job_id) == ["lost", "queued"]
     assert not any("permanent" in reason for reason in await timeline_reasons(db, job_id))
+
+
+async def test_a_heartbeat_vouches_for_its_send_time_never_later_than_it_was_applied(
+    bus: RabbitBus, db: AsyncEngine, scheduler_settings: Settings
+) -> None:
+    """The lease runs from the heartbeat's own send time (``sql.vouched``): one read late
+    renews from when it was sent; one from a worker whose clock runs ahead renews from when it
+    is applied, never from a time to come. (One transaction, rolled back: the running
+    scheduler's reaper never sees these short leases.)"""
+    job_id = await dispatched(bus)
+    defaults = job_defaults(scheduler_settings)
+    started_at = utcnow() - timedelta(seconds=10)
+    running = JobRunning(job_id=job_id, attempt=1, worker_id="w-alive", started_at=started_at)
+    lease = timedelta(seconds=LEASE)
+    async with db.connect() as connection, connection.begin() as transaction:
+        assert await apply_running(connection, Changes(), [running], defaults) == [True]
+        applied_at = (await connection.execute(select(func.now()))).scalar_one()
+
+        async def beat(sent_at: datetime) -> datetime:
+            beats = [listing("w-alive", job_id, 1, started_at=started_at, sent_at=sent_at)]
+            await apply_heartbeats(connection, Changes(), beats, defaults)
+            query = select(jobs.c.lease_expires_at).where(jobs.c.id == job_id)
+            renewed: datetime = (await connection.execute(query)).scalar_one()
+            return renewed
+
+        read_late = applied_at - timedelta(seconds=3)
+        assert await beat(read_late) == read_late + lease  # its own send time counts
+        assert await beat(applied_at + timedelta(seconds=30)) == applied_at + lease  # not 30 s on
+        await transaction.rollback()

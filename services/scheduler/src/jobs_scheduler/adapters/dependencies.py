@@ -3,7 +3,7 @@ are dead when a parent did not succeed. Safe with several replicas (``SKIP LOCKE
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
 
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -14,9 +14,9 @@ from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.failures import mark_dead
 from jobs_scheduler.adapters.jobs import dispatch_next_attempts, lock_job
 from jobs_scheduler.adapters.status import Transition, apply_transitions
+from jobs_scheduler.domain.dependencies import ENDED, after_parents_ended
 
 S = JobStatus
-_TERMINAL = (S.SUCCEEDED.value, S.DEAD.value, S.CANCELLED.value)
 
 
 async def release_blocked(connection: AsyncConnection, changes: Changes, limit: int) -> int:
@@ -29,7 +29,7 @@ async def release_blocked(connection: AsyncConnection, changes: Changes, limit: 
     unfinished_parent = exists().where(
         job_dependencies.c.job_id == jobs.c.id,
         ~exists().where(
-            and_(parent.c.id == job_dependencies.c.depends_on, parent.c.status.in_(_TERMINAL))
+            and_(parent.c.id == job_dependencies.c.depends_on, parent.c.status.in_(ENDED))
         ),
     )
     ready = (
@@ -41,43 +41,50 @@ async def release_blocked(connection: AsyncConnection, changes: Changes, limit: 
             .with_for_update(skip_locked=True)
         )
     ).all()
+    if not ready:
+        return 0
+    now = await _now(connection)
     for row in ready:
-        failed_parents = (
+        parents = (
             await connection.execute(
                 select(parent.c.id, parent.c.status)
                 .select_from(
                     job_dependencies.join(parent, parent.c.id == job_dependencies.c.depends_on)
                 )
-                .where(job_dependencies.c.job_id == row.id, parent.c.status != S.SUCCEEDED.value)
+                .where(job_dependencies.c.job_id == row.id)
+                .order_by(job_dependencies.c.depends_on)
             )
         ).all()
-        if failed_parents:
+        release = after_parents_ended(
+            [(p.id, p.status) for p in parents], run_at=row.run_at, now=now
+        )
+        if release.action == "dead":
             job = await lock_job(connection, row.id, None, (S.BLOCKED.value,))
             assert job is not None
-            first = failed_parents[0]
             await mark_dead(
                 connection,
                 changes,
                 job,
                 current=S.BLOCKED,
                 reason="dependency_failed",
-                error=f"parent job {first.id} ended {first.status}",
+                error=release.reason,
                 error_class="DependencyFailed",
             )
-        elif row.run_at is not None and row.run_at > (await _now(connection)):
+        elif release.action == "scheduled":
             later = Transition(
                 row.id,
                 S.BLOCKED,
                 S.SCHEDULED,
-                f"runs at {row.run_at.isoformat()}",
+                release.reason,
                 via=((S.PENDING, "parents succeeded"),),
             )
             await apply_transitions(connection, changes, [later])
         else:
-            ready_now = Transition(row.id, S.BLOCKED, S.QUEUED, "parents succeeded")
+            ready_now = Transition(row.id, S.BLOCKED, S.QUEUED, release.reason)
             await dispatch_next_attempts(connection, changes, [ready_now])
     return len(ready)
 
 
-async def _now(connection: AsyncConnection) -> Any:
-    return (await connection.execute(select(func.now()))).scalar_one()
+async def _now(connection: AsyncConnection) -> datetime:
+    now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+    return now

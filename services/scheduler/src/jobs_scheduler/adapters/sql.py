@@ -17,8 +17,10 @@ def interval_seconds(value: Any) -> Any:
 
 
 def vouched(sent_at: Any) -> Any:
-    """The moment a worker's message vouches for (:func:`domain.leases.renewed_at` in SQL):
-    its own timestamp, never later than now."""
+    """The moment a worker's message (a heartbeat, a start) vouches for: its own send time, so
+    a message read late still counts from when it was sent, but never later than now, so a
+    worker whose clock runs ahead stretches no lease (``test_a_heartbeat_vouches_for_its_send
+    _time_never_later_than_it_was_applied``)."""
     return func.least(sent_at, func.now())
 
 

@@ -21,12 +21,6 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 
-def renewed_at(sent_at: datetime, applied_at: datetime) -> datetime:
-    """The moment a heartbeat (or start) vouches for: its send time, never later than when
-    the scheduler applied it."""
-    return min(sent_at, applied_at)
-
-
 def lease_horizon(
     horizons: Mapping[str, Iterable[datetime]], required: Iterable[str]
 ) -> datetime | None:
