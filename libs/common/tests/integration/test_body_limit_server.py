@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI, Request
 
 from jobs_common.body_limit import BodyLimitMiddleware, BodyLimits, RouteLimit
-from jobs_common.http import install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_testing.asgi_server import serve_app
 from jobs_testing.infra import free_port
 

@@ -22,7 +22,7 @@ from jobs_common.body_limit import (
     BodyLimits,
     RouteLimit,
 )
-from jobs_common.http import install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.payloads import MAX_IMAGE_BYTES, ImageResizePayload
 
 pytestmark = pytest.mark.unit

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI, Request
 from prometheus_client import REGISTRY
 
-from jobs_common.http import install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import UNMATCHED, HttpMetricsMiddleware, route_template
 
 pytestmark = pytest.mark.unit

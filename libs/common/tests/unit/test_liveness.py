@@ -9,8 +9,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from jobs_common.http import add_ops_routes
 from jobs_common.liveness import Watchdog
+from jobs_common.ops_routes import add_ops_routes
 from jobs_common.settings import ServiceSettings
 
 pytestmark = pytest.mark.unit

@@ -14,9 +14,9 @@ import orjson
 import pytest
 
 from jobs_common import log_context
-from jobs_common.http import LogContextMiddleware
 from jobs_common.log_context import LogContextFilter, bind, trace_id_from_headers
 from jobs_common.logging import DevFormatter, JsonFormatter, configure_logging
+from jobs_common.request_context import LogContextMiddleware
 
 pytestmark = pytest.mark.unit
 

@@ -12,9 +12,11 @@ from fastapi import FastAPI
 
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
-from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
+from jobs_common.ops_routes import add_ops_routes
 from jobs_common.rabbit import RabbitBus
+from jobs_common.request_context import LogContextMiddleware
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.gauge_reads import GaugeReads

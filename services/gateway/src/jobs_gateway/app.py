@@ -16,8 +16,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
-from jobs_common.http import add_ops_routes, install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
+from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.seed import seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client

@@ -16,9 +16,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.db import create_engine
-from jobs_common.http import LogContextMiddleware, add_ops_routes, install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
+from jobs_common.ops_routes import add_ops_routes
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
+from jobs_common.request_context import LogContextMiddleware
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents

@@ -10,16 +10,14 @@ from fastapi import FastAPI, Request
 from pymongo.errors import ConnectionFailure
 
 from jobs_common.body_limit import BodyLimitMiddleware
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.errors import UpstreamUnavailable
-from jobs_common.http import (
-    JsonResponse,
-    LogContextMiddleware,
-    add_ops_routes,
-    install_error_handlers,
-)
 from jobs_common.http_metrics import HttpMetricsMiddleware
+from jobs_common.json_response import JsonResponse
 from jobs_common.mongo import create_client
+from jobs_common.ops_routes import add_ops_routes
 from jobs_common.recipients import RecipientAllowList
+from jobs_common.request_context import LogContextMiddleware
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.job_types import JobTypeStore
 from jobs_submission.adapters.mongo import SubmissionStore

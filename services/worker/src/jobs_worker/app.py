@@ -7,8 +7,9 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from jobs_common.http import LogContextMiddleware, install_error_handlers
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
+from jobs_common.request_context import LogContextMiddleware
 from jobs_worker.api.routes import install_routes
 from jobs_worker.handler_loading import Handlers
 from jobs_worker.runtime import WorkerRuntime

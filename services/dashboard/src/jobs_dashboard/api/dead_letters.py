@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query
 
 from jobs_common.contracts import utcnow
 from jobs_common.errors import NotFound, UpstreamUnavailable
-from jobs_common.http import CurrentIdentity
+from jobs_common.request_identity import CurrentIdentity
 from jobs_dashboard.adapters.commands import CommandPublisher, retry_requested
 from jobs_dashboard.adapters.dead_letters import ActionRecord, DeadLetterStore, Target
 from jobs_dashboard.api.deps import (

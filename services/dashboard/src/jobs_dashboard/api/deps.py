@@ -8,7 +8,7 @@ from typing import Annotated, cast
 from fastapi import Depends, Query, Request
 
 from jobs_common.errors import Forbidden
-from jobs_common.http import CurrentIdentity
+from jobs_common.request_identity import CurrentIdentity
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.job_types import SubmissionTypes

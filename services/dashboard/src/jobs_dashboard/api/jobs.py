@@ -13,7 +13,8 @@ from pydantic import ConfigDict, Field, StringConstraints
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_common.errors import NotFound
-from jobs_common.http import CurrentIdentity, JsonResponse
+from jobs_common.json_response import JsonResponse
+from jobs_common.request_identity import CurrentIdentity
 from jobs_dashboard.adapters.jobstore import JobReader, JobRef
 from jobs_dashboard.api.deps import (
     CommandsDep,

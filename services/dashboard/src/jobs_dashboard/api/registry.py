@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
-from jobs_common.http import CurrentIdentity
+from jobs_common.request_identity import CurrentIdentity
 from jobs_common.topology import DEFAULT_QUEUE, READY_QUEUE_BY_PRIORITY, ready_queue_for
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.api.deps import (

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Path, Response
 
 from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
-from jobs_common.http import CurrentIdentity
 from jobs_common.recipients import RecipientAllowList
+from jobs_common.request_identity import CurrentIdentity
 from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
     PageDep,

@@ -22,8 +22,8 @@ from fastapi.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from jobs_common.error_handlers import allowed_methods
 from jobs_common.errors import MethodNotAllowed, NotFound
-from jobs_common.http import allowed_methods
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from pydantic import AfterValidator
 
-from jobs_common.http import CurrentIdentity
 from jobs_common.payloads import header_safe
+from jobs_common.request_identity import CurrentIdentity
 from jobs_submission.batches import BatchService
 from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
 from jobs_submission.submissions import SubmissionService

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from jobs_common.http import add_ops_routes
+from jobs_common.ops_routes import add_ops_routes
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 
