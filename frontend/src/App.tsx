@@ -5,14 +5,14 @@ import { authStore } from './api/instance';
 import { RequireAuth } from './auth/RequireAuth';
 import { Layout } from './components/Layout';
 import { LiveProvider } from './live/LiveProvider';
-import { JobsPage } from './pages/JobsPage';
-import { LoginPage } from './pages/LoginPage';
-import { NotFoundPage } from './pages/NotFoundPage';
-import { RegisterPage } from './pages/RegisterPage';
-import { SubmitPage } from './pages/SubmitPage';
+import { JobsPage } from './pages/jobs/JobsPage';
+import { LoginPage } from './pages/login/LoginPage';
+import { NotFoundPage } from './pages/not-found/NotFoundPage';
+import { RegisterPage } from './pages/register/RegisterPage';
+import { SubmitPage } from './pages/submit/SubmitPage';
 
 // Pages with heavy dependencies (charts, cron) or rarely visited load on demand.
-const OverviewPage = lazy(() => import('./pages/OverviewPage').then((m) => ({ default: m.OverviewPage })));
+const OverviewPage = lazy(() => import('./pages/overview/OverviewPage').then((m) => ({ default: m.OverviewPage })));
 const JobDetailPage = lazy(() => import('./pages/job/JobDetailPage').then((m) => ({ default: m.JobDetailPage })));
 const DeadLettersPage = lazy(() =>
   import('./pages/dead/DeadLettersPage').then((m) => ({ default: m.DeadLettersPage })),
@@ -20,8 +20,8 @@ const DeadLettersPage = lazy(() =>
 const SchedulesPage = lazy(() =>
   import('./pages/schedules/SchedulesPage').then((m) => ({ default: m.SchedulesPage })),
 );
-const BatchesPage = lazy(() => import('./pages/BatchesPage').then((m) => ({ default: m.BatchesPage })));
-const WorkersPage = lazy(() => import('./pages/WorkersPage').then((m) => ({ default: m.WorkersPage })));
+const BatchesPage = lazy(() => import('./pages/batches/BatchesPage').then((m) => ({ default: m.BatchesPage })));
+const WorkersPage = lazy(() => import('./pages/workers/WorkersPage').then((m) => ({ default: m.WorkersPage })));
 import { createQueryClient } from './queryClient';
 
 /** Client routes: none starts with /api, /auth, /ws, /docs, /openapi.json, /health, /ready, /metrics. */

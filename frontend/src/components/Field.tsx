@@ -1,5 +1,5 @@
 import { fieldId } from '../lib/fieldId';
-import type { ReactElement, ReactNode } from 'react';
+import type { InputHTMLAttributes, ReactElement, ReactNode } from 'react';
 
 
 export interface ControlProps {
@@ -66,5 +66,27 @@ export function FieldErrorText({ path, error }: { path: string; error?: string |
     <span id={`${fieldId(path)}-error`} className="field-error" data-testid={`error-${path}`}>
       {error}
     </span>
+  );
+}
+
+type InputProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange' | 'id' | 'name' | 'children'>;
+
+/**
+ * A `Field` whose control is an `<input>` of a text value; `type`, `required` and the other
+ * input attributes go to the input.
+ */
+export function InputField({
+  path,
+  label,
+  hint,
+  error,
+  value,
+  onChange,
+  ...input
+}: Pick<Props, 'path' | 'label' | 'hint' | 'error'> & InputProps & { value: string; onChange: (value: string) => void }) {
+  return (
+    <Field path={path} label={label} hint={hint} error={error}>
+      {(props) => <input {...props} {...input} value={value} onChange={(e) => onChange(e.target.value)} />}
+    </Field>
   );
 }

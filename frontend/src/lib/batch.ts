@@ -1,34 +1,28 @@
 /** Reading a batch from pasted JSON or CSV into the body of POST /api/batches. */
 import type { BatchCreate, BatchJobSpec } from '../api/types';
+import { isObject, parseJson } from './json';
 
 export const MAX_BATCH_SIZE = 10_000;
 
 export type BatchParse = { ok: true; batch: BatchCreate } | { ok: false; error: string };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function checkSpecs(jobs: unknown[]): string | null {
   if (jobs.length === 0) return 'The batch has no jobs.';
   if (jobs.length > MAX_BATCH_SIZE) return `At most ${MAX_BATCH_SIZE} jobs per batch (got ${jobs.length}).`;
-  const bad = jobs.findIndex((job) => !isRecord(job));
+  const bad = jobs.findIndex((job) => !isObject(job));
   if (bad >= 0) return `Job ${bad + 1} is not a JSON object.`;
   return null;
 }
 
 /** `[spec, ...]` or `{"name"?, "submittedBy"?, "jobs": [spec, ...]}`. */
 export function parseBatchJson(text: string, name?: string): BatchParse {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, error: `Not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
   let batch: BatchCreate;
   if (Array.isArray(value)) {
     batch = { jobs: value as BatchJobSpec[] };
-  } else if (isRecord(value) && Array.isArray(value.jobs)) {
+  } else if (isObject(value) && Array.isArray(value.jobs)) {
     batch = { ...(value as unknown as BatchCreate) };
   } else {
     return { ok: false, error: 'Expected a JSON list of job specs, or an object with a "jobs" list.' };
@@ -124,7 +118,7 @@ export function parseBatchCsv(text: string, name?: string): BatchParse {
       if (column === 'payload') {
         try {
           const parsed = JSON.parse(cell) as unknown;
-          if (!isRecord(parsed)) return { ok: false, error: `Row ${r + 1}: payload must be a JSON object.` };
+          if (!isObject(parsed)) return { ok: false, error: `Row ${r + 1}: payload must be a JSON object.` };
           payload = { ...parsed, ...payload };
         } catch {
           return { ok: false, error: `Row ${r + 1}: payload is not valid JSON.` };

@@ -69,6 +69,9 @@ export function shortId(id: string | null | undefined): string {
 
 export const PRIORITY_LABELS: Record<number, string> = { 1: 'Low', 2: 'Medium', 3: 'High' };
 
+/** A job's priorities, lowest first. */
+export const PRIORITIES = [1, 2, 3] as const;
+
 export function priorityLabel(priority: number): string {
   return PRIORITY_LABELS[priority] ?? String(priority);
 }

@@ -124,11 +124,20 @@ export function emptyJobForm(): JobFormValues {
 // ---- number helpers ----
 
 type NumberResult = { value: number } | { error: string } | null;
+interface NumberRule {
+  min: number;
+  max: number;
+  integer: boolean;
+  label?: string;
+}
 
-function parseNumber(
-  raw: string,
-  { min, max, integer, label }: { min: number; max: number; integer: boolean; label?: string },
-): NumberResult {
+/** The bounds of a job's numbers, as the submission service checks them. */
+const PRIORITY_RULE: NumberRule = { min: 1, max: 3, integer: true, label: 'Priority' };
+const DELAY_RULE: NumberRule = { min: 0, max: MAX_DELAY_SECONDS, integer: true, label: 'Delay' };
+const MAX_ATTEMPTS_RULE: NumberRule = { min: 1, max: 20, integer: true, label: 'Max attempts' };
+const TIMEOUT_RULE: NumberRule = { min: 1, max: MAX_TIMEOUT_SECONDS, integer: true, label: 'Timeout' };
+
+function parseNumber(raw: string, { min, max, integer, label }: NumberRule): NumberResult {
   const text = raw.trim();
   if (text === '') return null;
   if (!/^-?\d+(\.\d+)?$/.test(text)) return { error: 'Enter a number' };
@@ -140,17 +149,9 @@ function parseNumber(
   return { value };
 }
 
-function requireNumber(
-  raw: string,
-  errors: FieldErrors,
-  field: string,
-  options: { min: number; max: number; integer: boolean; label?: string },
-): number | undefined {
-  const result = parseNumber(raw, options);
-  if (result === null) {
-    errors[field] = 'Required';
-    return undefined;
-  }
+function optionalNumber(raw: string, errors: FieldErrors, field: string, rule: NumberRule): number | undefined {
+  const result = parseNumber(raw, rule);
+  if (result === null) return undefined;
   if ('error' in result) {
     errors[field] = result.error;
     return undefined;
@@ -158,19 +159,12 @@ function requireNumber(
   return result.value;
 }
 
-function optionalNumber(
-  raw: string,
-  errors: FieldErrors,
-  field: string,
-  options: { min: number; max: number; integer: boolean; label?: string },
-): number | undefined {
-  const result = parseNumber(raw, options);
-  if (result === null) return undefined;
-  if ('error' in result) {
-    errors[field] = result.error;
+function requireNumber(raw: string, errors: FieldErrors, field: string, rule: NumberRule): number | undefined {
+  if (raw.trim() === '') {
+    errors[field] = 'Required';
     return undefined;
   }
-  return result.value;
+  return optionalNumber(raw, errors, field, rule);
 }
 
 export function isEmail(value: string): boolean {
@@ -372,22 +366,12 @@ export function validateJobForm(
   plan?: SchemaFormPlan,
 ): ValidationResult {
   const errors: FieldErrors = {};
-  const priority = requireNumber(values.priority, errors, 'priority', {
-    min: 1,
-    max: 3,
-    integer: true,
-    label: 'Priority',
-  });
+  const priority = requireNumber(values.priority, errors, 'priority', PRIORITY_RULE);
   const payload = validateTypedPayload(values, plan, errors);
   const body: JobCreate = { type: values.type, priority: priority ?? 0, payload };
 
   if (values.when === 'delay') {
-    const delay = requireNumber(values.delaySeconds, errors, 'delaySeconds', {
-      min: 0,
-      max: MAX_DELAY_SECONDS,
-      integer: true,
-      label: 'Delay',
-    });
+    const delay = requireNumber(values.delaySeconds, errors, 'delaySeconds', DELAY_RULE);
     if (delay !== undefined) body.delaySeconds = delay;
   } else if (values.when === 'runAt') {
     if (!values.runAt) {
@@ -401,19 +385,9 @@ export function validateJobForm(
     }
   }
 
-  const attempts = optionalNumber(values.maxAttempts, errors, 'maxAttempts', {
-    min: 1,
-    max: 20,
-    integer: true,
-    label: 'Max attempts',
-  });
+  const attempts = optionalNumber(values.maxAttempts, errors, 'maxAttempts', MAX_ATTEMPTS_RULE);
   if (attempts !== undefined) body.maxAttempts = attempts;
-  const timeout = optionalNumber(values.timeoutSeconds, errors, 'timeoutSeconds', {
-    min: 1,
-    max: MAX_TIMEOUT_SECONDS,
-    integer: true,
-    label: 'Timeout',
-  });
+  const timeout = optionalNumber(values.timeoutSeconds, errors, 'timeoutSeconds', TIMEOUT_RULE);
   if (timeout !== undefined) body.timeoutSeconds = timeout;
 
   const retry = validateRetry(values.retry, errors);

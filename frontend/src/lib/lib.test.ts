@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetterItem } from '../api/types';
 import { parseBatchCsv, parseBatchJson, parseCsv } from './batch';
-import { parsePayload, snapshotPayload } from './deadLetters';
+import { snapshotPayload } from './deadLetters';
+import { parsePayload } from './json';
 import { apiFieldErrors, emptyJobForm, sniffImage, validateJobForm } from './jobForm';
 import { mergeLines } from './logs';
 import { validateScheduleForm, emptyScheduleForm } from './scheduleForm';

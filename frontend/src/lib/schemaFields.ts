@@ -9,7 +9,8 @@
  * cannot (the payload is then written as raw JSON). The inputs themselves: schemaForm.ts.
  */
 
-export type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject } from './json';
+
 export type Scalar = string | number | boolean | null;
 
 export type SchemaFieldKind = 'text' | 'choice' | 'number' | 'integer' | 'boolean' | 'json';
@@ -51,13 +52,13 @@ const LONG_TEXT = 200; // longer strings get a text area
 // Root keywords the form cannot honour: the payload is then written as raw JSON.
 const UNSUPPORTED_ROOT = ['anyOf', 'oneOf', 'allOf', 'not', 'if', 'patternProperties', 'dependentSchemas', 'dependentRequired'];
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isScalar(value: unknown): value is Scalar {
   return value === null || ['string', 'number', 'boolean'].includes(typeof value);
 }
+
+/** The numeric keywords a text field, and a number field, takes from its schema. */
+const LENGTH_KEYWORDS = ['minLength', 'maxLength'] as const;
+const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'] as const;
 
 function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
@@ -187,18 +188,13 @@ function describeField(name: string, node: unknown, root: JsonObject, required: 
     case 'string':
       field.kind = 'text';
       field.format = str(schema.format);
-      field.minLength = num(schema.minLength);
-      field.maxLength = num(schema.maxLength);
+      for (const key of LENGTH_KEYWORDS) field[key] = num(schema[key]);
       field.pattern = str(schema.pattern);
       return field;
     case 'integer':
     case 'number':
       field.kind = type;
-      field.minimum = num(schema.minimum);
-      field.maximum = num(schema.maximum);
-      field.exclusiveMinimum = num(schema.exclusiveMinimum);
-      field.exclusiveMaximum = num(schema.exclusiveMaximum);
-      field.multipleOf = num(schema.multipleOf);
+      for (const key of NUMBER_KEYWORDS) field[key] = num(schema[key]);
       return field;
     case 'boolean':
       field.kind = 'boolean';

@@ -5,12 +5,11 @@
  * by the API's field paths (`payload.text`), so a 422's details land on the same inputs
  * (`foldPayloadErrors`). Raw JSON is the way out for what the form cannot show.
  */
-import { parsePayload } from './deadLetters';
 import { isoToLocalInput, localInputToIso, prettyJson } from './format';
 import type { FieldErrors } from './jobForm';
+import { isObject, parseJson, parsePayload } from './json';
 import {
   formatNumber,
-  isObject,
   isTristate,
   numberRange,
   type SchemaField,
@@ -148,12 +147,9 @@ function readNumber(field: SchemaField, text: string): Read {
 
 function readJson(field: SchemaField, text: string): Read {
   if (text.trim() === '') return empty(field, 'Required');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { error: `Not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) return { error: parsed.error };
+  const value = parsed.value;
   if (value === null && field.nullable) return { value };
   if (field.jsonType === 'array' && !Array.isArray(value)) return { error: 'Enter a JSON array ([…])' };
   if (field.jsonType === 'object' && !isObject(value)) return { error: 'Enter a JSON object ({…})' };

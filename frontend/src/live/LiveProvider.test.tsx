@@ -5,6 +5,7 @@ import { queryKeys } from '../api/queryKeys';
 import type { JobsPage } from '../api/types';
 import { createAuthStore } from '../auth/store';
 import { FakeSocket } from '../test/fakeSocket';
+import { jobSummary, jobsPage } from '../test/jobs';
 import { fakeTokens, testQueryClient } from '../test/utils';
 import { usePollWhileOffline } from './context';
 import { LiveProvider } from './LiveProvider';
@@ -15,34 +16,9 @@ const JOB = 'aaaaaaaa-0000-4000-8000-000000000001';
 const listKey = queryKeys.jobList({ pageNumber: 1 });
 
 function seededPage(): JobsPage {
-  return {
-    items: [
-      {
-        jobId: JOB,
-        type: 'email',
-        priority: 2,
-        status: 'queued',
-        attempt: 1,
-        maxAttempts: 3,
-        submittedBy: 'user@test.com',
-        createdAt: '2030-01-01T00:00:00Z',
-        updatedAt: '2030-01-01T00:00:00Z',
-        startedAt: null,
-        finishedAt: null,
-        lastError: null,
-        scheduleId: null,
-        batchId: null,
-        runAt: null,
-        dependsOn: [],
-        cancelRequestedAt: null,
-        retryPolicy: null,
-      },
-    ],
-    pageNumber: 1,
-    pageSize: 20,
-    totalItems: 1,
-    totalPages: 1,
-  };
+  return jobsPage([
+    jobSummary(JOB, 'queued', { priority: 2, createdAt: '2030-01-01T00:00:00Z', updatedAt: '2030-01-01T00:00:00Z' }),
+  ]);
 }
 
 function PollProbe() {
@@ -111,8 +87,8 @@ describe('<LiveProvider>', () => {
       at: '2030-01-01T00:00:01Z',
     });
     act(() => {
-      FakeSocket.all[0]!.push({ type: 'job.changes', changes: [change('running')] });
-      FakeSocket.all[0]!.push({ type: 'job.changes', changes: [change('succeeded')] });
+      FakeSocket.all[0]!.receive({ type: 'job.changes', changes: [change('running')] });
+      FakeSocket.all[0]!.receive({ type: 'job.changes', changes: [change('succeeded')] });
     });
     // patched without a request ...
     expect(client.getQueryData<JobsPage>(listKey)?.items[0]?.status).toBe('succeeded');

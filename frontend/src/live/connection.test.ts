@@ -1,43 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FakeSocket, latestSocket } from '../test/fakeSocket';
 import { fakeJwt } from '../test/utils';
-import { backoffDelay, LiveConnection, type SocketLike } from './connection';
+import { backoffDelay, LiveConnection } from './connection';
 import type { ServerMessage } from './protocol';
 
-class FakeSocket implements SocketLike {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  onopen: ((event: unknown) => void) | null = null;
-  onclose: ((event: { code: number; reason: string }) => void) | null = null;
-  onmessage: ((event: { data: unknown }) => void) | null = null;
-  onerror: ((event: unknown) => void) | null = null;
-  sent: unknown[] = [];
-  closedWith: number | null = null;
-
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close(code = 1000) {
-    this.closedWith = code;
-    this.readyState = 3;
-  }
-  // server side
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  receive(message: ServerMessage) {
-    this.onmessage?.({ data: JSON.stringify(message) });
-  }
-  drop(code: number, reason = '') {
-    this.readyState = 3;
-    this.onclose?.({ code, reason });
-  }
-}
-
-const latest = () => FakeSocket.all[FakeSocket.all.length - 1]!;
 const token = (tag: string) => fakeJwt({ exp: Math.floor(Date.now() / 1000) + 3600, tag });
 
 function setup(options: { refresh?: () => Promise<string | null> } = {}) {
@@ -88,8 +54,8 @@ describe('LiveConnection', () => {
     connection.onConnected(connected);
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    expect(latest().url).toBe(`ws://test/ws/events?token=${current()}`);
-    latest().open();
+    expect(latestSocket().url).toBe(`ws://test/ws/events?token=${current()}`);
+    latestSocket().open();
     expect(connection.status).toBe('live');
     expect(statuses).toEqual(['connecting', 'live']);
     expect(connected).toHaveBeenCalledWith({ reconnect: false });
@@ -99,29 +65,29 @@ describe('LiveConnection', () => {
     const { connection } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    latest().open();
-    latest().drop(1006);
+    latestSocket().open();
+    latestSocket().drop(1006);
     expect(connection.status).toBe('reconnecting');
     // attempt 0: 1000 * (0.5 + 0.25) = 750 ms
     await vi.advanceTimersByTimeAsync(749);
     expect(FakeSocket.all).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1);
     expect(FakeSocket.all).toHaveLength(2);
-    latest().drop(1006);
+    latestSocket().drop(1006);
     // attempt 1: 2000 * 0.75 = 1500 ms
     await vi.advanceTimersByTimeAsync(1_499);
     expect(FakeSocket.all).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
     expect(FakeSocket.all).toHaveLength(3);
-    latest().drop(1006);
+    latestSocket().drop(1006);
     expect(connection.status).toBe('offline');
     // attempt 2: 3000 ms
     await vi.advanceTimersByTimeAsync(3_000);
     expect(FakeSocket.all).toHaveLength(4);
-    latest().open();
-    latest().receive({ type: 'hello', user: { email: 'user@test.com', role: 'user' } });
+    latestSocket().open();
+    latestSocket().receive({ type: 'hello', user: { email: 'user@test.com', role: 'user' } });
     expect(connection.status).toBe('live');
-    latest().drop(1013, 'too slow');
+    latestSocket().drop(1013, 'too slow');
     // hello reset the counter: back to 750 ms
     await vi.advanceTimersByTimeAsync(750);
     expect(FakeSocket.all).toHaveLength(5);
@@ -133,7 +99,7 @@ describe('LiveConnection', () => {
     connection.onConnected(connected);
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    const first = latest();
+    const first = latestSocket();
     first.open();
     const stopA = connection.subscribe('job-a');
     connection.subscribe('job-b');
@@ -146,7 +112,7 @@ describe('LiveConnection', () => {
 
     first.drop(1006);
     await vi.advanceTimersByTimeAsync(1_000);
-    const second = latest();
+    const second = latestSocket();
     expect(second).not.toBe(first);
     second.open();
     expect(second.sent).toEqual([{ type: 'subscribe', jobId: 'job-b' }]);
@@ -158,15 +124,15 @@ describe('LiveConnection', () => {
     const { connection } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    latest().open();
+    latestSocket().open();
     const a = connection.subscribe('job-a');
     const b = connection.subscribe('job-a');
-    expect(latest().sent).toEqual([{ type: 'subscribe', jobId: 'job-a' }]);
+    expect(latestSocket().sent).toEqual([{ type: 'subscribe', jobId: 'job-a' }]);
     a();
     a();
-    expect(latest().sent).toHaveLength(1);
+    expect(latestSocket().sent).toHaveLength(1);
     b();
-    expect(latest().sent[1]).toEqual({ type: 'unsubscribe', jobId: 'job-a' });
+    expect(latestSocket().sent[1]).toEqual({ type: 'unsubscribe', jobId: 'job-a' });
     expect(connection.subscribedJobs()).toEqual([]);
   });
 
@@ -174,12 +140,12 @@ describe('LiveConnection', () => {
     const { connection, refreshToken, token: current } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    latest().open();
+    latestSocket().open();
     expect(refreshToken).not.toHaveBeenCalled();
-    latest().drop(4401, 'token expired');
+    latestSocket().drop(4401, 'token expired');
     await vi.advanceTimersByTimeAsync(1_000);
     expect(refreshToken).toHaveBeenCalledTimes(1);
-    expect(latest().url).toContain(current() ?? 'missing');
+    expect(latestSocket().url).toContain(current() ?? 'missing');
     expect(FakeSocket.all).toHaveLength(2);
   });
 
@@ -196,7 +162,7 @@ describe('LiveConnection', () => {
     const { connection } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    latest().drop(1006);
+    latestSocket().drop(1006);
     expect(connection.status).toBe('offline');
   });
 
@@ -222,7 +188,7 @@ describe('LiveConnection', () => {
     const { connection } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    const socket = latest();
+    const socket = latestSocket();
     socket.open();
     connection.subscribe('job-new');
     socket.receive({ type: 'error', error: 'not_found', message: 'job not found', jobId: 'job-new' });
@@ -244,7 +210,7 @@ describe('LiveConnection', () => {
     const { connection } = setup();
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    const socket = latest();
+    const socket = latestSocket();
     socket.open();
     connection.stop();
     expect(socket.closedWith).toBe(1000);
@@ -260,10 +226,10 @@ describe('LiveConnection', () => {
     connection.onMessage((m) => messages.push(m));
     connection.start();
     await vi.advanceTimersByTimeAsync(0);
-    latest().open();
-    latest().onmessage?.({ data: 'not json' });
-    latest().onmessage?.({ data: JSON.stringify({ type: 'unknown' }) });
-    latest().receive({
+    latestSocket().open();
+    latestSocket().onmessage?.({ data: 'not json' });
+    latestSocket().onmessage?.({ data: JSON.stringify({ type: 'unknown' }) });
+    latestSocket().receive({
       type: 'job.changes',
       changes: [{ jobId: 'j', attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: 'started', jobType: 'email', at: '2030-01-01T00:00:00Z' }],
     });

@@ -43,3 +43,6 @@ export const PYDANTIC_SCHEMA = {
   title: 'Reverse',
   type: 'object',
 } as const;
+
+/** The first options of a list's type filter: "Any" (''), then the built-ins in their fixed order. */
+export const BUILTIN_FILTER_OPTIONS = ['', 'email', 'image_resize', 'report_generation', 'simulate'] as const;

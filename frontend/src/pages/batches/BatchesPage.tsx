@@ -1,13 +1,13 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { listBatches } from '../api/endpoints';
-import { queryKeys } from '../api/queryKeys';
-import { BatchProgress } from '../components/BatchProgress';
-import { Pagination } from '../components/Pagination';
-import { Empty, ErrorState, Loading } from '../components/states';
-import { usePageTitle } from '../lib/usePageTitle';
-import { usePollWhileOffline } from '../live/context';
+import { listBatches } from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import { BatchProgress } from '../../components/BatchProgress';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryList } from '../../components/QueryList';
+import { usePageTitle } from '../../lib/usePageTitle';
+import { usePollWhileOffline } from '../../live/context';
 
 const PAGE_SIZE = 10;
 
@@ -30,29 +30,19 @@ export function BatchesPage() {
 
   return (
     <>
-      <div className="page-header">
-        <h1>Batches</h1>
-        <Link to="/submit?mode=batch" className="button primary">
-          Submit a batch
-        </Link>
-      </div>
-      {batches.isPending ? <Loading label="Loading batches…" /> : null}
-      {batches.isError ? <ErrorState error={batches.error} onRetry={() => void batches.refetch()} /> : null}
-      {batches.data && batches.data.items.length === 0 ? (
-        <Empty>
-          No batches yet. <Link to="/submit?mode=batch">Submit one</Link>.
-        </Empty>
-      ) : null}
-      {batches.data?.items.map((batch) => <BatchProgress key={batch.batchId} batchId={batch.batchId} />)}
-      {batches.data ? (
-        <Pagination
-          page={page}
-          totalPages={batches.data.totalPages}
-          totalItems={batches.data.totalItems}
-          onPage={(next) => setParams({ page: String(next) })}
-          label="Batch pages"
-        />
-      ) : null}
+      <PageHeader title="Batches" link={{ to: '/submit?mode=batch', label: 'Submit a batch' }} />
+      <QueryList
+        query={batches}
+        loadingLabel="Loading batches…"
+        empty={
+          <>
+            No batches yet. <Link to="/submit?mode=batch">Submit one</Link>.
+          </>
+        }
+        pagination={{ page, onPage: (next) => setParams({ page: String(next) }), label: 'Batch pages' }}
+      >
+        {(rows) => rows.map((batch) => <BatchProgress key={batch.batchId} batchId={batch.batchId} />)}
+      </QueryList>
     </>
   );
 }

@@ -4,16 +4,30 @@ import { errorMessage } from '../../api/client';
 import { bulkDeadLetters } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { BulkAction, BulkResult, BulkSelector } from '../../api/types';
+import { ListTable, type Column } from '../../components/ListTable';
 import { ErrorState, Loading } from '../../components/states';
+import { BULK_VERBS } from '../../lib/deadLetters';
 import { formatDateTime, shortId } from '../../lib/format';
 import { notify } from '../../lib/notices';
 import { TableRegion } from '../../components/TableRegion';
 
-interface Props {
+const SAMPLE_COLUMNS: readonly Column[] = [
+  { label: 'Job' },
+  { label: 'Type' },
+  { label: 'Reason' },
+  { label: 'Last error' },
+  { label: 'Dead since' },
+];
+
+/** A bulk action asked for: what to do to which letters. */
+export interface BulkIntent {
   action: BulkAction;
   selector: BulkSelector;
   /** What the selector means, in words ("fingerprint X", "3 selected letters"). */
   description: string;
+}
+
+interface Props extends BulkIntent {
   onClose: () => void;
 }
 
@@ -23,7 +37,7 @@ export function BulkPanel({ action, selector, description, onClose }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const [reason, setReason] = useState('');
   const [preview, setPreview] = useState<BulkResult | null>(null);
-  const verb = action === 'requeue' ? 'Requeue' : 'Discard';
+  const verb = BULK_VERBS[action];
 
   const dryRun = useMutation({
     mutationFn: () => bulkDeadLetters({ action, dryRun: true, selector }),
@@ -68,29 +82,17 @@ export function BulkPanel({ action, selector, description, onClose }: Props) {
           </p>
           {preview.sample.length > 0 ? (
             <TableRegion label="Letters the action would touch">
-              <table>
-                <caption>First {preview.sample.length} of them</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Job</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Last error</th>
-                    <th scope="col">Dead since</th>
+              <ListTable caption={`First ${preview.sample.length} of them`} columns={SAMPLE_COLUMNS} rows={preview.sample}>
+                {(letter) => (
+                  <tr key={letter.id}>
+                    <td className="mono">{shortId(letter.jobId)}</td>
+                    <td>{letter.jobType}</td>
+                    <td>{letter.reason}</td>
+                    <td className="truncate">{letter.lastError ?? '—'}</td>
+                    <td className="nowrap">{formatDateTime(letter.createdAt)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {preview.sample.map((letter) => (
-                    <tr key={letter.id}>
-                      <td className="mono">{shortId(letter.jobId)}</td>
-                      <td>{letter.jobType}</td>
-                      <td>{letter.reason}</td>
-                      <td className="truncate">{letter.lastError ?? '—'}</td>
-                      <td className="nowrap">{formatDateTime(letter.createdAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                )}
+              </ListTable>
             </TableRegion>
           ) : null}
           <div className="field" style={{ marginTop: '0.75rem' }}>

@@ -2,7 +2,8 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as endpoints from '../../api/endpoints';
-import { builtinTypes, jobType } from '../../test/jobTypes';
+import { optionValues } from '../../test/forms';
+import { BUILTIN_FILTER_OPTIONS, builtinTypes, jobType } from '../../test/jobTypes';
 import { renderWithProviders } from '../../test/utils';
 import { DeadLettersPage } from './DeadLettersPage';
 
@@ -27,10 +28,6 @@ const GROUP = {
 };
 
 const location = () => screen.getByTestId('location').textContent;
-const optionValues = (select: HTMLElement) =>
-  within(select)
-    .getAllByRole('option')
-    .map((o) => (o as HTMLOptionElement).value);
 
 describe('<DeadLettersPage> type filter', () => {
   beforeEach(() => {
@@ -49,11 +46,7 @@ describe('<DeadLettersPage> type filter', () => {
     const select = screen.getByLabelText('Job type');
     await within(select).findByRole('option', { name: 'acme.reverse' });
     expect(optionValues(select)).toEqual([
-      '',
-      'email',
-      'image_resize',
-      'report_generation',
-      'simulate',
+      ...BUILTIN_FILTER_OPTIONS,
       'acme.reverse',
       'acme.wordcount',
       'old.type',
@@ -74,7 +67,7 @@ describe('<DeadLettersPage> type filter', () => {
     renderWithProviders(<DeadLettersPage />, { route: '/dead-letters?jobType=acme.reverse' });
     await screen.findByTestId('dead-letter-groups');
     const select = screen.getByLabelText('Job type');
-    expect(optionValues(select)).toEqual(['', 'email', 'image_resize', 'report_generation', 'simulate', 'acme.reverse']);
+    expect(optionValues(select)).toEqual([...BUILTIN_FILTER_OPTIONS, 'acme.reverse']);
     expect(select).toHaveValue('acme.reverse');
   });
 });

@@ -1,15 +1,16 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
-import { Link } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { discardDeadLetter, requeueDeadLetter } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { DeadLetterItem, ErrorDetail, RequeueBody } from '../../api/types';
 import { ConfirmAction } from '../../components/ConfirmAction';
 import { JsonBlock } from '../../components/JsonBlock';
+import { JobLink } from '../../components/JobLink';
 import { StatusBadge } from '../../components/StatusBadge';
-import { parsePayload, snapshotPayload } from '../../lib/deadLetters';
+import { snapshotPayload } from '../../lib/deadLetters';
 import { formatDateTime, prettyJson, shortId } from '../../lib/format';
+import { parsePayload } from '../../lib/json';
 import { notify } from '../../lib/notices';
 
 export function InspectPanel({ letter, onClose }: { letter: DeadLetterItem; onClose: () => void }) {
@@ -76,9 +77,7 @@ export function InspectPanel({ letter, onClose }: { letter: DeadLetterItem; onCl
       <div className="page-header">
         <h2 id="inspect-heading" tabIndex={-1} ref={heading} style={{ marginTop: 0 }}>
           Dead letter of job{' '}
-          <Link to={`/jobs/${letter.jobId}`} className="mono">
-            {shortId(letter.jobId)}
-          </Link>
+          <JobLink jobId={letter.jobId} />
         </h2>
         <button type="button" onClick={onClose}>
           Close

@@ -163,7 +163,7 @@ describe('a job page follows live status changes', () => {
     getJobLogs.mockImplementation(() => Promise.resolve({ items: [LAST_LINE], nextAfterId: 7 }));
     renderPage();
     const socket = await openSocket();
-    act(() => socket.push({ type: 'job.changes', changes: [change('queued', 'running'), change('running', 'succeeded')] }));
+    act(() => socket.receive({ type: 'job.changes', changes: [change('queued', 'running'), change('running', 'succeeded')] }));
     await new Promise((r) => setTimeout(r, 60)); // the throttled refetch has been asked
     act(() => answerFirst(queuedJob()));
     await waitFor(() => expect(screen.getByTestId('job-status')).toBeInTheDocument());
@@ -185,7 +185,7 @@ describe('a job page follows live status changes', () => {
     getJob.mockImplementationOnce(() => Promise.resolve(queuedJob()));
     getJob.mockImplementation(() => Promise.resolve(succeededJob()));
 
-    act(() => socket.push({ type: 'job.changes', changes: [change('queued', 'succeeded')] }));
+    act(() => socket.receive({ type: 'job.changes', changes: [change('queued', 'succeeded')] }));
     await expectTheWholeEnd();
   });
 
@@ -198,7 +198,7 @@ describe('a job page follows live status changes', () => {
     await new Promise((r) => setTimeout(r, 120));
     const asked = getJob.mock.calls.length;
     act(() =>
-      socket.push({ type: 'job.changes', changes: [{ ...change('queued', 'succeeded'), jobId: 'another-job' }] }),
+      socket.receive({ type: 'job.changes', changes: [{ ...change('queued', 'succeeded'), jobId: 'another-job' }] }),
     );
     await new Promise((r) => setTimeout(r, 300));
     expect(getJob.mock.calls.length).toBe(asked);
@@ -266,7 +266,7 @@ describe("a job page shows the running attempt's progress", () => {
     expect(attemptText()).toBe('1 of 3');
 
     // the first attempt failed and the second started: the frame carries the last change only
-    act(() => socket.push({ type: 'job.changes', changes: [{ ...change('queued', 'running'), attempt: 2 }] }));
+    act(() => socket.receive({ type: 'job.changes', changes: [{ ...change('queued', 'running'), attempt: 2 }] }));
     await waitFor(() => expect(attemptText()).toBe('2 of 3'));
     expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'running');
     expect(screen.queryByRole('progressbar')).toBeNull();

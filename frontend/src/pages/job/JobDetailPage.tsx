@@ -8,6 +8,8 @@ import { ProgressBar } from '../../components/ProgressBar';
 import { ConfirmAction } from '../../components/ConfirmAction';
 import { DependencyGraph, type GraphNode } from '../../components/DependencyGraph';
 import { JsonBlock } from '../../components/JsonBlock';
+import { ListTable, type Column } from '../../components/ListTable';
+import { JobLink } from '../../components/JobLink';
 import { StatusBadge } from '../../components/StatusBadge';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { formatDateTime, formatDuration, priorityLabel, shortId } from '../../lib/format';
@@ -16,6 +18,16 @@ import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { LogTail } from './LogTail';
 import { TableRegion } from '../../components/TableRegion';
+
+const ATTEMPT_COLUMNS: readonly Column[] = [
+  { label: '#', className: 'num' },
+  { label: 'Status' },
+  { label: 'Worker' },
+  { label: 'Dispatched' },
+  { label: 'Started' },
+  { label: 'Duration', className: 'num' },
+  { label: 'Error' },
+];
 
 function policyText(job: JobDetail): string {
   const p = job.retryPolicy;
@@ -66,9 +78,7 @@ function Dependencies({ job }: { job: JobDetail }) {
             <ul data-testid="job-parents">
               {parents.map((parent) => (
                 <li key={parent.jobId}>
-                  <Link to={`/jobs/${parent.jobId}`} className="mono">
-                    {shortId(parent.jobId)}
-                  </Link>{' '}
+                  <JobLink jobId={parent.jobId} />{' '}
                   <StatusBadge status={parent.status ?? 'pending'} label={parent.status ?? 'not recorded yet'} />
                 </li>
               ))}
@@ -83,9 +93,7 @@ function Dependencies({ job }: { job: JobDetail }) {
             <ul data-testid="job-children">
               {children.map((child) => (
                 <li key={child.jobId}>
-                  <Link to={`/jobs/${child.jobId}`} className="mono">
-                    {shortId(child.jobId)}
-                  </Link>{' '}
+                  <JobLink jobId={child.jobId} />{' '}
                   <StatusBadge status={child.status ?? 'pending'} />
                 </li>
               ))}
@@ -318,43 +326,30 @@ export function JobDetailPage() {
           <p className="muted">Not dispatched yet.</p>
         ) : (
           <TableRegion label="Attempts table">
-            <table data-testid="job-attempts">
-              <thead>
-                <tr>
-                  <th scope="col" className="num">#</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Worker</th>
-                  <th scope="col">Dispatched</th>
-                  <th scope="col">Started</th>
-                  <th scope="col" className="num">Duration</th>
-                  <th scope="col">Error</th>
+            <ListTable testId="job-attempts" columns={ATTEMPT_COLUMNS} rows={data.attempts}>
+              {(attempt) => (
+                <tr key={attempt.attempt}>
+                  <td className="num">{attempt.attempt}</td>
+                  <td>
+                    <StatusBadge status={attempt.status} />
+                  </td>
+                  <td className="mono">{attempt.workerId ?? '—'}</td>
+                  <td className="nowrap">{formatDateTime(attempt.dispatchedAt)}</td>
+                  <td className="nowrap">{formatDateTime(attempt.startedAt)}</td>
+                  <td className="num">{formatDuration(attempt.durationMs)}</td>
+                  <td>
+                    {attempt.error ? (
+                      <span className="danger-text">
+                        {attempt.errorClass ? `${attempt.errorClass}: ` : ''}
+                        {attempt.error}
+                      </span>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {data.attempts.map((attempt) => (
-                  <tr key={attempt.attempt}>
-                    <td className="num">{attempt.attempt}</td>
-                    <td>
-                      <StatusBadge status={attempt.status} />
-                    </td>
-                    <td className="mono">{attempt.workerId ?? '—'}</td>
-                    <td className="nowrap">{formatDateTime(attempt.dispatchedAt)}</td>
-                    <td className="nowrap">{formatDateTime(attempt.startedAt)}</td>
-                    <td className="num">{formatDuration(attempt.durationMs)}</td>
-                    <td>
-                      {attempt.error ? (
-                        <span className="danger-text">
-                          {attempt.errorClass ? `${attempt.errorClass}: ` : ''}
-                          {attempt.error}
-                        </span>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              )}
+            </ListTable>
           </TableRegion>
         )}
       </section>

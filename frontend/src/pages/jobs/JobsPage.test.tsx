@@ -1,14 +1,16 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import * as endpoints from '../api/endpoints';
-import type { JobSummary, JobsPage as Page } from '../api/types';
-import { filtersFromSearch, filtersToSearch, toListParams } from '../lib/jobFilters';
-import { builtinTypes, jobType } from '../test/jobTypes';
-import { renderWithProviders, seriousViolations } from '../test/utils';
+import * as endpoints from '../../api/endpoints';
+import type { JobSummary, JobsPage as Page } from '../../api/types';
+import { filtersFromSearch, filtersToSearch, toListParams } from '../../lib/jobFilters';
+import { optionValues } from '../../test/forms';
+import { jobSummary, jobsPage } from '../../test/jobs';
+import { BUILTIN_FILTER_OPTIONS, builtinTypes, jobType } from '../../test/jobTypes';
+import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobsPage } from './JobsPage';
 
-vi.mock('../api/endpoints', () => ({
+vi.mock('../../api/endpoints', () => ({
   listJobs: vi.fn(),
   cancelJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'cancelled' })),
   retryJob: vi.fn(() => Promise.resolve({ jobId: 'x', status: 'retry_requested' })),
@@ -19,34 +21,11 @@ const listJobs = vi.mocked(endpoints.listJobs);
 const listJobTypes = vi.mocked(endpoints.listJobTypes);
 const cancelJob = vi.mocked(endpoints.cancelJob);
 
-function job(id: string, status: JobSummary['status']): JobSummary {
-  return {
-    jobId: id,
-    type: 'email',
-    priority: 3,
-    status,
-    attempt: 1,
-    maxAttempts: 3,
-    submittedBy: 'user@test.com',
-    createdAt: '2030-01-01T10:00:00Z',
-    updatedAt: '2030-01-01T10:00:01Z',
-    startedAt: null,
-    finishedAt: null,
-    lastError: null,
-    scheduleId: null,
-    batchId: null,
-    runAt: null,
-    dependsOn: [],
-    cancelRequestedAt: null,
-    retryPolicy: null,
-  };
-}
-
 const A = 'aaaaaaaa-0000-4000-8000-000000000001';
 const B = 'bbbbbbbb-0000-4000-8000-000000000002';
 
 function page(items: JobSummary[]): Page {
-  return { items, pageNumber: 2, pageSize: 20, totalItems: 45, totalPages: 3 };
+  return jobsPage(items, { pageNumber: 2, totalItems: 45, totalPages: 3 });
 }
 
 const location = () => screen.getByTestId('location').textContent;
@@ -86,7 +65,7 @@ describe('job filters in the URL', () => {
 describe('<JobsPage>', () => {
   beforeEach(() => {
     listJobs.mockReset();
-    listJobs.mockResolvedValue(page([job(A, 'running'), job(B, 'succeeded')]));
+    listJobs.mockResolvedValue(page([jobSummary(A, 'running'), jobSummary(B, 'succeeded')]));
     cancelJob.mockClear();
     listJobTypes.mockReset();
     // the API lists the types in no particular order
@@ -145,12 +124,8 @@ describe('<JobsPage>', () => {
     await screen.findByTestId('jobs-table');
     const select = screen.getByLabelText('Type');
     await within(select).findByRole('option', { name: 'acme.reverse' });
-    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).toEqual([
-      '',
-      'email',
-      'image_resize',
-      'report_generation',
-      'simulate',
+    expect(optionValues(select)).toEqual([
+      ...BUILTIN_FILTER_OPTIONS,
       'acme.reverse',
       'zeta.last',
       'gone.type', // not listed (a type no worker announces any more): still the filter's value
@@ -165,7 +140,7 @@ describe('<JobsPage>', () => {
       expect(listJobs).toHaveBeenLastCalledWith(expect.objectContaining({ type: 'acme.reverse' }), expect.anything()),
     );
     // an unlisted type is an option only while it is the filter's value
-    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).not.toContain('gone.type');
+    expect(optionValues(select)).not.toContain('gone.type');
   });
 
   it('the type filter offers the built-ins while the type list loads or when it failed', async () => {
@@ -174,12 +149,8 @@ describe('<JobsPage>', () => {
     await screen.findByTestId('jobs-table');
     const select = screen.getByLabelText('Type');
     await waitFor(() => expect(listJobTypes).toHaveBeenCalled());
-    expect(within(select).getAllByRole('option').map((o) => (o as HTMLOptionElement).value)).toEqual([
-      '',
-      'email',
-      'image_resize',
-      'report_generation',
-      'simulate',
+    expect(optionValues(select)).toEqual([
+      ...BUILTIN_FILTER_OPTIONS,
       'acme.reverse',
     ]);
     expect(select).toHaveValue('acme.reverse');
@@ -208,7 +179,7 @@ describe('<JobsPage>', () => {
   });
 
   it('shows an empty state and no table when nothing matches', async () => {
-    listJobs.mockResolvedValue({ items: [], pageNumber: 1, pageSize: 20, totalItems: 0, totalPages: 0 });
+    listJobs.mockResolvedValue(jobsPage([], { totalPages: 0 }));
     renderWithProviders(<JobsPage />, { route: '/jobs?status=dead' });
     expect(await screen.findByText('No job matches these filters.')).toBeInTheDocument();
     expect(screen.queryByTestId('jobs-table')).not.toBeInTheDocument();

@@ -1,16 +1,21 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type SyntheticEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { errorMessage } from '../api/client';
-import { cancelJob, listJobs, retryJob } from '../api/endpoints';
-import { queryKeys } from '../api/queryKeys';
-import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../api/types';
-import { useIsAdmin } from '../auth/hooks';
-import { Pagination } from '../components/Pagination';
-import { StatusBadge } from '../components/StatusBadge';
-import { Empty, ErrorState, Loading } from '../components/states';
-import { runAll } from '../lib/bulk';
-import { formatDateTime, isoToLocalInput, localInputToIso, priorityLabel, shortId } from '../lib/format';
+import { errorMessage } from '../../api/client';
+import { cancelJob, listJobs, retryJob } from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../../api/types';
+import { useIsAdmin } from '../../auth/hooks';
+import { PageHeader } from '../../components/PageHeader';
+import type { Column } from '../../components/ListTable';
+import { PriorityOptions } from '../../components/PriorityOptions';
+import { QueryTable } from '../../components/QueryList';
+import { SelectAllCheckbox, SelectRowCheckbox } from '../../components/SelectCheckbox';
+import { JobLink } from '../../components/JobLink';
+import { StatusBadge } from '../../components/StatusBadge';
+import { TypeFilter } from '../../components/TypeFilter';
+import { runAll } from '../../lib/bulk';
+import { formatDateTime, isoToLocalInput, localInputToIso, priorityLabel, shortId } from '../../lib/format';
 import {
   activeFilterCount,
   DEFAULT_FILTERS,
@@ -20,13 +25,13 @@ import {
   toListParams,
   type JobFilters,
   type SortField,
-} from '../lib/jobFilters';
-import { notify } from '../lib/notices';
-import { usePageTitle } from '../lib/usePageTitle';
-import { usePollWhileOffline } from '../live/context';
-import { typeLabel } from '../lib/jobTypes';
-import { useTypeFilterOptions } from '../lib/useJobTypes';
-import { TableRegion } from '../components/TableRegion';
+} from '../../lib/jobFilters';
+import { notify } from '../../lib/notices';
+import { usePageTitle } from '../../lib/usePageTitle';
+import { usePollWhileOffline } from '../../live/context';
+import { typeLabel } from '../../lib/jobTypes';
+import { useTypeFilterOptions } from '../../lib/useJobTypes';
+import { useSelection } from '../../lib/useSelection';
 
 const COLUMNS: { field: SortField | null; label: string; className?: string }[] = [
   { field: null, label: 'Job' },
@@ -40,6 +45,21 @@ const COLUMNS: { field: SortField | null; label: string; className?: string }[] 
 
 function isTerminal(status: JobStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
+}
+
+/** A `datetime-local` input of a filter that holds an ISO instant ('' for none). */
+function DateTimeFilter({ id, label, value, onChange }: { id: string; label: string; value: string; onChange: (iso: string) => void }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type="datetime-local"
+        value={isoToLocalInput(value)}
+        onChange={(e) => onChange(localInputToIso(e.target.value) ?? '')}
+      />
+    </div>
+  );
 }
 
 function TextFilters({
@@ -90,7 +110,6 @@ export function JobsPage() {
   const params = toListParams(filters);
   const typeOptions = useTypeFilterOptions(filters.type);
   const poll = usePollWhileOffline(5_000);
-  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [busy, setBusy] = useState<'cancel' | 'retry' | null>(null);
 
   const jobs = useQuery({
@@ -99,12 +118,14 @@ export function JobsPage() {
     placeholderData: keepPreviousData,
     refetchInterval: poll,
   });
+  const items = jobs.data?.items ?? [];
+  const selection = useSelection(items, (job) => job.jobId);
 
   const update = (patch: Partial<JobFilters>, keepPage = false) => {
     const next = { ...filters, ...patch };
     if (!keepPage) next.page = 1;
     setSearch(filtersToSearch(next));
-    setSelected(new Set());
+    selection.clear();
   };
 
   const toggleStatus = (status: JobStatus, on: boolean) =>
@@ -115,11 +136,9 @@ export function JobsPage() {
     else update({ sortBy: field, sortDirection: field === 'type' || field === 'status' ? 'asc' : 'desc' });
   };
 
-  const items = jobs.data?.items ?? [];
-  const chosen = items.filter((job) => selected.has(job.jobId));
+  const chosen = selection.chosen;
   const cancellable = chosen.filter((job) => !isTerminal(job.status));
   const retryable = chosen.filter((job) => job.status === 'dead');
-  const allOnPage = items.length > 0 && items.every((job) => selected.has(job.jobId));
 
   const bulk = async (kind: 'cancel' | 'retry', targets: JobSummary[]) => {
     setBusy(kind);
@@ -127,7 +146,7 @@ export function JobsPage() {
       kind === 'cancel' ? cancelJob(job.jobId) : retryJob(job.jobId),
     );
     setBusy(null);
-    setSelected(new Set());
+    selection.clear();
     const verb = kind === 'cancel' ? 'Cancel' : 'Retry';
     if (failed.length === 0) notify(`${verb} requested for ${ok.length} job(s)`);
     else
@@ -139,15 +158,31 @@ export function JobsPage() {
   };
 
   const filterCount = activeFilterCount(filters);
+  const columns: Column[] = [
+    { label: <SelectAllCheckbox selection={selection} label="Select all jobs on this page" /> },
+    ...COLUMNS.map((column): Column => {
+      const sorted = column.field !== null && filters.sortBy === column.field;
+      const field = column.field;
+      return {
+        className: column.className,
+        sort: sorted ? (filters.sortDirection === 'asc' ? 'ascending' : 'descending') : undefined,
+        label: field ? (
+          <button type="button" className="sort" onClick={() => sortBy(field)}>
+            {column.label}
+            <span aria-hidden="true">{sorted ? (filters.sortDirection === 'asc' ? ' ▲' : ' ▼') : ' ↕'}</span>
+          </button>
+        ) : (
+          column.label
+        ),
+      };
+    }),
+    ...(isAdmin ? [{ label: 'Submitted by' }] : []),
+    { label: 'Last error' },
+  ];
 
   return (
     <>
-      <div className="page-header">
-        <h1>Jobs</h1>
-        <Link to="/submit" className="button primary">
-          Submit a job
-        </Link>
-      </div>
+      <PageHeader title="Jobs" link={{ to: '/submit', label: 'Submit a job' }} />
 
       <section className="card" aria-labelledby="filters-heading" role="search">
         <h2 id="filters-heading" style={{ marginTop: 0 }}>
@@ -171,44 +206,28 @@ export function JobsPage() {
           </div>
         </fieldset>
         <div className="field-row">
-          <div className="field">
-            <label htmlFor="filter-type">Type</label>
-            <select id="filter-type" value={filters.type} onChange={(e) => update({ type: e.target.value })}>
-              <option value="">Any</option>
-              {typeOptions.map((type) => (
-                <option key={type} value={type}>
-                  {typeLabel(type)}
-                </option>
-              ))}
-            </select>
-          </div>
+          <TypeFilter
+            id="filter-type"
+            label="Type"
+            value={filters.type}
+            options={typeOptions}
+            onChange={(type) => update({ type })}
+            optionLabel={typeLabel}
+          />
           <div className="field">
             <label htmlFor="filter-priority">Priority</label>
             <select id="filter-priority" value={filters.priority} onChange={(e) => update({ priority: e.target.value })}>
               <option value="">Any</option>
-              <option value="3">High (3)</option>
-              <option value="2">Medium (2)</option>
-              <option value="1">Low (1)</option>
+              <PriorityOptions descending />
             </select>
           </div>
-          <div className="field">
-            <label htmlFor="filter-from">Created from</label>
-            <input
-              id="filter-from"
-              type="datetime-local"
-              value={isoToLocalInput(filters.createdFrom)}
-              onChange={(e) => update({ createdFrom: localInputToIso(e.target.value) ?? '' })}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor="filter-to">Created before</label>
-            <input
-              id="filter-to"
-              type="datetime-local"
-              value={isoToLocalInput(filters.createdTo)}
-              onChange={(e) => update({ createdTo: localInputToIso(e.target.value) ?? '' })}
-            />
-          </div>
+          <DateTimeFilter
+            id="filter-from"
+            label="Created from"
+            value={filters.createdFrom}
+            onChange={(createdFrom) => update({ createdFrom })}
+          />
+          <DateTimeFilter id="filter-to" label="Created before" value={filters.createdTo} onChange={(createdTo) => update({ createdTo })} />
         </div>
         <TextFilters
           key={`${filters.batchId}|${filters.scheduleId}|${filters.submittedBy}`}
@@ -250,104 +269,47 @@ export function JobsPage() {
         {jobs.isFetching && !jobs.isPending ? <span className="muted">Refreshing…</span> : null}
       </div>
 
-      {jobs.isPending ? <Loading label="Loading jobs…" /> : null}
-      {jobs.isError ? <ErrorState error={jobs.error} onRetry={() => void jobs.refetch()} /> : null}
-      {jobs.data && items.length === 0 ? (
-        <Empty>
-          {filterCount > 0 ? 'No job matches these filters.' : 'No jobs yet. '}
-          {filterCount === 0 ? <Link to="/submit">Submit one</Link> : null}
-        </Empty>
-      ) : null}
-      {items.length > 0 ? (
-        <TableRegion label="Jobs table">
-          <table data-testid="jobs-table">
-            <caption className="visually-hidden">
-              Jobs, sorted by {filters.sortBy} {filters.sortDirection === 'asc' ? 'ascending' : 'descending'}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select all jobs on this page"
-                    checked={allOnPage}
-                    onChange={(e) => setSelected(e.target.checked ? new Set(items.map((j) => j.jobId)) : new Set())}
-                  />
-                </th>
-                {COLUMNS.map((column) => {
-                  const sorted = column.field !== null && filters.sortBy === column.field;
-                  return (
-                    <th
-                      key={column.label}
-                      scope="col"
-                      className={column.className}
-                      aria-sort={sorted ? (filters.sortDirection === 'asc' ? 'ascending' : 'descending') : undefined}
-                    >
-                      {column.field ? (
-                        <button type="button" className="sort" onClick={() => sortBy(column.field as SortField)}>
-                          {column.label}
-                          <span aria-hidden="true">{sorted ? (filters.sortDirection === 'asc' ? ' ▲' : ' ▼') : ' ↕'}</span>
-                        </button>
-                      ) : (
-                        column.label
-                      )}
-                    </th>
-                  );
-                })}
-                {isAdmin ? <th scope="col">Submitted by</th> : null}
-                <th scope="col">Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((job) => (
-                <tr key={job.jobId} data-selected={selected.has(job.jobId)} data-testid="job-row" data-job-id={job.jobId}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select job ${shortId(job.jobId)}`}
-                      checked={selected.has(job.jobId)}
-                      onChange={(e) => {
-                        const next = new Set(selected);
-                        if (e.target.checked) next.add(job.jobId);
-                        else next.delete(job.jobId);
-                        setSelected(next);
-                      }}
-                    />
-                  </td>
-                  <td>
-                    <Link to={`/jobs/${job.jobId}`} className="mono" aria-label={`Job ${job.jobId}`}>
-                      {shortId(job.jobId)}
-                    </Link>
-                  </td>
-                  <td>
-                    <StatusBadge status={job.status} />
-                  </td>
-                  <td>{job.type}</td>
-                  <td>{priorityLabel(job.priority)}</td>
-                  <td className="num">
-                    {job.attempt}/{job.maxAttempts}
-                  </td>
-                  <td className="nowrap">{formatDateTime(job.createdAt)}</td>
-                  <td className="nowrap">{formatDateTime(job.updatedAt)}</td>
-                  {isAdmin ? <td>{job.submittedBy}</td> : null}
-                  <td className="truncate" title={job.lastError ?? undefined}>
-                    {job.lastError ?? ''}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
-      ) : null}
-      {jobs.data ? (
-        <Pagination
-          page={filters.page}
-          totalPages={jobs.data.totalPages}
-          totalItems={jobs.data.totalItems}
-          onPage={(page) => update({ page }, true)}
-          label="Jobs pages"
-        />
-      ) : null}
+      <QueryTable
+        query={jobs}
+        loadingLabel="Loading jobs…"
+        empty={
+          <>
+            {filterCount > 0 ? 'No job matches these filters.' : 'No jobs yet. '}
+            {filterCount === 0 ? <Link to="/submit">Submit one</Link> : null}
+          </>
+        }
+        tableLabel="Jobs table"
+        pagination={{ page: filters.page, onPage: (page) => update({ page }, true), label: 'Jobs pages' }}
+        testId="jobs-table"
+        caption={`Jobs, sorted by ${filters.sortBy} ${filters.sortDirection === 'asc' ? 'ascending' : 'descending'}`}
+        hiddenCaption
+        columns={columns}
+      >
+        {(job) => (
+          <tr key={job.jobId} data-selected={selection.has(job.jobId)} data-testid="job-row" data-job-id={job.jobId}>
+            <td>
+              <SelectRowCheckbox selection={selection} id={job.jobId} label={`Select job ${shortId(job.jobId)}`} />
+            </td>
+            <td>
+              <JobLink jobId={job.jobId} label={`Job ${job.jobId}`} />
+            </td>
+            <td>
+              <StatusBadge status={job.status} />
+            </td>
+            <td>{job.type}</td>
+            <td>{priorityLabel(job.priority)}</td>
+            <td className="num">
+              {job.attempt}/{job.maxAttempts}
+            </td>
+            <td className="nowrap">{formatDateTime(job.createdAt)}</td>
+            <td className="nowrap">{formatDateTime(job.updatedAt)}</td>
+            {isAdmin ? <td>{job.submittedBy}</td> : null}
+            <td className="truncate" title={job.lastError ?? undefined}>
+              {job.lastError ?? ''}
+            </td>
+          </tr>
+        )}
+      </QueryTable>
     </>
   );
 }

@@ -2,15 +2,15 @@ import { QueryClientProvider } from '@tanstack/react-query';
 import { act, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../api/client';
-import * as endpoints from '../api/endpoints';
-import { authStore } from '../api/instance';
-import { RequireAuth } from '../auth/RequireAuth';
+import { ApiError } from '../../api/client';
+import * as endpoints from '../../api/endpoints';
+import { authStore } from '../../api/instance';
+import { RequireAuth } from '../../auth/RequireAuth';
 import { MemoryRouter, Route, Routes } from 'react-router';
-import { fakeTokens, LocationProbe, seriousViolations, testQueryClient } from '../test/utils';
+import { fakeTokens, LocationProbe, seriousViolations, testQueryClient } from '../../test/utils';
 import { LoginPage } from './LoginPage';
 
-vi.mock('../api/endpoints', () => ({ login: vi.fn() }));
+vi.mock('../../api/endpoints', () => ({ login: vi.fn() }));
 const login = vi.mocked(endpoints.login);
 
 function renderApp(route: string) {

@@ -1,11 +1,11 @@
 import { useState, type SyntheticEvent } from 'react';
 import { Link, Navigate, useLocation, useNavigate } from 'react-router';
-import { errorMessage, isApiError } from '../api/client';
-import { login } from '../api/endpoints';
-import { authStore } from '../api/instance';
-import { useAuth } from '../auth/hooks';
-import { Field } from '../components/Field';
-import { usePageTitle } from '../lib/usePageTitle';
+import { errorMessage, isApiError } from '../../api/client';
+import { login } from '../../api/endpoints';
+import { authStore } from '../../api/instance';
+import { useAuth } from '../../auth/hooks';
+import { InputField } from '../../components/Field';
+import { usePageTitle } from '../../lib/usePageTitle';
 
 function target(state: unknown): string {
   const from = (state as { from?: unknown } | null)?.from;
@@ -73,30 +73,16 @@ export function LoginPage() {
           </div>
         ) : null}
         <form onSubmit={submit} noValidate aria-label="Log in">
-          <Field path="email" label="Email">
-            {(props) => (
-              <input
-                {...props}
-                type="email"
-                autoComplete="username"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-                required
-              />
-            )}
-          </Field>
-          <Field path="password" label="Password">
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                autoComplete="current-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                required
-              />
-            )}
-          </Field>
+          <InputField path="email" label="Email" type="email" autoComplete="username" value={email} onChange={setEmail} required />
+          <InputField
+            path="password"
+            label="Password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={setPassword}
+            required
+          />
           <button type="submit" className="primary" disabled={busy}>
             {busy ? 'Logging in…' : 'Log in'}
           </button>

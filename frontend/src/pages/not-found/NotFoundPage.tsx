@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { usePageTitle } from '../lib/usePageTitle';
+import { usePageTitle } from '../../lib/usePageTitle';
 
 export function NotFoundPage() {
   usePageTitle('Not found');

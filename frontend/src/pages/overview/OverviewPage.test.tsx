@@ -1,12 +1,12 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import * as endpoints from '../api/endpoints';
-import { queryKeys } from '../api/queryKeys';
-import { builtinTypes, jobType } from '../test/jobTypes';
-import { renderWithProviders, seriousViolations } from '../test/utils';
+import * as endpoints from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import { builtinTypes, jobType } from '../../test/jobTypes';
+import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { OverviewPage } from './OverviewPage';
 
-vi.mock('../api/endpoints', () => ({
+vi.mock('../../api/endpoints', () => ({
   getAnalytics: vi.fn(() => new Promise(() => undefined)),
   getJobSeries: vi.fn(() => new Promise(() => undefined)),
   listQueues: vi.fn(() => new Promise(() => undefined)),

@@ -10,20 +10,37 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { getAnalytics, getJobSeries, listDeadLetters, listQueues, listWorkers } from '../api/endpoints';
-import { queryKeys } from '../api/queryKeys';
-import { JOB_STATUSES, type WorkerList } from '../api/types';
-import { useIsAdmin } from '../auth/hooks';
-import { StatusBadge } from '../components/StatusBadge';
-import { TypesWithoutWorkers } from '../components/TypesWithoutWorkers';
-import { ErrorState, Loading } from '../components/states';
-import { formatDuration, formatNumber, formatPercent, priorityLabel } from '../lib/format';
-import { useJobTypes } from '../lib/useJobTypes';
-import { usePageTitle } from '../lib/usePageTitle';
-import { usePollWhileOffline } from '../live/context';
+import { getAnalytics, getJobSeries, listDeadLetters, listQueues, listWorkers } from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import { JOB_STATUSES, type WorkerList } from '../../api/types';
+import { useIsAdmin } from '../../auth/hooks';
+import { ListTable, type Column } from '../../components/ListTable';
+import { PageHeader } from '../../components/PageHeader';
+import { StatusBadge } from '../../components/StatusBadge';
+import { TypesWithoutWorkers } from '../../components/TypesWithoutWorkers';
+import { ErrorState, Loading } from '../../components/states';
+import { formatDuration, formatNumber, formatPercent, priorityLabel } from '../../lib/format';
+import { useJobTypes } from '../../lib/useJobTypes';
+import { usePageTitle } from '../../lib/usePageTitle';
+import { usePollWhileOffline } from '../../live/context';
 
 const BUCKET_MINUTES = 5;
 const BUCKETS = 12;
+
+const SERIES_COLUMNS: readonly Column[] = [
+  { label: 'Window from' },
+  { label: 'Succeeded', className: 'num' },
+  { label: 'Dead', className: 'num' },
+  { label: 'Cancelled', className: 'num' },
+  { label: 'Not finished', className: 'num' },
+];
+
+const QUEUE_COLUMNS: readonly Column[] = [
+  { label: 'Queue and priority' },
+  { label: 'Queued', className: 'num' },
+  { label: 'Oldest waits', className: 'num' },
+  { label: <span className="visually-hidden">Share</span> },
+];
 
 interface SeriesPoint {
   label: string;
@@ -103,12 +120,7 @@ export function OverviewPage() {
 
   return (
     <>
-      <div className="page-header">
-        <h1>Overview</h1>
-        <Link to="/submit" className="button primary">
-          Submit a job
-        </Link>
-      </div>
+      <PageHeader title="Overview" link={{ to: '/submit', label: 'Submit a job' }} />
 
       {jobTypes.data ? <TypesWithoutWorkers types={jobTypes.data.types} /> : null}
 
@@ -192,29 +204,17 @@ export function OverviewPage() {
               </div>
               <details>
                 <summary>Show as table</summary>
-                <table>
-                  <caption className="visually-hidden">Outcomes per 5-minute window</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Window from</th>
-                      <th scope="col" className="num">Succeeded</th>
-                      <th scope="col" className="num">Dead</th>
-                      <th scope="col" className="num">Cancelled</th>
-                      <th scope="col" className="num">Not finished</th>
+                <ListTable caption="Outcomes per 5-minute window" hiddenCaption columns={SERIES_COLUMNS} rows={series.data}>
+                  {(point) => (
+                    <tr key={point.from}>
+                      <td>{point.label}</td>
+                      <td className="num">{point.succeeded}</td>
+                      <td className="num">{point.dead}</td>
+                      <td className="num">{point.cancelled}</td>
+                      <td className="num">{point.unfinished}</td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {series.data.map((point) => (
-                      <tr key={point.from}>
-                        <td>{point.label}</td>
-                        <td className="num">{point.succeeded}</td>
-                        <td className="num">{point.dead}</td>
-                        <td className="num">{point.cancelled}</td>
-                        <td className="num">{point.unfinished}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                  )}
+                </ListTable>
               </details>
             </>
           ) : null}
@@ -226,48 +226,36 @@ export function OverviewPage() {
           {queues.isPending ? <Loading /> : null}
           {queues.isError ? <ErrorState error={queues.error} onRetry={() => void queues.refetch()} /> : null}
           {queues.data ? (
-            <table data-testid="queue-depth">
-              <thead>
-                <tr>
-                  <th scope="col">Queue and priority</th>
-                  <th scope="col" className="num">Queued</th>
-                  <th scope="col" className="num">Oldest waits</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Share</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {queues.data.items.map((row) => {
-                  const max = Math.max(1, ...queues.data.items.map((r) => r.queuedJobs));
-                  return (
-                    <tr key={row.queue}>
-                      <th scope="row">
-                        {row.namedQueue === 'default' ? (
-                          <Link to={`/jobs?status=queued&priority=${row.priority}`}>
-                            {priorityLabel(row.priority)} ({row.priority})
-                          </Link>
-                        ) : (
-                          <>
-                            {row.namedQueue}: {priorityLabel(row.priority)} ({row.priority})
-                            {row.consumers === 0 ? <span className="muted"> · no worker</span> : null}
-                          </>
-                        )}
-                      </th>
-                      <td className="num">{formatNumber(row.queuedJobs)}</td>
-                      <td className="num">
-                        {row.oldestAgeSeconds === null ? '—' : formatDuration(row.oldestAgeSeconds * 1000)}
-                      </td>
-                      <td style={{ width: '50%' }}>
-                        <div className="progress-track" aria-hidden="true">
-                          <div className="progress-fill" style={{ width: `${(row.queuedJobs / max) * 100}%` }} />
-                        </div>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+            <ListTable testId="queue-depth" columns={QUEUE_COLUMNS} rows={queues.data.items}>
+              {(row) => {
+                const max = Math.max(1, ...queues.data.items.map((r) => r.queuedJobs));
+                return (
+                  <tr key={row.queue}>
+                    <th scope="row">
+                      {row.namedQueue === 'default' ? (
+                        <Link to={`/jobs?status=queued&priority=${row.priority}`}>
+                          {priorityLabel(row.priority)} ({row.priority})
+                        </Link>
+                      ) : (
+                        <>
+                          {row.namedQueue}: {priorityLabel(row.priority)} ({row.priority})
+                          {row.consumers === 0 ? <span className="muted"> · no worker</span> : null}
+                        </>
+                      )}
+                    </th>
+                    <td className="num">{formatNumber(row.queuedJobs)}</td>
+                    <td className="num">
+                      {row.oldestAgeSeconds === null ? '—' : formatDuration(row.oldestAgeSeconds * 1000)}
+                    </td>
+                    <td style={{ width: '50%' }}>
+                      <div className="progress-track" aria-hidden="true">
+                        <div className="progress-fill" style={{ width: `${(row.queuedJobs / max) * 100}%` }} />
+                      </div>
+                    </td>
+                  </tr>
+                );
+              }}
+            </ListTable>
           ) : null}
           {isAdmin && workers.data ? (
             <p>

@@ -3,13 +3,13 @@ import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryRouter, Route, Routes } from 'react-router';
-import { ApiError } from '../api/client';
-import * as endpoints from '../api/endpoints';
-import { LocationProbe, seriousViolations, testQueryClient } from '../test/utils';
-import { LoginPage } from './LoginPage';
+import { ApiError } from '../../api/client';
+import * as endpoints from '../../api/endpoints';
+import { LocationProbe, seriousViolations, testQueryClient } from '../../test/utils';
+import { LoginPage } from '../login/LoginPage';
 import { RegisterPage } from './RegisterPage';
 
-vi.mock('../api/endpoints', () => ({ register: vi.fn(), login: vi.fn() }));
+vi.mock('../../api/endpoints', () => ({ register: vi.fn(), login: vi.fn() }));
 const register = vi.mocked(endpoints.register);
 
 function renderApp() {

@@ -1,11 +1,14 @@
 import { useState, type SyntheticEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { errorMessage, isApiError } from '../api/client';
-import { register } from '../api/endpoints';
-import { ErrorSummary } from '../components/ErrorSummary';
-import { Field } from '../components/Field';
-import { isEmail } from '../lib/jobForm';
-import { usePageTitle } from '../lib/usePageTitle';
+import { errorMessage, isApiError } from '../../api/client';
+import { register } from '../../api/endpoints';
+import { ErrorSummary } from '../../components/ErrorSummary';
+import { InputField } from '../../components/Field';
+import { isEmail } from '../../lib/jobForm';
+import { usePageTitle } from '../../lib/usePageTitle';
+
+/** The attributes of an input that sets a new password. */
+const NEW_PASSWORD = { type: 'password', autoComplete: 'new-password' } as const;
 
 function tooManyRegistrations(retryAfter: number | null): string {
   const minutes = retryAfter === null ? null : Math.max(1, Math.ceil(retryAfter / 60));
@@ -65,39 +68,9 @@ export function RegisterPage() {
           labels={{ email: 'Email', password: 'Password', confirm: 'Repeat password' }}
         />
         <form onSubmit={submit} noValidate aria-label="Register">
-          <Field path="email" label="Email" error={errors.email}>
-            {(props) => (
-              <input
-                {...props}
-                type="email"
-                autoComplete="email"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field path="password" label="Password" hint="8 to 128 characters" error={errors.password}>
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                autoComplete="new-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field path="confirm" label="Repeat password" error={errors.confirm}>
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                autoComplete="new-password"
-                value={confirm}
-                onChange={(e) => setConfirm(e.target.value)}
-              />
-            )}
-          </Field>
+          <InputField path="email" label="Email" error={errors.email} type="email" autoComplete="email" value={email} onChange={setEmail} />
+          <InputField path="password" label="Password" hint="8 to 128 characters" error={errors.password} {...NEW_PASSWORD} value={password} onChange={setPassword} />
+          <InputField path="confirm" label="Repeat password" error={errors.confirm} {...NEW_PASSWORD} value={confirm} onChange={setConfirm} />
           <button type="submit" className="primary" disabled={busy}>
             {busy ? 'Creating account…' : 'Create account'}
           </button>

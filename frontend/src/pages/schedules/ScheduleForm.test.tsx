@@ -2,9 +2,9 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
 import type { ScheduleView } from '../../api/types';
+import { chooseType, errorOf, expectReverseErrorsShown, reverseValidationError } from '../../test/forms';
 import { PYDANTIC_SCHEMA, builtinTypes, jobType } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { ScheduleForm } from './ScheduleForm';
@@ -17,20 +17,6 @@ vi.mock('../../api/endpoints', () => ({
 
 const createSchedule = vi.mocked(endpoints.createSchedule);
 const listJobTypes = vi.mocked(endpoints.listJobTypes);
-
-function errorOf(input: HTMLElement): string | null {
-  const ids = (input.getAttribute('aria-describedby') ?? '').split(' ');
-  const texts = ids.map((id) => document.getElementById(id)).filter((el) => el?.classList.contains('field-error'));
-  return texts[0]?.textContent ?? null;
-}
-
-async function chooseType(type: string) {
-  const user = userEvent.setup();
-  const select = screen.getByLabelText('Job type');
-  await within(select).findByRole('option', { name: new RegExp(`^${type.replace('.', '\\.')}`) });
-  await user.selectOptions(select, type);
-  return user;
-}
 
 async function fillReverse(user: ReturnType<typeof userEvent.setup>) {
   await user.type(screen.getByLabelText('Name'), 'nightly reverse');
@@ -98,30 +84,13 @@ describe('<ScheduleForm> with custom types', () => {
   });
 
   it("shows the API's 422 details at the custom type's fields", async () => {
-    createSchedule.mockRejectedValue(
-      new ApiError(422, 'validation_error', 'request validation failed', [
-        { field: 'jobTemplate.payload.text', message: "'hello' does not match '^[a-z]+!$'" },
-        { field: 'jobTemplate.payload.tags.0', message: '3 is not of type string' },
-        { field: 'jobTemplate.payload', message: 'Additional properties are not allowed' },
-      ]),
-    );
+    createSchedule.mockRejectedValue(reverseValidationError('jobTemplate.payload', 0));
     renderWithProviders(<ScheduleForm />);
     const user = await chooseType('acme.reverse');
     await fillReverse(user);
     await user.click(screen.getByRole('button', { name: 'Create schedule' }));
 
-    const text = screen.getByRole('textbox', { name: 'Text' });
-    await waitFor(() => expect(text).toHaveAttribute('aria-invalid', 'true'));
-    expect(errorOf(text)).toBe("'hello' does not match '^[a-z]+!$'");
-    expect(screen.getByTestId('error-jobTemplate.payload.text')).toBeVisible();
-    expect(errorOf(screen.getByRole('textbox', { name: 'Tags' }))).toBe('0: 3 is not of type string');
-    expect(screen.getByTestId('error-jobTemplate.payload')).toHaveTextContent('Additional properties are not allowed');
-    const summary = screen.getByTestId('error-summary');
-    expect(within(summary).getByRole('link', { name: /^Text: 'hello' does not match/ })).toHaveAttribute(
-      'href',
-      '#field-jobTemplate-payload-text',
-    );
-    expect(summary).toHaveFocus();
+    await expectReverseErrorsShown('jobTemplate.payload', 0);
   });
 
   it('sends the payload written as raw JSON', async () => {

@@ -1,21 +1,22 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState, type SyntheticEvent } from 'react';
 import { errorMessage, isApiError } from '../../api/client';
-import { createSchedule, listRetryPolicies } from '../../api/endpoints';
+import { createSchedule } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { CronPreview } from '../../components/CronPreview';
 import { ErrorSummary } from '../../components/ErrorSummary';
-import { Field } from '../../components/Field';
-import { JobPayloadFieldset } from '../../components/JobPayloadFieldset';
-import { JobTypeInfo, JobTypeSelect, JobTypesError } from '../../components/JobTypeChoice';
+import { Field, InputField } from '../../components/Field';
+import { JobTypeSelect } from '../../components/JobTypeChoice';
+import { JobTypePayload } from '../../components/JobTypePayload';
+import { LimitFields } from '../../components/LimitFields';
+import { PriorityOptions } from '../../components/PriorityOptions';
 import { RetryFields } from '../../components/RetryFields';
 import { browserTimeZone, CRON_PRESETS, timeZones } from '../../lib/cron';
-import { customPayloadState, type FieldErrors } from '../../lib/jobForm';
+import type { FieldErrors } from '../../lib/jobForm';
 import { payloadFieldLabels } from '../../lib/jobTypes';
 import { notify } from '../../lib/notices';
-import { emptyScheduleForm, scheduleApiErrors, validateScheduleForm, type ScheduleFormValues } from '../../lib/scheduleForm';
-import { foldPayloadErrors, type SchemaPayloadState } from '../../lib/schemaForm';
-import { useJobTypeForm } from '../../lib/useJobTypes';
+import { emptyScheduleForm, scheduleApiErrors, validateScheduleForm } from '../../lib/scheduleForm';
+import { useJobTemplateForm } from '../../lib/useJobTemplateForm';
 
 const PAYLOAD = 'jobTemplate.payload';
 
@@ -34,26 +35,16 @@ const LABELS: Record<string, string> = {
 export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
   const client = useQueryClient();
   const zones = useMemo(() => timeZones(), []);
-  const [values, setValues] = useState<ScheduleFormValues>(() => emptyScheduleForm(browserTimeZone()));
+  const form = useJobTemplateForm(() => emptyScheduleForm(browserTimeZone()));
+  const { values, setValues, set, policies, customTypes, plan, customState } = form;
   const [errors, setErrors] = useState<FieldErrors>({});
   const [message, setMessage] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [busy, setBusy] = useState(false);
-  const policies = useQuery({
-    queryKey: queryKeys.retryPolicies,
-    queryFn: ({ signal }) => listRetryPolicies(signal),
-    staleTime: 60_000,
-  });
-  // built-ins keep their hand-written fields; a custom type gets a form from its schema
-  const { jobTypes, customTypes, selected, plan } = useJobTypeForm(values.type);
-  const customState = plan ? customPayloadState(values, plan) : null;
   const labels = useMemo(
     () => ({ ...LABELS, ...payloadFieldLabels(values.type, plan, customState?.rawMode === true, PAYLOAD) }),
     [values.type, plan, customState?.rawMode],
   );
-  const set = (patch: Partial<ScheduleFormValues>) => setValues((v) => ({ ...v, ...patch }));
-  const setCustom = (state: SchemaPayloadState) =>
-    setValues((v) => ({ ...v, custom: { ...v.custom, [v.type]: state } }));
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
@@ -75,7 +66,7 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
     } catch (error) {
       if (isApiError(error) && error.details.length > 0) {
         const fieldErrors = scheduleApiErrors(error.details);
-        setErrors(plan && customState ? foldPayloadErrors(fieldErrors, plan, customState, PAYLOAD) : fieldErrors);
+        setErrors(form.foldErrors(fieldErrors, PAYLOAD));
       }
       setMessage(isApiError(error) && error.message === 'request validation failed' ? null : errorMessage(error));
       setAttempt((n) => n + 1);
@@ -89,19 +80,26 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
       <ErrorSummary errors={errors} labels={labels} message={message} focusKey={attempt} title="The schedule was not created" />
       <div className="grid grid-2">
         <div>
-          <Field path="name" label="Name" hint="Unique among your schedules" error={errors.name}>
-            {(p) => <input {...p} value={values.name} maxLength={200} onChange={(e) => set({ name: e.target.value })} />}
-          </Field>
-          <Field
+          <InputField
+            path="name"
+            label="Name"
+            hint="Unique among your schedules"
+            error={errors.name}
+            value={values.name}
+            maxLength={200}
+            onChange={(name) => set({ name })}
+          />
+          <InputField
             path="cron"
             label="Cron expression"
             hint="5 fields: minute hour day-of-month month day-of-week, e.g. 0 3 * * 1-5"
             error={errors.cron}
-          >
-            {(p) => (
-              <input {...p} className="mono" value={values.cron} onChange={(e) => set({ cron: e.target.value })} autoComplete="off" spellCheck={false} />
-            )}
-          </Field>
+            className="mono"
+            value={values.cron}
+            onChange={(cron) => set({ cron })}
+            autoComplete="off"
+            spellCheck={false}
+          />
           <div className="field">
             <label htmlFor="cron-preset">Start from a preset</label>
             <select
@@ -146,32 +144,19 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
           <Field path="jobTemplate.priority" label="Priority" error={errors['jobTemplate.priority']}>
             {(p) => (
               <select {...p} value={values.priority} onChange={(e) => set({ priority: e.target.value })}>
-                <option value="1">Low (1)</option>
-                <option value="2">Medium (2)</option>
-                <option value="3">High (3)</option>
+                <PriorityOptions />
               </select>
             )}
           </Field>
-          <Field path="jobTemplate.maxAttempts" label="Max attempts" hint="Optional, 1 to 20" error={errors['jobTemplate.maxAttempts']}>
-            {(p) => <input {...p} inputMode="numeric" value={values.maxAttempts} onChange={(e) => set({ maxAttempts: e.target.value })} />}
-          </Field>
-          <Field path="jobTemplate.timeoutSeconds" label="Timeout (seconds)" hint="Optional, 1 to 1,700" error={errors['jobTemplate.timeoutSeconds']}>
-            {(p) => <input {...p} inputMode="numeric" value={values.timeoutSeconds} onChange={(e) => set({ timeoutSeconds: e.target.value })} />}
-          </Field>
+          <LimitFields
+            values={values}
+            onChange={set}
+            errors={errors}
+            hints={{ maxAttempts: 'Optional, 1 to 20', timeoutSeconds: 'Optional, 1 to 1,700' }}
+            prefix="jobTemplate"
+          />
         </div>
-        {selected ? <JobTypeInfo info={selected} /> : null}
-        {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
-        <JobPayloadFieldset
-          type={values.type}
-          payload={values.payload}
-          onPayloadChange={(payload) => set({ payload })}
-          plan={plan}
-          state={customState}
-          onStateChange={setCustom}
-          errors={errors}
-          prefix={PAYLOAD}
-          loading={jobTypes.isPending}
-        />
+        <JobTypePayload form={form} errors={errors} prefix={PAYLOAD} />
         <RetryFields
           values={values.retry}
           onChange={(retry) => set({ retry })}

@@ -7,15 +7,18 @@ import { queryKeys } from '../../api/queryKeys';
 import type { ScheduleView } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { ConfirmAction } from '../../components/ConfirmAction';
-import { Pagination } from '../../components/Pagination';
+import { JobLink } from '../../components/JobLink';
+import { ListTable, type Column } from '../../components/ListTable';
+import { QueryTable } from '../../components/QueryList';
 import { StatusBadge } from '../../components/StatusBadge';
-import { Empty, ErrorState, Loading } from '../../components/states';
-import { formatDateTime, shortId } from '../../lib/format';
+import { ErrorState, Loading } from '../../components/states';
+import { formatDateTime } from '../../lib/format';
 import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { ScheduleForm } from './ScheduleForm';
-import { TableRegion } from '../../components/TableRegion';
+
+const FIRE_COLUMNS: readonly Column[] = [{ label: 'Fire time' }, { label: 'Fired at' }, { label: 'Job' }, { label: 'Job status' }];
 
 function FireHistory({ schedule }: { schedule: ScheduleView }) {
   const poll = usePollWhileOffline(10_000);
@@ -35,31 +38,18 @@ function FireHistory({ schedule }: { schedule: ScheduleView }) {
       {fires.length === 0 ? (
         <p className="muted">It has not fired yet.</p>
       ) : (
-        <table>
-          <caption className="visually-hidden">Last fires of {schedule.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Fire time</th>
-              <th scope="col">Fired at</th>
-              <th scope="col">Job</th>
-              <th scope="col">Job status</th>
+        <ListTable caption={`Last fires of ${schedule.name}`} hiddenCaption columns={FIRE_COLUMNS} rows={fires}>
+          {(fire) => (
+            <tr key={`${fire.fireTime}-${fire.jobId}`}>
+              <td className="nowrap">{formatDateTime(fire.fireTime)}</td>
+              <td className="nowrap">{formatDateTime(fire.firedAt)}</td>
+              <td>
+                <JobLink jobId={fire.jobId} />
+              </td>
+              <td>{fire.jobStatus ? <StatusBadge status={fire.jobStatus} /> : <span className="muted">not recorded yet</span>}</td>
             </tr>
-          </thead>
-          <tbody>
-            {fires.map((fire) => (
-              <tr key={`${fire.fireTime}-${fire.jobId}`}>
-                <td className="nowrap">{formatDateTime(fire.fireTime)}</td>
-                <td className="nowrap">{formatDateTime(fire.firedAt)}</td>
-                <td>
-                  <Link to={`/jobs/${fire.jobId}`} className="mono">
-                    {shortId(fire.jobId)}
-                  </Link>
-                </td>
-                <td>{fire.jobStatus ? <StatusBadge status={fire.jobStatus} /> : <span className="muted">not recorded yet</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        </ListTable>
       )}
     </div>
   );
@@ -102,9 +92,7 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
           {formatDateTime(schedule.lastFireAt)}
           {schedule.lastJobId ? (
             <div>
-              <Link to={`/jobs/${schedule.lastJobId}`} className="mono">
-                {shortId(schedule.lastJobId)}
-              </Link>
+              <JobLink jobId={schedule.lastJobId} />
             </div>
           ) : null}
         </td>
@@ -150,6 +138,20 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
   );
 }
 
+function scheduleColumns(isAdmin: boolean): Column[] {
+  const owner = isAdmin ? [{ label: 'Owner' }] : [];
+  return [
+    { label: 'Name' },
+    { label: 'Cron' },
+    { label: 'Job type' },
+    { label: 'State' },
+    { label: 'Next fire' },
+    { label: 'Last fire' },
+    ...owner,
+    { label: 'Actions' },
+  ];
+}
+
 export function SchedulesPage() {
   usePageTitle('Schedules');
   const isAdmin = useIsAdmin();
@@ -163,7 +165,6 @@ export function SchedulesPage() {
     // next/last fire times move with the clock and no event says so
     refetchInterval: poll === false ? 30_000 : poll,
   });
-  const items = schedules.data?.items ?? [];
   return (
     <>
       <h1>Schedules</h1>
@@ -171,41 +172,17 @@ export function SchedulesPage() {
         <h2 id="schedules-heading" style={{ marginTop: 0 }}>
           Your schedules
         </h2>
-        {schedules.isPending ? <Loading label="Loading schedules…" /> : null}
-        {schedules.isError ? <ErrorState error={schedules.error} onRetry={() => void schedules.refetch()} /> : null}
-        {schedules.data && items.length === 0 ? <Empty>No schedules yet. Create one below.</Empty> : null}
-        {items.length > 0 ? (
-          <TableRegion label="Schedules table">
-            <table data-testid="schedules-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Cron</th>
-                  <th scope="col">Job type</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Next fire</th>
-                  <th scope="col">Last fire</th>
-                  {isAdmin ? <th scope="col">Owner</th> : null}
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((schedule) => (
-                  <ScheduleRow key={schedule.id} schedule={schedule} isAdmin={isAdmin} />
-                ))}
-              </tbody>
-            </table>
-          </TableRegion>
-        ) : null}
-        {schedules.data ? (
-          <Pagination
-            page={page}
-            totalPages={schedules.data.totalPages}
-            totalItems={schedules.data.totalItems}
-            onPage={(p) => setSearch(p === 1 ? {} : { page: String(p) })}
-            label="Schedule pages"
-          />
-        ) : null}
+        <QueryTable
+          query={schedules}
+          loadingLabel="Loading schedules…"
+          empty="No schedules yet. Create one below."
+          tableLabel="Schedules table"
+          pagination={{ page, onPage: (p) => setSearch(p === 1 ? {} : { page: String(p) }), label: 'Schedule pages' }}
+          testId="schedules-table"
+          columns={scheduleColumns(isAdmin)}
+        >
+          {(schedule) => <ScheduleRow key={schedule.id} schedule={schedule} isAdmin={isAdmin} />}
+        </QueryTable>
       </section>
       <section className="card" aria-labelledby="create-heading">
         <h2 id="create-heading" style={{ marginTop: 0 }}>

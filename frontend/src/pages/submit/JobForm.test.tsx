@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
+import { errorOf } from '../../test/forms';
 import { builtinTypes } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobForm } from './JobForm';
@@ -22,12 +23,6 @@ vi.mock('../../api/endpoints', () => ({
 
 const submitJob = vi.mocked(endpoints.submitJob);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-function errorOf(input: HTMLElement): string | null {
-  const ids = (input.getAttribute('aria-describedby') ?? '').split(' ');
-  const texts = ids.map((id) => document.getElementById(id)).filter((el) => el?.classList.contains('field-error'));
-  return texts[0]?.textContent ?? null;
-}
 
 describe('<JobForm>', () => {
   beforeEach(() => {

@@ -2,14 +2,15 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState, type SyntheticEvent } from 'react';
 import { Link } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
-import { getJob, listRetryPolicies, submitJob } from '../../api/endpoints';
+import { getJob, submitJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { useIsAdmin } from '../../auth/hooks';
 import { ErrorSummary } from '../../components/ErrorSummary';
-import { Field } from '../../components/Field';
+import { Field, InputField } from '../../components/Field';
 import { fieldId } from '../../lib/fieldId';
-import { JobPayloadFieldset } from '../../components/JobPayloadFieldset';
-import { JobTypeInfo, JobTypeSelect, JobTypesError } from '../../components/JobTypeChoice';
+import { JobTypeSelect } from '../../components/JobTypeChoice';
+import { JobTypePayload } from '../../components/JobTypePayload';
+import { LimitFields } from '../../components/LimitFields';
 import { payloadFieldLabels } from '../../lib/jobTypes';
 import { RetryFields } from '../../components/RetryFields';
 import { StatusBadge } from '../../components/StatusBadge';
@@ -25,8 +26,7 @@ import {
 } from '../../lib/jobForm';
 import { notify } from '../../lib/notices';
 import type { SchemaFormPlan } from '../../lib/schemaFields';
-import { foldPayloadErrors, type SchemaPayloadState } from '../../lib/schemaForm';
-import { useJobTypeForm } from '../../lib/useJobTypes';
+import { useJobTemplateForm } from '../../lib/useJobTemplateForm';
 import { useJobRecorded, usePollWhileOffline } from '../../live/context';
 
 function fieldLabels(
@@ -106,7 +106,8 @@ function SubmittedJob({ jobId }: { jobId: string }) {
 export function JobForm() {
   const isAdmin = useIsAdmin();
   const client = useQueryClient();
-  const [values, setValues] = useState<JobFormValues>(emptyJobForm);
+  const form = useJobTemplateForm(emptyJobForm);
+  const { values, setValues, set, policies, customTypes, selected, plan } = form;
   const [errors, setErrors] = useState<FieldErrors>({});
   const [message, setMessage] = useState<string | null>(null);
   const [submitting, setSubmitting] = useState(false);
@@ -116,20 +117,7 @@ export function JobForm() {
   // the first answer instead of creating a second job); anything else gets a fresh key.
   const pendingKey = useRef<{ body: string; key: string } | null>(null);
 
-  const policies = useQuery({
-    queryKey: queryKeys.retryPolicies,
-    queryFn: ({ signal }) => listRetryPolicies(signal),
-    staleTime: 60_000,
-  });
-
-  // built-ins keep their hand-written fields; a custom type gets a form from its schema
-  const { jobTypes, customTypes, selected, plan } = useJobTypeForm(values.type);
-  const customState = plan ? customPayloadState(values, plan) : null;
-
   const { labels, known } = useMemo(() => fieldLabels(values, plan), [values, plan]);
-  const set = (patch: Partial<JobFormValues>) => setValues((v) => ({ ...v, ...patch }));
-  const setCustom = (state: SchemaPayloadState) =>
-    setValues((v) => ({ ...v, custom: { ...v.custom, [v.type]: state } }));
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
@@ -159,7 +147,7 @@ export function JobForm() {
       }
       if (isApiError(error) && error.details.length > 0) {
         const fieldErrors = apiFieldErrors(error.details, body.dependsOn ?? []);
-        setErrors(plan && customState ? foldPayloadErrors(fieldErrors, plan, customState) : fieldErrors);
+        setErrors(form.foldErrors(fieldErrors));
         setMessage(error.message === 'request validation failed' ? null : error.message);
       } else {
         setMessage(errorMessage(error));
@@ -219,19 +207,7 @@ export function JobForm() {
         </fieldset>
       </div>
 
-      {selected ? <JobTypeInfo info={selected} /> : null}
-      {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
-
-      <JobPayloadFieldset
-        type={values.type}
-        payload={values.payload}
-        onPayloadChange={(payload) => set({ payload })}
-        plan={plan}
-        state={customState}
-        onStateChange={setCustom}
-        errors={errors}
-        loading={jobTypes.isPending}
-      />
+      <JobTypePayload form={form} errors={errors} />
 
       <fieldset>
         <legend>When</legend>
@@ -250,40 +226,39 @@ export function JobForm() {
           ))}
         </div>
         {values.when === 'delay' ? (
-          <Field path="delaySeconds" label="Delay (seconds)" hint="0 to 31,536,000 (one year)" error={errors.delaySeconds}>
-            {(p) => (
-              <input {...p} inputMode="numeric" value={values.delaySeconds} onChange={(e) => set({ delaySeconds: e.target.value })} />
-            )}
-          </Field>
+          <InputField
+            path="delaySeconds"
+            label="Delay (seconds)"
+            hint="0 to 31,536,000 (one year)"
+            error={errors.delaySeconds}
+            inputMode="numeric"
+            value={values.delaySeconds}
+            onChange={(delaySeconds) => set({ delaySeconds })}
+          />
         ) : null}
         {values.when === 'runAt' ? (
-          <Field path="runAt" label="Run at (your local time)" hint="At most one year ahead; a past time means now" error={errors.runAt}>
-            {(p) => <input {...p} type="datetime-local" value={values.runAt} onChange={(e) => set({ runAt: e.target.value })} />}
-          </Field>
+          <InputField
+            path="runAt"
+            label="Run at (your local time)"
+            hint="At most one year ahead; a past time means now"
+            error={errors.runAt}
+            type="datetime-local"
+            value={values.runAt}
+            onChange={(runAt) => set({ runAt })}
+          />
         ) : null}
       </fieldset>
 
       <div className="field-row">
-        <Field
-          path="maxAttempts"
-          label="Max attempts"
-          hint={`1 to 20; empty: the type's default${typeof selected?.maxAttempts === 'number' ? ` (${selected.maxAttempts})` : ''}`}
-          error={errors.maxAttempts}
-        >
-          {(p) => (
-            <input {...p} inputMode="numeric" value={values.maxAttempts} onChange={(e) => set({ maxAttempts: e.target.value })} />
-          )}
-        </Field>
-        <Field
-          path="timeoutSeconds"
-          label="Timeout (seconds)"
-          hint={`1 to 1,700; empty: the type's default${typeof selected?.timeoutSeconds === 'number' ? ` (${selected.timeoutSeconds} s)` : ''}`}
-          error={errors.timeoutSeconds}
-        >
-          {(p) => (
-            <input {...p} inputMode="numeric" value={values.timeoutSeconds} onChange={(e) => set({ timeoutSeconds: e.target.value })} />
-          )}
-        </Field>
+        <LimitFields
+          values={values}
+          onChange={set}
+          errors={errors}
+          hints={{
+            maxAttempts: `1 to 20; empty: the type's default${typeof selected?.maxAttempts === 'number' ? ` (${selected.maxAttempts})` : ''}`,
+            timeoutSeconds: `1 to 1,700; empty: the type's default${typeof selected?.timeoutSeconds === 'number' ? ` (${selected.timeoutSeconds} s)` : ''}`,
+          }}
+        />
       </div>
 
       <RetryFields
@@ -314,11 +289,15 @@ export function JobForm() {
       ) : null}
 
       {isAdmin ? (
-        <Field path="submittedBy" label="Submit for (admins)" hint="Optional: another user's email" error={errors.submittedBy}>
-          {(p) => (
-            <input {...p} type="email" value={values.submittedBy} onChange={(e) => set({ submittedBy: e.target.value })} />
-          )}
-        </Field>
+        <InputField
+          path="submittedBy"
+          label="Submit for (admins)"
+          hint="Optional: another user's email"
+          error={errors.submittedBy}
+          type="email"
+          value={values.submittedBy}
+          onChange={(submittedBy) => set({ submittedBy })}
+        />
       ) : null}
 
       <div className="toolbar">

@@ -1,9 +1,8 @@
 /** The submit form for custom job types: a form built from the type's JSON Schema. */
 import { screen, waitFor, within } from '@testing-library/react';
-import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
+import { chooseType, errorOf, expectReverseErrorsShown, hintOf, reverseValidationError } from '../../test/forms';
 import { PYDANTIC_SCHEMA, builtinTypes, jobType } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobForm } from './JobForm';
@@ -18,25 +17,6 @@ vi.mock('../../api/endpoints', () => ({
 const submitJob = vi.mocked(endpoints.submitJob);
 const listJobTypes = vi.mocked(endpoints.listJobTypes);
 const ACCEPTED = { jobId: '11111111-1111-4111-8111-111111111111', status: 'accepted' } as const;
-
-function errorOf(input: HTMLElement): string | null {
-  const ids = (input.getAttribute('aria-describedby') ?? '').split(' ');
-  const texts = ids.map((id) => document.getElementById(id)).filter((el) => el?.classList.contains('field-error'));
-  return texts[0]?.textContent ?? null;
-}
-
-function hintOf(input: HTMLElement): string | null {
-  const ids = (input.getAttribute('aria-describedby') ?? '').split(' ');
-  return ids.map((id) => document.getElementById(id)).find((el) => el?.classList.contains('hint'))?.textContent ?? null;
-}
-
-async function chooseType(type: string) {
-  const user = userEvent.setup();
-  const select = screen.getByLabelText('Job type');
-  await within(select).findByRole('option', { name: new RegExp(`^${type.replace('.', '\\.')}`) });
-  await user.selectOptions(select, type);
-  return user;
-}
 
 describe('<JobForm> with custom types', () => {
   beforeEach(() => {
@@ -133,28 +113,14 @@ describe('<JobForm> with custom types', () => {
   });
 
   it("shows the API's 422 details next to the matching inputs", async () => {
-    submitJob.mockRejectedValue(
-      new ApiError(422, 'validation_error', 'request validation failed', [
-        { field: 'payload.text', message: "'hello' does not match '^[a-z]+!$'" },
-        { field: 'payload.tags.1', message: '3 is not of type string' },
-        { field: 'payload', message: 'Additional properties are not allowed' },
-      ]),
-    );
+    submitJob.mockRejectedValue(reverseValidationError('payload', 1));
     renderWithProviders(<JobForm />);
     const user = await chooseType('acme.reverse');
     await user.type(screen.getByRole('textbox', { name: 'Text' }), 'hello');
     await user.type(screen.getByRole('textbox', { name: 'Ratio' }), '0.5');
     await user.click(screen.getByRole('button', { name: 'Submit job' }));
 
-    const text = screen.getByRole('textbox', { name: 'Text' });
-    await waitFor(() => expect(text).toHaveAttribute('aria-invalid', 'true'));
-    expect(errorOf(text)).toBe("'hello' does not match '^[a-z]+!$'");
-    expect(screen.getByTestId('error-payload.text')).toBeVisible();
-    expect(errorOf(screen.getByRole('textbox', { name: 'Tags' }))).toBe('1: 3 is not of type string');
-    expect(screen.getByTestId('error-payload')).toHaveTextContent('Additional properties are not allowed');
-    const summary = screen.getByTestId('error-summary');
-    expect(within(summary).getByRole('link', { name: /^Text: 'hello' does not match/ })).toHaveAttribute('href', '#field-payload-text');
-    expect(summary).toHaveFocus();
+    await expectReverseErrorsShown('payload', 1);
   });
 
   it('edits the payload as raw JSON, and falls back to it for a schema the form cannot show', async () => {

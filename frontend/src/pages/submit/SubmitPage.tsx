@@ -1,7 +1,7 @@
 import { Link, useSearchParams } from 'react-router';
-import { usePageTitle } from '../lib/usePageTitle';
-import { BatchForm } from './submit/BatchForm';
-import { JobForm } from './submit/JobForm';
+import { usePageTitle } from '../../lib/usePageTitle';
+import { BatchForm } from './BatchForm';
+import { JobForm } from './JobForm';
 
 export function SubmitPage() {
   const [params] = useSearchParams();

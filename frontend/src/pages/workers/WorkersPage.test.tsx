@@ -1,12 +1,12 @@
 import { act, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as endpoints from '../api/endpoints';
-import { authStore } from '../api/instance';
-import type { WorkerList, WorkerView } from '../api/types';
-import { fakeTokens, renderWithProviders, seriousViolations } from '../test/utils';
+import * as endpoints from '../../api/endpoints';
+import { authStore } from '../../api/instance';
+import type { WorkerList, WorkerView } from '../../api/types';
+import { fakeTokens, renderWithProviders, seriousViolations } from '../../test/utils';
 import { WorkersPage } from './WorkersPage';
 
-vi.mock('../api/endpoints', () => ({ listWorkers: vi.fn() }));
+vi.mock('../../api/endpoints', () => ({ listWorkers: vi.fn() }));
 
 const listWorkers = vi.mocked(endpoints.listWorkers);
 

@@ -1,16 +1,17 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
-import { isApiError } from '../api/client';
-import { listWorkers } from '../api/endpoints';
-import { queryKeys } from '../api/queryKeys';
-import type { WorkerList } from '../api/types';
-import { useIsAdmin } from '../auth/hooks';
-import { ProgressBar } from '../components/ProgressBar';
-import { StatusBadge } from '../components/StatusBadge';
-import { Empty, ErrorState, Loading } from '../components/states';
-import { formatAge, formatDateTime } from '../lib/format';
-import { usePageTitle } from '../lib/usePageTitle';
+import { isApiError } from '../../api/client';
+import { listWorkers } from '../../api/endpoints';
+import { queryKeys } from '../../api/queryKeys';
+import type { WorkerList } from '../../api/types';
+import { useIsAdmin } from '../../auth/hooks';
+import { ProgressBar } from '../../components/ProgressBar';
+import { StatusBadge } from '../../components/StatusBadge';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryList } from '../../components/QueryList';
+import { formatAge, formatDateTime } from '../../lib/format';
+import { usePageTitle } from '../../lib/usePageTitle';
 
 function useNow(intervalMs: number): number {
   const [now, setNow] = useState(() => Date.now());
@@ -82,8 +83,7 @@ export function WorkersPage() {
 
   return (
     <>
-      <div className="page-header">
-        <h1>Workers</h1>
+      <PageHeader title="Workers">
         <div className="field" style={{ marginBottom: 0 }}>
           <label htmlFor="include-dead">Show dead workers of the last</label>
           <select id="include-dead" value={includeDead} onChange={(e) => setIncludeDead(Number(e.target.value))}>
@@ -93,7 +93,7 @@ export function WorkersPage() {
             <option value={1440}>day</option>
           </select>
         </div>
-      </div>
+      </PageHeader>
       {workers.data ? (
         <p role="status" data-testid="workers-counts">
           {workers.data.counts.alive ?? 0} alive, {workers.data.counts.stopping ?? 0} stopping, {workers.data.counts.dead ?? 0} dead
@@ -101,57 +101,56 @@ export function WorkersPage() {
         </p>
       ) : null}
       {workers.data ? <Judgement workers={workers.data} now={now} /> : null}
-      {workers.isPending ? <Loading label="Loading workers…" /> : null}
-      {workers.isError ? <ErrorState error={workers.error} onRetry={() => void workers.refetch()} /> : null}
-      {workers.data && workers.data.items.length === 0 ? <Empty>No worker has sent a heartbeat recently.</Empty> : null}
-      {workers.data && workers.data.items.length > 0 ? (
-        <ul className="grid grid-cards" style={{ listStyle: 'none', padding: 0 }} data-testid="workers-grid">
-          {workers.data.items.map((worker) => (
-            <li
-              key={worker.id}
-              className="card worker-card"
-              data-testid="worker-card"
-              data-status={worker.status}
-              data-worker-id={worker.id}
-            >
-              <header>
-                <h2>{worker.id}</h2>
-                <StatusBadge status={worker.status} label={worker.status === 'unknown' ? 'not judged' : undefined} />
-              </header>
-              {worker.status === 'dead' ? (
-                // what it last reported is not running any more: its attempts go elsewhere
-                <p className="muted">No active jobs: the worker is dead.</p>
-              ) : (
-                <ProgressBar
-                  label={worker.status === 'unknown' ? 'Active jobs (last reported)' : 'Active jobs'}
-                  value={worker.activeJobs}
-                  max={worker.concurrency}
-                />
-              )}
-              <dl className="props">
-                <dt>Last heartbeat</dt>
-                <dd>
-                  <time dateTime={worker.lastHeartbeatAt} title={formatDateTime(worker.lastHeartbeatAt)}>
-                    {formatAge(worker.lastHeartbeatAt, now)}
-                  </time>
-                </dd>
-                <dt>Host</dt>
-                <dd>
-                  {worker.hostname} (pid {worker.pid})
-                </dd>
-                <dt>Queues</dt>
-                <dd>{worker.queues.map((queue) => queue.replace('jobs.ready.', '')).join(', ')}</dd>
-                <dt>Concurrency</dt>
-                <dd>{worker.concurrency}</dd>
-                <dt>Version</dt>
-                <dd>{worker.version}</dd>
-                <dt>Started</dt>
-                <dd>{formatDateTime(worker.startedAt)}</dd>
-              </dl>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <QueryList query={workers} loadingLabel="Loading workers…" empty="No worker has sent a heartbeat recently.">
+        {(rows) => (
+          <ul className="grid grid-cards" style={{ listStyle: 'none', padding: 0 }} data-testid="workers-grid">
+            {rows.map((worker) => (
+              <li
+                key={worker.id}
+                className="card worker-card"
+                data-testid="worker-card"
+                data-status={worker.status}
+                data-worker-id={worker.id}
+              >
+                <header>
+                  <h2>{worker.id}</h2>
+                  <StatusBadge status={worker.status} label={worker.status === 'unknown' ? 'not judged' : undefined} />
+                </header>
+                {worker.status === 'dead' ? (
+                  // what it last reported is not running any more: its attempts go elsewhere
+                  <p className="muted">No active jobs: the worker is dead.</p>
+                ) : (
+                  <ProgressBar
+                    label={worker.status === 'unknown' ? 'Active jobs (last reported)' : 'Active jobs'}
+                    value={worker.activeJobs}
+                    max={worker.concurrency}
+                  />
+                )}
+                <dl className="props">
+                  <dt>Last heartbeat</dt>
+                  <dd>
+                    <time dateTime={worker.lastHeartbeatAt} title={formatDateTime(worker.lastHeartbeatAt)}>
+                      {formatAge(worker.lastHeartbeatAt, now)}
+                    </time>
+                  </dd>
+                  <dt>Host</dt>
+                  <dd>
+                    {worker.hostname} (pid {worker.pid})
+                  </dd>
+                  <dt>Queues</dt>
+                  <dd>{worker.queues.map((queue) => queue.replace('jobs.ready.', '')).join(', ')}</dd>
+                  <dt>Concurrency</dt>
+                  <dd>{worker.concurrency}</dd>
+                  <dt>Version</dt>
+                  <dd>{worker.version}</dd>
+                  <dt>Started</dt>
+                  <dd>{formatDateTime(worker.startedAt)}</dd>
+                </dl>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryList>
     </>
   );
 }

@@ -1,0 +1,36 @@
+import type { FieldErrors } from '../lib/jobForm';
+import type { JobTemplateForm } from '../lib/useJobTemplateForm';
+import { JobPayloadFieldset } from './JobPayloadFieldset';
+import { JobTypeInfo, JobTypesError } from './JobTypeChoice';
+
+interface Props {
+  form: Pick<JobTemplateForm, 'values' | 'setPayload' | 'setCustom' | 'jobTypes' | 'selected' | 'plan' | 'customState'>;
+  errors: FieldErrors;
+  /** API path prefix of the payload: `payload` or `jobTemplate.payload`. */
+  prefix?: string;
+}
+
+/**
+ * Under the type select of a form that makes jobs: what the platform says of the chosen type,
+ * the type list's error, then the type's payload inputs (`JobPayloadFieldset`).
+ */
+export function JobTypePayload({ form, errors, prefix }: Props) {
+  const { values, setPayload, setCustom, jobTypes, selected, plan, customState } = form;
+  return (
+    <>
+      {selected ? <JobTypeInfo info={selected} /> : null}
+      {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
+      <JobPayloadFieldset
+        type={values.type}
+        payload={values.payload}
+        onPayloadChange={setPayload}
+        plan={plan}
+        state={customState}
+        onStateChange={setCustom}
+        errors={errors}
+        prefix={prefix}
+        loading={jobTypes.isPending}
+      />
+    </>
+  );
+}

@@ -1,0 +1,31 @@
+import type { JobStatus, JobSummary, JobsPage } from '../api/types';
+
+/** A job as the jobs list shows it: an email job on its first of 3 attempts, unless `overrides` say. */
+export function jobSummary(jobId: string, status: JobStatus, overrides: Partial<JobSummary> = {}): JobSummary {
+  return {
+    jobId,
+    type: 'email',
+    priority: 3,
+    status,
+    attempt: 1,
+    maxAttempts: 3,
+    submittedBy: 'user@test.com',
+    createdAt: '2030-01-01T10:00:00Z',
+    updatedAt: '2030-01-01T10:00:01Z',
+    startedAt: null,
+    finishedAt: null,
+    lastError: null,
+    scheduleId: null,
+    batchId: null,
+    runAt: null,
+    dependsOn: [],
+    cancelRequestedAt: null,
+    retryPolicy: null,
+    ...overrides,
+  };
+}
+
+/** A page of the jobs list holding `items` (page 1 of 1 unless `paging` says). */
+export function jobsPage(items: JobSummary[], paging: Partial<Omit<JobsPage, 'items'>> = {}): JobsPage {
+  return { items, pageNumber: 1, pageSize: 20, totalItems: items.length, totalPages: 1, ...paging };
+}
