@@ -72,6 +72,7 @@ def create_app(settings: Settings) -> FastAPI:
                 send_queue_size=settings.ws_send_queue_size,
                 max_subscriptions=settings.ws_max_subscriptions,
                 max_message_bytes=settings.ws_max_message_bytes,
+                close_timeout_seconds=settings.ws_close_timeout_seconds,
             )
         )
         live_events = LiveEventsConsumer(

@@ -118,6 +118,8 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
     ws_send_queue_size: int = Field(default=256, gt=0)  # frames waiting per connection
     ws_max_subscriptions: int = Field(default=50, gt=0)  # jobs whose lines one connection follows
     ws_max_message_bytes: int = Field(default=4_096, gt=0)  # one client frame
+    # A closing WebSocket's close frame waits this long behind unread frames, then it is dropped.
+    ws_close_timeout_seconds: float = Field(default=10.0, gt=0)
 
     @model_validator(mode="after")
     def _jwt_secret_is_a_secret(self) -> Settings:

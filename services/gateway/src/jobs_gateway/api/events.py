@@ -18,7 +18,6 @@ import logging
 import re
 import time
 import uuid
-from typing import Final
 
 from fastapi import APIRouter, WebSocket
 from prometheus_client import Counter
@@ -40,7 +39,6 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["live"])
 
 # How long a close frame may wait for a client that stopped reading.
-CLOSE_TIMEOUT_SECONDS: Final = 10.0
 
 _SENT: dict[str, Counter] = {}
 
@@ -63,7 +61,12 @@ async def live_events(websocket: WebSocket) -> None:
             raise Unauthorized("missing token")
         identity, expires = accounts.tokens.verify_access_until(token)
     except Unauthorized as exc:
-        await _close(websocket, live.CLOSE_UNAUTHORIZED, exc.message)
+        await _close(
+            websocket,
+            live.CLOSE_UNAUTHORIZED,
+            exc.message,
+            timeout=hub.limits.close_timeout_seconds,
+        )
         return
     session = LiveSession(websocket, hub=hub, identity=identity)
     WS_CONNECTIONS.inc()
@@ -123,7 +126,12 @@ class LiveSession:
             self._idle(JOB_CHANGES)
             self._idle(JOB_LOGS_LIVE)
         if self.listener.close_code is not None and not self.gone:
-            await _close(self.websocket, self.listener.close_code, self.listener.close_reason)
+            await _close(
+                self.websocket,
+                self.listener.close_code,
+                self.listener.close_reason,
+                timeout=self.hub.limits.close_timeout_seconds,
+            )
 
     async def _closing(self) -> None:
         await self.listener.closing.wait()
@@ -223,9 +231,9 @@ class LiveSession:
         self.listener.offer(frame)
 
 
-async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+async def _close(websocket: WebSocket, code: int, reason: str, *, timeout: float) -> None:
     try:
-        async with asyncio.timeout(CLOSE_TIMEOUT_SECONDS):
+        async with asyncio.timeout(timeout):
             await websocket.close(code, reason)
     except Exception:
         log.debug("live close not delivered", extra={"action": "ws_close", "code": code})

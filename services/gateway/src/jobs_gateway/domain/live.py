@@ -51,6 +51,9 @@ class LiveLimits:
     send_queue_size: int  # frames waiting for one connection before it counts as too slow
     max_subscriptions: int  # jobs whose log lines one connection follows
     max_message_bytes: int  # one client frame
+    # How long a closing connection's close frame may wait behind what the client has not read
+    # yet; then the connection is dropped.
+    close_timeout_seconds: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)
