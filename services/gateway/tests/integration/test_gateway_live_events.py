@@ -218,6 +218,17 @@ async def receive(ws: ClientConnection, *, within: float = 10.0) -> dict[str, An
     return frame
 
 
+async def end_of(ws: ClientConnection, *, within: float = 15.0) -> tuple[int, str] | None:
+    """Read until the connection ends: the server's close code and reason, or None when it
+    was dropped without a close frame reaching the client."""
+    async with asyncio.timeout(within):
+        try:
+            while True:
+                await ws.recv()
+        except ConnectionClosed as closed:
+            return None if closed.rcvd is None else (closed.rcvd.code, closed.rcvd.reason)
+
+
 async def close_of(ws: ClientConnection, *, within: float = 15.0) -> tuple[int, str]:
     """Read until the server closes; its close code and reason."""
     async with asyncio.timeout(within):
@@ -521,10 +532,12 @@ async def test_a_client_that_stops_reading_is_closed_with_1013_and_the_others_ca
             # The gateway may still be working through the frames published (about 50 MB for
             # the fast client) when the loop ends: on a loaded machine that takes a while.
             await eventually(slow_one_closed, timeout=90, what="the slow client closed")
-            assert await close_of(slow, within=60) == (
-                1013,
-                "too slow: reconnect and catch up over HTTP",
-            )
+            # The close frame waits behind the megabytes the slow client has not read; a client
+            # that cannot read them before the server's close handshake gives up (on a loaded
+            # machine) sees the connection dropped instead: either way it ends, and a close
+            # frame it does get says 1013.
+            ended = await end_of(slow, within=90)
+            assert ended in (None, (1013, "too slow: reconnect and catch up over HTTP")), ended
 
             last = uuid.uuid4()
             await publish(events, JobChanges(changes=[change(USER, last, reason="last")]))
