@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from jobs_common.auth import Identity
 from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_common.topology import DEFAULT_QUEUE
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class CheckedPayload:
     (``None``: the platform's)."""
 
     payload: dict[str, Any]
-    queue: str = "default"
+    queue: str = DEFAULT_QUEUE
     max_attempts: int | None = None
     timeout_seconds: int | None = None
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Request
 from pydantic import ConfigDict, Field, ValidationError
 
 from jobs_common.api_models import CamelModel
-from jobs_common.errors import ErrorDetail, ValidationFailed
+from jobs_common.errors import ValidationFailed
 from jobs_submission.api.deps import CurrentIdentity
 from jobs_submission.api.routes import ERRORS, json_body
 from jobs_submission.domain.fields import field_details
@@ -97,12 +97,8 @@ def build_payload_check_router() -> APIRouter:
         registry: TypeRegistry = request.app.state.types
         catalog = await registry.catalog_for([job_type])
         if job_type not in catalog:
-            known = ", ".join(catalog.known())
             raise ValidationFailed(
-                "request validation failed",
-                details=[
-                    ErrorDetail(field="type", message=f"unknown job type; expected one of: {known}")
-                ],
+                "request validation failed", details=[catalog.unknown(field="type")]
             )
         payload, problems = catalog.check_payload(job_type, body.payload, at="payload")
         if problems or payload is None:

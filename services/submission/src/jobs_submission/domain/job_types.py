@@ -73,6 +73,12 @@ class TypeCatalog:
     def __contains__(self, job_type: object) -> bool:
         return job_type in PAYLOAD_MODELS or job_type in self.custom
 
+    def unknown(self, *, field: str) -> ErrorDetail:
+        """The problem of a type this catalog does not know, naming the known ones."""
+        return ErrorDetail(
+            field=field, message=f"unknown job type; expected one of: {', '.join(self.known())}"
+        )
+
     def defaults(self, job_type: str) -> tuple[int | None, int | None]:
         """``(max_attempts, timeout_seconds)`` the type gives a job that names none."""
         custom = self.custom.get(job_type)

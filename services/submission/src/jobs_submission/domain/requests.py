@@ -208,12 +208,7 @@ def check_job(
     if isinstance(data, Mapping):
         job_type, raw_payload = data.get("type"), data.get("payload")
         if isinstance(job_type, str) and job_type and job_type not in catalog:
-            known = ", ".join(catalog.known())
-            details.append(
-                ErrorDetail(
-                    field=f"{at}type", message=f"unknown job type; expected one of: {known}"
-                )
-            )
+            details.append(catalog.unknown(field=f"{at}type"))
         elif isinstance(job_type, str) and job_type and isinstance(raw_payload, Mapping):
             payload, problems = catalog.check_payload(job_type, raw_payload, at=f"{at}payload")
             details.extend(
