@@ -25,6 +25,8 @@ PAUSED = "paused"
 # broker that lost its deliveries.
 WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
 BROKER_FAULTS = frozenset({k.RABBITMQ_STOP, k.AMQP_CLOSE})
+# Faults that kill a scheduler process, possibly in the middle of an outbox relay pass.
+SCHEDULER_KILLS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,14 @@ from scripts.chaos.invariants import (
     evaluate,
     touched,
 )
-from scripts.chaos.knobs import FAULT_KINDS, KILL_SCHEDULERS, KILL_WORKER, RABBITMQ_STOP, Knobs
+from scripts.chaos.knobs import (
+    FAULT_KINDS,
+    KILL_SCHEDULERS,
+    KILL_WORKER,
+    RABBITMQ_STOP,
+    SCHEDULER_PAUSE,
+    Knobs,
+)
 from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
 from scripts.chaos.rounds import due_minutes
 
@@ -112,6 +119,21 @@ def test_a_lost_attempt_is_a_re_run_unless_its_worker_was_killed() -> None:
     rerun = job("r" * 36, "succeeded", lost_then_won)
     assert verdicts(round_input(KILL_WORKER, [rerun]))["re-runs"] == HELD
     assert verdicts(round_input(KILL_SCHEDULERS, [rerun]))["re-runs"] == BROKEN
+
+
+def test_a_dispatch_dropped_by_a_killed_schedulers_relay_is_a_wait_not_a_re_run() -> None:
+    unrun = attempt(1, "lost", None, started_at=None, error_class="DispatchLost", error="lost")
+    waited = job("w" * 36, "succeeded", [unrun, attempt(2, "succeeded")])
+    assert set(verdicts(round_input(KILL_SCHEDULERS, [waited])).values()) <= {
+        HELD,
+        NOT_APPLICABLE,
+    }
+    # No scheduler was killed: nothing excuses the second dispatch.
+    assert verdicts(round_input(SCHEDULER_PAUSE, [waited]))["first-try"] == BROKEN
+    # An attempt that ran is a re-run, whatever the fault.
+    ran = replace(unrun, started_at=at(1))
+    twice = job("t" * 36, "succeeded", [ran, attempt(2, "succeeded")])
+    assert verdicts(round_input(KILL_SCHEDULERS, [twice]))["first-try"] == BROKEN
 
 
 def test_a_broker_outage_excuses_re_runs_of_the_jobs_open_during_it_only() -> None:
