@@ -29,7 +29,8 @@ from jobs_submission.domain.job_types import CustomType, TypeCatalog
 
 log = logging.getLogger(__name__)
 
-# A miss reloads the catalog at most this often (a flood of unknown types costs one read).
+# Misses reload the catalog at most this often (a flood of unknown types costs one read per
+# period).
 MISS_RELOAD_SECONDS = 0.25
 # On stop, a reload or a channel open in flight may finish for this long before its task is
 # cancelled (a driver call cancelled midway can leave its connection behind).
@@ -51,6 +52,7 @@ class TypeRegistry:
         self.worker_interval = worker_interval
         self.catalog = TypeCatalog()
         self._loaded_at = 0.0
+        self._miss_reload = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
         self.consuming = False
@@ -87,19 +89,29 @@ class TypeRegistry:
         )
 
     async def catalog_for(self, job_types: Iterable[object]) -> TypeCatalog:
-        """The catalog, reloaded first when it does not know one of ``job_types``."""
+        """The catalog, read again first when it does not know one of ``job_types``: by a
+        reload that began after this miss (a type recorded a moment ago is found), at most
+        one per ``MISS_RELOAD_SECONDS`` (misses arriving meanwhile share the next one)."""
         unknown = [t for t in job_types if isinstance(t, str) and t and t not in self.catalog]
-        if unknown and time.monotonic() - self._loaded_at >= MISS_RELOAD_SECONDS:
-            await self.reload()
+        if not unknown:
+            return self.catalog
+        missed_at = time.monotonic()
+        async with self._miss_reload:
+            if self._loaded_at <= missed_at:  # no reload began after the miss
+                await asyncio.sleep(self._loaded_at + MISS_RELOAD_SECONDS - time.monotonic())
+                await self.reload()
         return self.catalog
 
     async def reload(self) -> None:
+        """Read every recorded type; ``_loaded_at`` is when the read began."""
+        began = time.monotonic()
         custom = {}
         for document in await self.store.all_types():
             if document["_id"] not in PAYLOAD_MODELS:
                 custom[str(document["_id"])] = CustomType.of(document)
-        self.catalog = TypeCatalog(custom)
-        self._loaded_at = time.monotonic()
+        if began >= self._loaded_at:  # a read that began earlier must not undo a later one
+            self.catalog = TypeCatalog(custom)
+            self._loaded_at = began
 
     async def listing(self, now: datetime | None = None) -> list[dict[str, Any]]:
         """Every known type with its schema, queue, defaults and live workers: a built-in as
