@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 2
 SCHEDULERS ?= 1
 HANDLERS ?=
+# Test processes per suite (pytest-xdist); each has its own MongoDB stand-in and session fixtures.
+PYTEST_WORKERS ?= 3
 UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
@@ -66,21 +68,29 @@ test-unit: install
 compose-config:
 	docker-compose --env-file .env.example config
 
+# In PYTEST_WORKERS processes (every test has a database and vhost of its own); the few
+# marked serial, bound to the machine's pace, run alone afterwards.
 test-integration: install infra
-	$(BIN)/pytest -m integration -q libs/common/tests services
+	$(BIN)/pytest -m "integration and not serial" -q -n $(PYTEST_WORKERS) libs/common/tests services
+	$(BIN)/pytest -m "integration and serial" -q libs/common/tests services
 
-# Lint, types, API types against the gateway's contract, component tests, then the build
-# the browser tests of test-e2e drive.
+# Lint, API types against the gateway's contract, component tests, then the build the
+# browser tests of test-e2e drive (`npm run build` type-checks first: tsc -b).
 test-ui: ui-install
-	cd $(UI) && npm run lint && npm run typecheck && npm run check:api && npm test
+	cd $(UI) && npm run lint && npm run check:api && npm test
 	cd $(UI) && npm run build
 
-# Then the short chaos pass: one small round per fault kind (docs/reliability.md).
-test-e2e: install infra
-	$(BIN)/pytest -m e2e -q tests/e2e
-	$(BIN)/pytest -m e2e -q tests/chaos
+# The end-to-end files go whole to each of two processes (one stack per process), with the
+# short chaos pass beside them (one small round per fault kind on infrastructure of its own,
+# docs/reliability.md; scripts/beside_chaos.sh prints its output last).
+E2E := $(BIN)/pytest -m e2e -q -n 2 --dist loadfile tests/e2e
 
-test: install infra lint test-unit test-integration test-ui test-e2e
+test-e2e: install infra
+	bash scripts/beside_chaos.sh "$(E2E)"
+
+# The chaos pass starts with the UI suite (it builds what the browser tests drive).
+test: install infra lint test-unit test-integration ui-install
+	bash scripts/beside_chaos.sh "$(MAKE) --no-print-directory test-ui" "$(E2E)"
 
 migrate: install
 	$(PY) -m jobs_scheduler.migrate

@@ -484,6 +484,7 @@ async def test_bad_client_frames_get_an_error_frame_and_the_connection_stays_ope
 # -- slow clients -----------------------------------------------------------------------------
 
 
+@pytest.mark.serial  # a slow reader's backlog against the server's bounds: not beside others
 @pytest.mark.timeout(240)  # about 50 MB of frames go to the fast client
 async def test_a_client_that_stops_reading_is_closed_with_1013_and_the_others_carry_on(
     live_gateway: LiveGatewayFactory, rabbit_url: str, events: AbstractExchange
