@@ -70,3 +70,42 @@ async def test_backends_refuse_calls_without_the_gateways_token(
                 assert answer.json()["error"] == "unauthorized", (method, path, name)
         after = (await admin.get("/api/jobs", params={"pageSize": 1})).json()["totalItems"]
         assert after == before
+
+
+SCHEDULER_COMMANDS = [
+    ("POST", "/internal/v1/schedules"),
+    ("POST", f"/internal/v1/schedules/{SAMPLE_ID}/pause"),
+    ("POST", f"/internal/v1/schedules/{SAMPLE_ID}/resume"),
+    ("DELETE", f"/internal/v1/schedules/{SAMPLE_ID}"),
+]
+NEW_SCHEDULE = {
+    "name": "not-through-the-gateway",
+    "cron": "* * * * *",
+    "timezone": "UTC",
+    "jobTemplate": {"type": "simulate", "payload": {}},
+}
+
+
+async def test_the_schedulers_internal_api_refuses_calls_without_the_token(
+    stack: Stack, admin: httpx.AsyncClient
+) -> None:
+    """The scheduler's commands on the schedules it owns (the dashboard's calls) take the
+    internal token too: without it nothing is created, paused or deleted."""
+    url = stack.services["scheduler"].url
+    before = (await admin.get("/api/schedules", params={"pageSize": 1})).json()["totalItems"]
+    bearer = {"authorization": admin.headers["authorization"]}
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        for method, path in SCHEDULER_COMMANDS:
+            for name, headers in {**CREDENTIALS, "user's bearer": bearer}.items():
+                answer = await client.request(
+                    method,
+                    path,
+                    headers={**headers, **CREDENTIALS["identity without token"]}
+                    if name == "wrong token"
+                    else headers,
+                    json=NEW_SCHEDULE if method == "POST" else None,
+                )
+                assert answer.status_code == 401, (method, path, name, answer.text)
+                assert answer.json()["error"] == "unauthorized", (method, path, name)
+    after = (await admin.get("/api/schedules", params={"pageSize": 1})).json()["totalItems"]
+    assert after == before

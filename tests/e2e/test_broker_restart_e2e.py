@@ -55,7 +55,13 @@ async def platform(
         mongo_url=mongo_url,
         base=base,
         smtp_port=free_port(),  # no email jobs here
-        extra_env={"GATEWAY_API_REQUESTS_PER_MINUTE": "0"},
+        extra_env={
+            "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
+            # A dispatch whose confirm the restart cut off is dropped, not sent twice, and the
+            # reconciler sends it again once the broker cannot hold it any more: past the
+            # ready TTL (60 s) with a little slack instead of the default 120 s.
+            "SCHEDULER_RECONCILE_AFTER_SECONDS": "70",
+        },
     )
     stack = Stack(config, Path(base) / "logs")
     # Supervised as `make dev` runs it: a service that gives up on itself (liveness, exit 70)

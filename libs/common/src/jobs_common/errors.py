@@ -117,3 +117,24 @@ class UpstreamUnavailable(PlatformError):
 
 class PoisonMessage(PlatformError):
     """A message that can never be processed (unparseable, unknown version): dead path."""
+
+
+# The errors an owning service's answer carries back to the caller's caller unchanged.
+PASSED_ON: dict[int, type[PlatformError]] = {
+    error.status_code: error
+    for error in (BadRequest, ValidationFailed, NotFound, Conflict, TooManyRequests)
+}
+
+
+def error_from_answer(status_code: int, body: Any, *, owner: str) -> PlatformError:
+    """The error a service answered (``owner`` names it), to raise again: a refusal that is
+    the caller's (400, 404, 409, 422, 429) with its message and details; anything else (a
+    401 of a misconfigured token, a 5xx, a body that is not an envelope) as 503."""
+    error = PASSED_ON.get(status_code)
+    try:
+        envelope = ErrorEnvelope.model_validate(body)
+    except ValueError:
+        envelope = None
+    if error is None or envelope is None:
+        return UpstreamUnavailable(f"the {owner} answered {status_code}; retry")
+    return error(envelope.message, details=envelope.details)

@@ -86,6 +86,10 @@ NetworkList = Annotated[
     list[str], NoDecode, BeforeValidator(list_entries), AfterValidator(_networks)
 ]
 """IP addresses and networks (``10.0.0.0/8``), comma-separated or a JSON array."""
+HttpBaseUrlList = Annotated[
+    list[HttpBaseUrl], NoDecode, BeforeValidator(list_entries), Field(min_length=1)
+]
+"""Base URLs of the replicas of one service, comma-separated or a JSON array."""
 
 
 class ServiceSettings(BaseSettings):

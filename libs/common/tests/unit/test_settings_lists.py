@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from jobs_common.settings import EntryList, NetworkList
+from jobs_common.settings import EntryList, HttpBaseUrlList, NetworkList
 
 pytestmark = pytest.mark.unit
 
@@ -17,6 +17,7 @@ class Lists(BaseSettings):
 
     names: EntryList = []
     networks: NetworkList = []
+    urls: HttpBaseUrlList = ["http://127.0.0.1:8080"]
 
 
 @pytest.mark.parametrize(
@@ -40,3 +41,12 @@ def test_a_bad_network_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch, bad
     monkeypatch.setenv("LISTS_NETWORKS", f"127.0.0.1,{bad}")
     with pytest.raises(ValidationError, match="neither an IP address nor a network"):
         Lists()
+
+
+def test_replica_urls_are_a_list_of_http_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LISTS_URLS", "http://s1:8080, http://s2:8080")
+    assert Lists().urls == ["http://s1:8080", "http://s2:8080"]
+    for bad in ("", "s1:8080", "http://s1:8080,ftp://s2"):
+        monkeypatch.setenv("LISTS_URLS", bad)
+        with pytest.raises(ValidationError):
+            Lists()

@@ -110,6 +110,7 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                     port,
                     DATABASE_URL=config.database_url,
                     AMQP_URL=config.amqp_url,
+                    INTERNAL_TOKEN=config.internal_token,
                 ),
             )
         )
@@ -139,6 +140,7 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                 AMQP_URL=config.amqp_url,
                 INTERNAL_TOKEN=config.internal_token,
                 SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
+                SCHEDULER_URLS=",".join(f"http://127.0.0.1:{s.port}" for s in schedulers),
             ),
         ),
         ServiceProcess(

@@ -23,6 +23,7 @@ from jobs_dashboard.adapters.gauge_reads import GaugeReads
 from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
+from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
 from jobs_dashboard.api.limits import body_limits
@@ -49,6 +50,10 @@ def create_app(settings: Settings) -> FastAPI:
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
         )
         app.state.types = SubmissionTypes(submission, internal_token=settings.internal_token)
+        scheduler = httpx.AsyncClient(timeout=settings.scheduler_timeout_seconds)
+        app.state.scheduler = SchedulerApi(
+            scheduler, settings.scheduler_urls, internal_token=settings.internal_token
+        )
         app.state.commands = CommandPublisher(
             bus.publisher,
             timeout=settings.publish_timeout_seconds,
@@ -73,6 +78,7 @@ def create_app(settings: Settings) -> FastAPI:
             await gauges.stop()
             app.state.bus = None
             await submission.aclose()
+            await scheduler.aclose()
             await bus.close()
             await engine.dispose()
             log.info("dashboard stopped", extra={"action": "shutdown"})

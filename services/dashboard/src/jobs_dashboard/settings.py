@@ -10,6 +10,7 @@ from jobs_common.recipients import RecipientList
 from jobs_common.settings import (
     AmqpSettingsMixin,
     HttpBaseUrl,
+    HttpBaseUrlList,
     InternalAuthMixin,
     PostgresSettingsMixin,
     ServiceSettings,
@@ -27,6 +28,11 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     # edited requeue of a type that is not built in is checked there (adapters/job_types.py).
     submission_url: HttpBaseUrl = "http://127.0.0.1:3001"
     submission_timeout_seconds: float = Field(default=5.0, gt=0)
+    # The scheduler, which owns the schedules: their create, pause, resume and delete are
+    # its internal API's (adapters/scheduler_api.py). Each replica's base URL (comma-
+    # separated): a call goes to the first that accepts the connection.
+    scheduler_urls: HttpBaseUrlList = ["http://127.0.0.1:8080"]
+    scheduler_timeout_seconds: float = Field(default=10.0, gt=0)
     # Request bodies (jobs_common.body_limit, api/limits.py): 413 above these; the job limit
     # is for bodies that carry a job payload (a requeue's edit, a schedule's template).
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=0)

@@ -19,9 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from jobs_common.auth import Identity
 from jobs_common.db import async_url
+from jobs_common.error_handlers import install_error_handlers
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
 from jobs_dashboard.app import create_app
 from jobs_dashboard.settings import Settings
+from jobs_scheduler.api.schedules import router as scheduler_schedules
+from jobs_testing.asgi_server import serve_app
 from jobs_testing.infra import free_port
 
 INTERNAL_TOKEN = "dashboard-test-internal-token-0123456789"
@@ -155,7 +158,20 @@ def job_factory(store_engine: AsyncEngine) -> JobFactory:
 
 
 @pytest.fixture
-def settings(jobs_database_url: str, rabbit_url: str) -> Settings:
+async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
+    """The scheduler's internal API (the real routes, over HTTP, on this test's database):
+    the owner of the schedules, which the dashboard's schedule commands reach."""
+    api = FastAPI()
+    install_error_handlers(api)
+    api.state.internal_token = INTERNAL_TOKEN
+    api.state.engine = store_engine
+    api.include_router(scheduler_schedules)
+    async with serve_app(api, free_port()) as url:
+        yield url
+
+
+@pytest.fixture
+def settings(jobs_database_url: str, rabbit_url: str, scheduler_url: str) -> Settings:
     return Settings(
         database_url=async_url(jobs_database_url),
         amqp_url=rabbit_url,
@@ -164,6 +180,7 @@ def settings(jobs_database_url: str, rabbit_url: str) -> Settings:
         db_pool_size=2,
         # Nothing listens: a custom type's check answers 503 (built-ins need no registry).
         submission_url=f"http://127.0.0.1:{free_port()}",
+        scheduler_urls=[scheduler_url],
     )
 
 

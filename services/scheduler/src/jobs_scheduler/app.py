@@ -1,4 +1,5 @@
-"""Scheduler app: consumers and loops run in the lifespan; HTTP serves only ops routes."""
+"""Scheduler app: consumers and loops run in the lifespan; HTTP serves the ops routes and the
+internal API of the tables it owns (``api/``), for the dashboard."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.api.schedules import router as schedules_router
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
@@ -171,12 +173,15 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = await start_runtime(settings)
         app.state.runtime = runtime
+        app.state.engine = runtime.engine  # the internal API's (api/)
         try:
             yield
         finally:
             await stop_runtime(runtime)
 
     app = FastAPI(title="jobs scheduler", lifespan=lifespan)
+    app.state.internal_token = settings.internal_token
+    app.state.previous_internal_tokens = settings.previous_internal_tokens
     install_error_handlers(app)
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
@@ -190,4 +195,5 @@ def create_app(settings: Settings) -> FastAPI:
         return await runtime.own_parts() if runtime else {}
 
     add_ops_routes(app, ready, live=live, settings=settings)
+    app.include_router(schedules_router)
     return app

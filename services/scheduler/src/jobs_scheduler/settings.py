@@ -10,10 +10,15 @@ from pydantic_settings import SettingsConfigDict
 from jobs_common.acks import AckPolicy
 from jobs_common.contracts import RetryStrategy
 from jobs_common.retry_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY, DEFAULT_TIMEOUT_SECONDS
-from jobs_common.settings import AmqpSettingsMixin, PostgresSettingsMixin, ServiceSettings
+from jobs_common.settings import (
+    AmqpSettingsMixin,
+    InternalAuthMixin,
+    PostgresSettingsMixin,
+    ServiceSettings,
+)
 
 
-class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
+class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, InternalAuthMixin):
     model_config = SettingsConfigDict(env_prefix="SCHEDULER_", extra="ignore")
 
     port: int = 8080

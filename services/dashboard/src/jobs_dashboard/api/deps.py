@@ -14,6 +14,7 @@ from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
+from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.domain.query import (
     DEFAULT_PAGE_SIZE,
@@ -34,6 +35,7 @@ __all__ = [
     "PageDep",
     "ReaderDep",
     "RegistryDep",
+    "SchedulerDep",
     "SchedulesDep",
     "SettingsDep",
     "TypesDep",
@@ -59,6 +61,10 @@ async def get_schedules(request: Request) -> ScheduleStore:
 
 async def get_registry(request: Request) -> RegistryStore:
     return cast(RegistryStore, request.app.state.registry)
+
+
+async def get_scheduler(request: Request) -> SchedulerApi:
+    return cast(SchedulerApi, request.app.state.scheduler)
 
 
 async def get_types(request: Request) -> SubmissionTypes:
@@ -118,6 +124,7 @@ ReaderDep = Annotated[JobReader, Depends(get_reader)]
 CommandsDep = Annotated[CommandPublisher, Depends(get_commands)]
 DeadLettersDep = Annotated[DeadLetterStore, Depends(get_dead_letters)]
 SchedulesDep = Annotated[ScheduleStore, Depends(get_schedules)]
+SchedulerDep = Annotated[SchedulerApi, Depends(get_scheduler)]
 RegistryDep = Annotated[RegistryStore, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 TypesDep = Annotated[SubmissionTypes, Depends(get_types)]

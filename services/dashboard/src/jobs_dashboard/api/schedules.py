@@ -1,4 +1,8 @@
-"""Cron schedules: create, list, detail with recent fires, pause, resume, delete."""
+"""Cron schedules: create, list, detail with recent fires, pause, resume, delete.
+
+The dashboard reads the schedules; their commands go to the scheduler, which owns them
+(``adapters/scheduler_api.py``): the request is checked here (its cron, its job template
+against its type, the email rules) and the scheduler decides the rest (409, 429, 404)."""
 
 from __future__ import annotations
 
@@ -8,23 +12,23 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response
 
 from jobs_common.contracts import utcnow
-from jobs_common.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
+from jobs_common.errors import NotFound, ValidationFailed
 from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_identity import CurrentIdentity
+from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
 from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
     PageDep,
+    SchedulerDep,
     SchedulesDep,
     SettingsDep,
     TypesDep,
 )
 from jobs_dashboard.domain.payloads import check_payload
 from jobs_dashboard.domain.schedules import (
-    ScheduleCaps,
     ScheduleCreate,
     ScheduleDetail,
     SchedulePage,
-    ScheduleView,
     refused_recipient,
     too_frequent_for_email,
 )
@@ -46,7 +50,7 @@ ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The sche
 async def create_schedule(
     body: ScheduleCreate,
     identity: CurrentIdentity,
-    store: SchedulesDep,
+    scheduler: SchedulerDep,
     settings: SettingsDep,
     types: TypesDep,
 ) -> ScheduleView:
@@ -67,20 +71,14 @@ async def create_schedule(
         max_schedules=settings.max_schedules_per_user,
         max_email_schedules=settings.max_email_schedules_per_user,
     )
-    view = await store.create(
+    command = NewSchedule(
         name=body.name,
         cron=body.cron,
         timezone=body.timezone,
         job_template=template,
-        owner=identity.email,
         caps=caps if capped else None,
     )
-    if view is None:
-        raise Conflict(
-            f"a schedule named {body.name!r} already exists",
-            details=[ErrorDetail(field="name", message="already used by one of your schedules")],
-        )
-    return view
+    return await scheduler.create_schedule(command, identity)
 
 
 @router.get("", summary="Schedules (a user's own, an admin's all), by name")
@@ -103,12 +101,9 @@ async def get_schedule(
 
 @router.post("/{scheduleId}/pause", summary="Stop firing (idempotent)")
 async def pause_schedule(
-    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
 ) -> ScheduleView:
-    view = await store.set_paused(schedule_id, visibility, paused=True)
-    if view is None:
-        raise NotFound(f"schedule {schedule_id} not found")
-    return view
+    return await scheduler.set_paused(schedule_id, identity, paused=True)
 
 
 @router.post(
@@ -116,18 +111,14 @@ async def pause_schedule(
     summary="Fire again from the next fire time after now (missed times are not replayed)",
 )
 async def resume_schedule(
-    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
 ) -> ScheduleView:
-    view = await store.set_paused(schedule_id, visibility, paused=False)
-    if view is None:
-        raise NotFound(f"schedule {schedule_id} not found")
-    return view
+    return await scheduler.set_paused(schedule_id, identity, paused=False)
 
 
 @router.delete("/{scheduleId}", status_code=204, summary="Delete a schedule and its fire log")
 async def delete_schedule(
-    schedule_id: ScheduleId, visibility: OwnVisibilityDep, store: SchedulesDep
+    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
 ) -> Response:
-    if not await store.delete(schedule_id, visibility):
-        raise NotFound(f"schedule {schedule_id} not found")
+    await scheduler.delete_schedule(schedule_id, identity)
     return Response(status_code=204)

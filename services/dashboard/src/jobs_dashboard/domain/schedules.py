@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -12,8 +11,9 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.cron import check_cron, check_timezone, shortest_gap_seconds
-from jobs_common.errors import ErrorDetail, TooManyRequests
+from jobs_common.errors import ErrorDetail
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
+from jobs_common.schedule_commands import ScheduleView
 from jobs_dashboard.domain.payloads import CheckedPayload
 from jobs_dashboard.domain.query import Page
 from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
@@ -94,21 +94,6 @@ class ScheduleCreate(CamelModel):
         return value
 
 
-class ScheduleView(CamelModel):
-    id: uuid.UUID
-    name: str
-    cron: str
-    timezone: str
-    job_template: dict[str, Any]
-    owner: str
-    paused: bool
-    next_fire_at: datetime | None = Field(description="UTC; null while paused.")
-    last_fire_at: datetime | None
-    last_job_id: uuid.UUID | None
-    created_at: datetime
-    updated_at: datetime
-
-
 class ScheduleFire(CamelModel):
     fire_time: datetime
     job_id: uuid.UUID
@@ -122,34 +107,6 @@ class ScheduleDetail(ScheduleView):
 
 class SchedulePage(Page[ScheduleView]):
     pass
-
-
-class ScheduleQuotaExceeded(TooManyRequests):
-    """429 in the error envelope. No Retry-After: waiting frees no slot, deleting a schedule
-    does."""
-
-
-@dataclass(frozen=True)
-class ScheduleCaps:
-    """How many schedules one owner may have (0: no cap), and of them how many make email
-    jobs (each fire sends mail: a schedule multiplies whatever the email quota lets through).
-    Counted in the creating transaction (``adapters/schedules.py``)."""
-
-    max_schedules: int
-    max_email_schedules: int
-
-    def check(self, *, schedules: int, email_schedules: int, is_email: bool) -> None:
-        """``schedules``/``email_schedules``: the owner's existing ones."""
-        if self.max_schedules and schedules >= self.max_schedules:
-            raise ScheduleQuotaExceeded(
-                f"schedule quota reached: at most {self.max_schedules} schedules per user; "
-                "delete one to create another"
-            )
-        if is_email and self.max_email_schedules and email_schedules >= self.max_email_schedules:
-            raise ScheduleQuotaExceeded(
-                f"email schedule quota reached: at most {self.max_email_schedules} schedules "
-                "of email jobs per user; delete one to create another"
-            )
 
 
 def too_frequent_for_email(

@@ -1,0 +1,54 @@
+"""Schedule commands between the dashboard and the scheduler, which owns ``schedules``.
+
+The dashboard checks what a user asked (the cron expression, the job template against its
+type, the email rules) and sends the scheduler's internal API
+(``/internal/v1/schedules``, docs/architecture.md) a :class:`NewSchedule`, or a pause, resume
+or delete of one schedule id, with the caller's identity headers. The scheduler decides what
+depends on the rows (the name taken: 409; the owner's caps: 429; not the caller's or gone:
+404) in the transaction that writes them, and answers with a :class:`ScheduleView`."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from jobs_common.api_models import CamelModel
+
+SCHEDULES_PATH = "/internal/v1/schedules"
+
+
+class ScheduleCaps(CamelModel):
+    """How many schedules one owner may have (0: no cap), and of them how many make email
+    jobs (each fire sends mail: a schedule multiplies whatever the email quota lets
+    through). The dashboard's settings; counted by the scheduler when it creates one."""
+
+    max_schedules: int = Field(ge=0)
+    max_email_schedules: int = Field(ge=0)
+
+
+class NewSchedule(CamelModel):
+    """A schedule to create for the caller, already checked by the dashboard."""
+
+    name: str = Field(min_length=1, max_length=200)
+    cron: str
+    timezone: str
+    job_template: dict[str, Any]
+    caps: ScheduleCaps | None = Field(default=None, description="None: the caller is exempt.")
+
+
+class ScheduleView(CamelModel):
+    id: uuid.UUID
+    name: str
+    cron: str
+    timezone: str
+    job_template: dict[str, Any]
+    owner: str
+    paused: bool
+    next_fire_at: datetime | None = Field(description="UTC; null while paused.")
+    last_fire_at: datetime | None
+    last_job_id: uuid.UUID | None
+    created_at: datetime
+    updated_at: datetime

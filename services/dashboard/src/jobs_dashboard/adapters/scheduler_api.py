@@ -1,0 +1,74 @@
+"""The scheduler's internal API, for the commands on the tables it owns (schedules).
+
+The scheduler is the one writer of ``schedules`` (docs/architecture.md); the dashboard
+checks a request and sends it there (``jobs_common.schedule_commands``), then answers with
+what the scheduler decided. Each replica serves the API: a call goes to the first of
+``urls`` that accepts the connection, so a replica that is down is passed over. A call that
+reached one and then failed (a timeout) is not sent again: it may have been applied."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from jobs_common.auth import Identity
+from jobs_common.errors import UpstreamUnavailable, error_from_answer
+from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
+
+
+class SchedulerApi:
+    def __init__(
+        self, client: httpx.AsyncClient, urls: Sequence[str], *, internal_token: str
+    ) -> None:
+        self.client = client
+        self.urls = [url.rstrip("/") for url in urls]
+        self.internal_token = internal_token
+
+    async def _call(
+        self, method: str, path: str, identity: Identity, body: dict[str, Any] | None = None
+    ) -> httpx.Response:
+        headers = identity.headers(self.internal_token)
+        for url in self.urls:
+            try:
+                return await self.client.request(method, url + path, json=body, headers=headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                continue  # never sent: another replica may take it
+            except httpx.HTTPError as exc:
+                raise UpstreamUnavailable("the scheduler did not answer; retry") from exc
+        raise UpstreamUnavailable("no scheduler is reachable; retry")
+
+    async def _view(
+        self, method: str, path: str, identity: Identity, body: dict[str, Any] | None = None
+    ) -> ScheduleView:
+        answer = await self._call(method, path, identity, body)
+        if answer.status_code not in (200, 201):
+            raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+        return ScheduleView.model_validate(answer.json())
+
+    async def create_schedule(self, command: NewSchedule, identity: Identity) -> ScheduleView:
+        """Raises Conflict (the caller has the name), TooManyRequests (a cap)."""
+        body = command.model_dump(mode="json", by_alias=True)
+        return await self._view("POST", SCHEDULES_PATH, identity, body)
+
+    async def set_paused(
+        self, schedule_id: uuid.UUID, identity: Identity, *, paused: bool
+    ) -> ScheduleView:
+        """Raises NotFound (not the caller's, or gone)."""
+        action = "pause" if paused else "resume"
+        return await self._view("POST", f"{SCHEDULES_PATH}/{schedule_id}/{action}", identity)
+
+    async def delete_schedule(self, schedule_id: uuid.UUID, identity: Identity) -> None:
+        """Raises NotFound (not the caller's, or gone)."""
+        answer = await self._call("DELETE", f"{SCHEDULES_PATH}/{schedule_id}", identity)
+        if answer.status_code != 204:
+            raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+
+
+def _json(answer: httpx.Response) -> Any:
+    try:
+        return answer.json()
+    except ValueError:
+        return None

@@ -1,0 +1,1 @@
+"""The scheduler's internal HTTP API: commands on the tables it owns (docs/architecture.md)."""

@@ -1,0 +1,82 @@
+"""``/internal/v1/schedules``: create, pause, resume and delete schedules for the dashboard,
+which checked the request (``jobs_common.schedule_commands``). Service to service: the
+gateway routes no path under ``/internal`` and the routes are left out of OpenAPI. A user
+acts on their own schedules, an admin on everyone's; anything else is not found."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request, Response
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common.auth import Identity
+from jobs_common.errors import Conflict, ErrorDetail, NotFound
+from jobs_common.request_identity import CurrentIdentity
+from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
+from jobs_scheduler.adapters import schedules
+
+router = APIRouter(prefix=SCHEDULES_PATH, include_in_schema=False)
+
+ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId")]
+
+
+def engine_of(request: Request) -> AsyncEngine:
+    engine: AsyncEngine = request.app.state.engine
+    return engine
+
+
+def owner_of(identity: Identity) -> str | None:
+    """Whose schedules the caller may change: None, everyone's (an admin)."""
+    return None if identity.is_admin else identity.email
+
+
+def not_found(schedule_id: uuid.UUID) -> NotFound:
+    return NotFound(f"schedule {schedule_id} not found")
+
+
+@router.post("", status_code=201)
+async def create_schedule(
+    request: Request, command: NewSchedule, identity: CurrentIdentity
+) -> ScheduleView:
+    view = await schedules.create(engine_of(request), command, owner=identity.email)
+    if view is None:
+        raise Conflict(
+            f"a schedule named {command.name!r} already exists",
+            details=[ErrorDetail(field="name", message="already used by one of your schedules")],
+        )
+    return view
+
+
+@router.post("/{scheduleId}/pause")
+async def pause_schedule(
+    request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
+) -> ScheduleView:
+    view = await schedules.set_paused(
+        engine_of(request), schedule_id, owner_of(identity), paused=True
+    )
+    if view is None:
+        raise not_found(schedule_id)
+    return view
+
+
+@router.post("/{scheduleId}/resume")
+async def resume_schedule(
+    request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
+) -> ScheduleView:
+    view = await schedules.set_paused(
+        engine_of(request), schedule_id, owner_of(identity), paused=False
+    )
+    if view is None:
+        raise not_found(schedule_id)
+    return view
+
+
+@router.delete("/{scheduleId}", status_code=204)
+async def delete_schedule(
+    request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
+) -> Response:
+    if not await schedules.remove(engine_of(request), schedule_id, owner_of(identity)):
+        raise not_found(schedule_id)
+    return Response(status_code=204)

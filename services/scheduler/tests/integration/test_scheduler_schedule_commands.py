@@ -1,0 +1,116 @@
+"""The scheduler's internal API for the schedules it owns (``/internal/v1/schedules``), the
+real app over HTTP on a real job store: the dashboard's create, pause, resume and delete,
+decided here with the answers the dashboard passes on (409, 429, 404), and nothing without
+the internal token."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from jobs_common.auth import Identity
+from jobs_scheduler.app import create_app
+from jobs_scheduler.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "scheduler-test-internal-token-0123456789"
+USER = Identity(user_id="u-1", email="user@test.com", role="user")
+OTHER = Identity(user_id="u-2", email="other@test.com", role="user")
+ADMIN = Identity(user_id="u-3", email="admin@test.com", role="admin")
+PATH = "/internal/v1/schedules"
+
+
+def new_schedule(name: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "cron": "0 3 * * *",
+        "timezone": "Europe/Berlin",
+        "jobTemplate": {"type": "simulate", "payload": {}, "priority": 2},
+        **fields,
+    }
+
+
+@pytest.fixture
+async def api(scheduler_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    settings = scheduler_settings.model_copy(update={"internal_token": TOKEN})
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://scheduler") as client:
+            yield client
+
+
+def as_(identity: Identity) -> dict[str, str]:
+    return identity.headers(TOKEN)
+
+
+async def test_create_pause_resume_delete_by_owner_and_admin_only(api: httpx.AsyncClient) -> None:
+    created = await api.post(PATH, json=new_schedule("nightly"), headers=as_(USER))
+    assert created.status_code == 201, created.text
+    view = created.json()
+    assert (view["owner"], view["paused"], view["timezone"]) == (USER.email, False, "Europe/Berlin")
+    assert view["nextFireAt"] is not None
+    schedule = f"{PATH}/{view['id']}"
+
+    again = await api.post(PATH, json=new_schedule("nightly"), headers=as_(USER))
+    assert again.status_code == 409
+    assert again.json()["details"] == [
+        {"field": "name", "message": "already used by one of your schedules"}
+    ]
+    # The name is the owner's: another user may use it.
+    assert (
+        await api.post(PATH, json=new_schedule("nightly"), headers=as_(OTHER))
+    ).status_code == 201
+
+    assert (await api.post(f"{schedule}/pause", headers=as_(OTHER))).status_code == 404
+    paused = await api.post(f"{schedule}/pause", headers=as_(ADMIN))
+    assert paused.status_code == 200
+    assert (paused.json()["paused"], paused.json()["nextFireAt"]) == (True, None)
+    resumed = await api.post(f"{schedule}/resume", headers=as_(USER))
+    assert (resumed.json()["paused"], resumed.json()["nextFireAt"] is not None) == (False, True)
+
+    assert (await api.delete(schedule, headers=as_(OTHER))).status_code == 404
+    assert (await api.delete(schedule, headers=as_(USER))).status_code == 204
+    gone = await api.delete(schedule, headers=as_(USER))
+    assert gone.status_code == 404
+    assert gone.json()["error"] == "not_found"
+
+
+async def test_caps_are_counted_per_owner_in_the_creating_transaction(
+    api: httpx.AsyncClient,
+) -> None:
+    caps = {"caps": {"maxSchedules": 2, "maxEmailSchedules": 1}}
+    email = {"type": "email", "payload": {"to": "a@example.com", "subject": "s", "body": "b"}}
+    first = await api.post(
+        PATH, json=new_schedule("mail", jobTemplate=email, **caps), headers=as_(USER)
+    )
+    assert first.status_code == 201, first.text
+    second_mail = await api.post(
+        PATH, json=new_schedule("mail-2", jobTemplate=email, **caps), headers=as_(USER)
+    )
+    assert second_mail.status_code == 429
+    assert "email schedule quota" in second_mail.json()["message"]
+    assert (
+        await api.post(PATH, json=new_schedule("b", **caps), headers=as_(USER))
+    ).status_code == 201
+    third = await api.post(PATH, json=new_schedule("c", **caps), headers=as_(USER))
+    assert (third.status_code, third.json()["error"]) == (429, "too_many_requests")
+    # Without caps (the dashboard exempts the caller), and for another owner, no cap applies.
+    assert (await api.post(PATH, json=new_schedule("c"), headers=as_(USER))).status_code == 201
+    assert (
+        await api.post(PATH, json=new_schedule("c", **caps), headers=as_(OTHER))
+    ).status_code == 201
+
+
+async def test_nothing_without_the_internal_token(api: httpx.AsyncClient) -> None:
+    identity_only = {k: v for k, v in as_(USER).items() if k.lower() != "x-internal-token"}
+    refused = await api.post(PATH, json=new_schedule("x"), headers=identity_only)
+    assert (refused.status_code, refused.json()["error"]) == (401, "unauthorized")
+    wrong = {**as_(USER), "x-internal-token": "not-the-token-0123456789abcdef0123"}
+    assert (await api.post(PATH, json=new_schedule("x"), headers=wrong)).status_code == 401
+    # Nothing was created: the name is free.
+    assert (await api.post(PATH, json=new_schedule("x"), headers=as_(USER))).status_code == 201
