@@ -21,7 +21,6 @@ OWNERS: dict[str, str] = {table: "scheduler" for table in metadata.tables}
 PENDING: set[tuple[str, str]] = {
     ("dashboard", "dead_letters"),
     ("dashboard", "dead_letter_actions"),
-    ("dashboard", "retry_policies"),
 }
 WRITE = re.compile(
     r"\b(?:insert|update|delete|insert_into)\(\s*(\w+)\s*[,)]"

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from jobs_common.auth import Identity
 from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.retry_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS
+from jobs_common.retry_policy_commands import RetryPolicyCreate
 from jobs_dashboard.domain.dead_letters import BulkAction, BulkRequest, BulkSelector
 from jobs_dashboard.domain.payloads import (
     CheckedPayload,
@@ -18,7 +19,7 @@ from jobs_dashboard.domain.payloads import (
     validate_payload,
 )
 from jobs_dashboard.domain.query import Visibility
-from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyCreate
+from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY
 from jobs_dashboard.domain.schedules import JobTemplate, ScheduleCreate
 
 pytestmark = pytest.mark.unit

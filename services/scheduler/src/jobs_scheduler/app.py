@@ -26,6 +26,7 @@ from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -196,4 +197,5 @@ def create_app(settings: Settings) -> FastAPI:
 
     add_ops_routes(app, ready, live=live, settings=settings)
     app.include_router(schedules_router)
+    app.include_router(retry_policies_router)
     return app

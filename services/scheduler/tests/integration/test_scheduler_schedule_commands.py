@@ -114,3 +114,29 @@ async def test_nothing_without_the_internal_token(api: httpx.AsyncClient) -> Non
     assert (await api.post(PATH, json=new_schedule("x"), headers=wrong)).status_code == 401
     # Nothing was created: the name is free.
     assert (await api.post(PATH, json=new_schedule("x"), headers=as_(USER))).status_code == 201
+
+
+POLICIES = "/internal/v1/retry-policies"
+POLICY = {
+    "name": "gentle",
+    "strategy": "exponential",
+    "baseDelayMs": 500,
+    "multiplier": 2,
+    "maxDelayMs": 10_000,
+    "jitter": False,
+    "maxAttempts": 4,
+}
+
+
+async def test_a_named_retry_policy_is_stored_once_for_an_admin(api: httpx.AsyncClient) -> None:
+    assert (await api.post(POLICIES, json=POLICY, headers=as_(USER))).status_code == 403
+    stored = await api.post(POLICIES, json=POLICY, headers=as_(ADMIN))
+    assert stored.status_code == 201, stored.text
+    assert stored.json() | {"createdAt": None} == POLICY | {
+        "createdBy": ADMIN.email,
+        "createdAt": None,
+    }
+    again = await api.post(POLICIES, json=POLICY | {"baseDelayMs": 1}, headers=as_(ADMIN))
+    assert (again.status_code, again.json()["error"]) == (409, "conflict")
+    bad = await api.post(POLICIES, json=POLICY | {"maxDelayMs": 1}, headers=as_(ADMIN))
+    assert bad.status_code == 422

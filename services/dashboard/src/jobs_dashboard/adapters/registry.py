@@ -1,4 +1,4 @@
-"""Retry policies, the worker registry and batches: small reads (and policy inserts).
+"""Retry policies, the worker registry and batches: small reads.
 
 The registry reads ``workers`` and ``read_horizons`` (both the scheduler's) and writes neither."""
 
@@ -8,15 +8,14 @@ import uuid
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.jobstore import batches, jobs, read_horizons, retry_policies, workers
+from jobs_common.retry_policy_commands import RetryPolicyView
 from jobs_common.topology import HEARTBEAT
 from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
 from jobs_dashboard.domain.query import PageRequest, Visibility
-from jobs_dashboard.domain.retry_policies import RetryPolicyCreate, RetryPolicyView
 from jobs_dashboard.domain.workers import (
     STATUS_ORDER,
     WorkerList,
@@ -61,30 +60,6 @@ async def read_heartbeat_horizon(
 
 
 class RegistryStore(Store):
-    async def create_policy(
-        self, policy: RetryPolicyCreate, *, created_by: str
-    ) -> RetryPolicyView | None:
-        """Insert a named policy; None when the name is taken."""
-        async with self.transaction() as connection:
-            row = (
-                await connection.execute(
-                    insert(retry_policies)
-                    .values(
-                        name=policy.name,
-                        strategy=policy.strategy,
-                        base_delay_ms=policy.base_delay_ms,
-                        multiplier=policy.multiplier,
-                        max_delay_ms=policy.max_delay_ms,
-                        jitter=policy.jitter,
-                        max_attempts=policy.max_attempts,
-                        created_by=created_by,
-                    )
-                    .on_conflict_do_nothing(index_elements=[retry_policies.c.name])
-                    .returning(*retry_policies.c)
-                )
-            ).first()
-        return None if row is None else to_policy(row)
-
     async def policies(self) -> list[RetryPolicyView]:
         async with self.snapshot() as connection:
             rows = await connection.execute(select(retry_policies).order_by(retry_policies.c.name))

@@ -1,10 +1,12 @@
-"""The scheduler's internal API, for the commands on the tables it owns (schedules).
+"""The scheduler's internal API, for the commands on the tables it owns (schedules, named
+retry policies).
 
-The scheduler is the one writer of ``schedules`` (docs/architecture.md); the dashboard
-checks a request and sends it there (``jobs_common.schedule_commands``), then answers with
-what the scheduler decided. Each replica serves the API: a call goes to the first of
-``urls`` that accepts the connection, so a replica that is down is passed over. A call that
-reached one and then failed (a timeout) is not sent again: it may have been applied."""
+The scheduler is the one writer of those tables (docs/architecture.md); the dashboard checks
+a request and sends it there (``jobs_common.schedule_commands``,
+``jobs_common.retry_policy_commands``), then answers with what the scheduler decided. Each
+replica serves the API: a call goes to the first of ``urls`` that accepts the connection, so
+a replica that is down is passed over. A call that reached one and then failed (a timeout)
+is not sent again: it may have been applied."""
 
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ import httpx
 
 from jobs_common.auth import Identity
 from jobs_common.errors import UpstreamUnavailable, error_from_answer
+from jobs_common.retry_policy_commands import (
+    RETRY_POLICIES_PATH,
+    RetryPolicyCreate,
+    RetryPolicyView,
+)
 from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
 
 
@@ -40,13 +47,19 @@ class SchedulerApi:
                 raise UpstreamUnavailable("the scheduler did not answer; retry") from exc
         raise UpstreamUnavailable("no scheduler is reachable; retry")
 
-    async def _view(
+    async def _answer(
         self, method: str, path: str, identity: Identity, body: dict[str, Any] | None = None
-    ) -> ScheduleView:
+    ) -> Any:
+        """The JSON of a 200 or 201; raises the error of any other answer."""
         answer = await self._call(method, path, identity, body)
         if answer.status_code not in (200, 201):
             raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
-        return ScheduleView.model_validate(answer.json())
+        return answer.json()
+
+    async def _view(
+        self, method: str, path: str, identity: Identity, body: dict[str, Any] | None = None
+    ) -> ScheduleView:
+        return ScheduleView.model_validate(await self._answer(method, path, identity, body))
 
     async def create_schedule(self, command: NewSchedule, identity: Identity) -> ScheduleView:
         """Raises Conflict (the caller has the name), TooManyRequests (a cap)."""
@@ -65,6 +78,12 @@ class SchedulerApi:
         answer = await self._call("DELETE", f"{SCHEDULES_PATH}/{schedule_id}", identity)
         if answer.status_code != 204:
             raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+
+    async def create_policy(self, policy: RetryPolicyCreate, identity: Identity) -> RetryPolicyView:
+        """Raises Conflict (the name is taken)."""
+        body = policy.model_dump(mode="json", by_alias=True)
+        stored = await self._answer("POST", RETRY_POLICIES_PATH, identity, body)
+        return RetryPolicyView.model_validate(stored)
 
 
 def _json(answer: httpx.Response) -> Any:

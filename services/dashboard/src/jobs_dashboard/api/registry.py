@@ -8,8 +8,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
 
-from jobs_common.errors import Conflict, ErrorDetail, NotFound
+from jobs_common.errors import NotFound
 from jobs_common.request_identity import CurrentIdentity
+from jobs_common.retry_policy_commands import RetryPolicyCreate, RetryPolicyFields, RetryPolicyView
 from jobs_common.topology import DEFAULT_QUEUE, READY_QUEUE_BY_PRIORITY, ready_queue_for
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.api.deps import (
@@ -17,19 +18,14 @@ from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
     PageDep,
     RegistryDep,
+    SchedulerDep,
     SettingsDep,
     VisibilityDep,
 )
 from jobs_dashboard.domain.batches import BatchPage, BatchView
 from jobs_dashboard.domain.disclosure import policies_for
 from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
-from jobs_dashboard.domain.retry_policies import (
-    DEFAULT_POLICY,
-    RetryPolicyCreate,
-    RetryPolicyFields,
-    RetryPolicyList,
-    RetryPolicyView,
-)
+from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyList
 from jobs_dashboard.domain.workers import WorkerList
 
 policies = APIRouter(prefix="/api/retry-policies", tags=["retry policies"])
@@ -55,15 +51,10 @@ async def default_policy(_: CurrentIdentity) -> RetryPolicyFields:
     responses={403: {"description": "Not an admin"}, 409: {"description": "Name taken"}},
 )
 async def create_policy(
-    body: RetryPolicyCreate, admin: AdminDep, store: RegistryDep
+    body: RetryPolicyCreate, _: AdminDep, identity: CurrentIdentity, scheduler: SchedulerDep
 ) -> RetryPolicyView:
-    created = await store.create_policy(body, created_by=admin)
-    if created is None:
-        raise Conflict(
-            f"a retry policy named {body.name!r} already exists",
-            details=[ErrorDetail(field="name", message="already exists")],
-        )
-    return created
+    # Checked here, stored by the scheduler, which owns the policies (409: name taken).
+    return await scheduler.create_policy(body, identity)
 
 
 @workers.get(

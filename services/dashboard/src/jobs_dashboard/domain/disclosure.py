@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 from jobs_common.auth import Identity
 from jobs_common.disclosure import fingerprint_for_owner, for_owner, person_for_owner
+from jobs_common.retry_policy_commands import RetryPolicyView
 from jobs_dashboard.domain.dead_letters import DeadLetterGroup, DeadLetterItem
 from jobs_dashboard.domain.models import JobDetail, JobSummary, LogLine
-from jobs_dashboard.domain.retry_policies import RetryPolicyView
 
 
 def _text(text: str | None, owner: str, worker_ids: Iterable[str | None] = ()) -> str | None:

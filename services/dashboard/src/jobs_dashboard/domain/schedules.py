@@ -13,10 +13,10 @@ from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.cron import check_cron, check_timezone, shortest_gap_seconds
 from jobs_common.errors import ErrorDetail
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
+from jobs_common.retry_policy_commands import POLICY_NAME_PATTERN
 from jobs_common.schedule_commands import ScheduleView
 from jobs_dashboard.domain.payloads import CheckedPayload
 from jobs_dashboard.domain.query import Page
-from jobs_dashboard.domain.retry_policies import POLICY_NAME_PATTERN
 
 MAX_TIMEOUT_SECONDS = 1700  # the submission's cap: below RabbitMQ's 30 min consumer timeout
 LAST_FIRES = 20

@@ -26,11 +26,11 @@ from pydantic import (
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import RetryPolicySpec
 from jobs_common.errors import ErrorDetail
+from jobs_common.retry_policy_commands import POLICY_NAME_PATTERN
 
 MAX_DELAY_SECONDS = 31_536_000  # 365 days; also the furthest runAt ahead of now
 MAX_DEPENDENCIES = 100
 MAX_RETRY_DELAY_MS = 86_400_000  # RetryPolicySpec's bound
-POLICY_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 REF_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$"
 REF_PREFIX = "ref:"
 

@@ -1,0 +1,34 @@
+"""``/internal/v1/retry-policies``: an admin's named retry policy stored for the dashboard,
+which checked the request; 409 when the name is taken. Service to service, like
+``api/schedules.py``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from jobs_common.errors import Conflict, ErrorDetail, Forbidden
+from jobs_common.request_identity import CurrentIdentity
+from jobs_common.retry_policy_commands import (
+    RETRY_POLICIES_PATH,
+    RetryPolicyCreate,
+    RetryPolicyView,
+)
+from jobs_scheduler.adapters import retry_policies
+from jobs_scheduler.api.schedules import engine_of
+
+router = APIRouter(prefix=RETRY_POLICIES_PATH, include_in_schema=False)
+
+
+@router.post("", status_code=201)
+async def create_policy(
+    request: Request, policy: RetryPolicyCreate, identity: CurrentIdentity
+) -> RetryPolicyView:
+    if not identity.is_admin:
+        raise Forbidden("only admins may store retry policies")
+    created = await retry_policies.create(engine_of(request), policy, created_by=identity.email)
+    if created is None:
+        raise Conflict(
+            f"a retry policy named {policy.name!r} already exists",
+            details=[ErrorDetail(field="name", message="already exists")],
+        )
+    return created
