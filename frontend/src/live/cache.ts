@@ -156,8 +156,17 @@ export class JobDetailFollower {
     const state = this.client.getQueryState<JobDetail>(key);
     entry.checks += 1;
     const job = state?.data;
-    if (!state || (job === undefined && state.fetchStatus === 'idle') || (job && recordsChange(job, entry.change))) {
-      this.expected.delete(jobId); // caught up, or nothing shown to catch up
+    if (!state || (job === undefined && state.fetchStatus === 'idle')) {
+      this.expected.delete(jobId); // nothing shown to catch up
+      return;
+    }
+    if (job && recordsChange(job, entry.change)) {
+      this.expected.delete(jobId); // caught up
+      // The detail may have caught up by another read (the page's own polling) while its
+      // stored log was read before the job's last lines: read the log of an ended job once more.
+      if (TERMINAL_STATUSES.includes(entry.change.toStatus as JobStatus)) {
+        void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId), exact: true });
+      }
       return;
     }
     if (entry.checks >= this.maxChecks) {
