@@ -45,6 +45,29 @@ CREDENTIALS: dict[str, dict[str, str]] = {
 }
 
 
+async def assert_all_refused(
+    client: httpx.AsyncClient,
+    admin: httpx.AsyncClient,
+    calls: list[tuple[str, str]],
+    body: dict[str, Any],
+) -> None:
+    """Each call, with each credential that is not the internal token (and a user's own
+    bearer token), answers 401 unauthorized; ``body`` goes with the calls that take one."""
+    bearer = {"authorization": admin.headers["authorization"]}
+    for method, path in calls:
+        for name, headers in {**CREDENTIALS, "user's bearer": bearer}.items():
+            answer = await client.request(
+                method,
+                path,
+                headers={**headers, **CREDENTIALS["identity without token"]}
+                if name == "wrong token"
+                else headers,
+                json=body if method in {"POST", "PUT", "PATCH"} else None,
+            )
+            assert answer.status_code == 401, (method, path, name, answer.text)
+            assert answer.json()["error"] == "unauthorized", (method, path, name)
+
+
 @pytest.mark.parametrize("backend", ["submission", "dashboard"])
 async def test_backends_refuse_calls_without_the_gateways_token(
     stack: Stack, admin: httpx.AsyncClient, backend: str
@@ -55,19 +78,7 @@ async def test_backends_refuse_calls_without_the_gateways_token(
         calls = operations(document)
         assert len(calls) >= (3 if backend == "submission" else 15)
         before = (await admin.get("/api/jobs", params={"pageSize": 1})).json()["totalItems"]
-        bearer = {"authorization": admin.headers["authorization"]}
-        for method, path in calls:
-            for name, headers in {**CREDENTIALS, "user's bearer": bearer}.items():
-                answer = await client.request(
-                    method,
-                    path,
-                    headers={**headers, **CREDENTIALS["identity without token"]}
-                    if name == "wrong token"
-                    else headers,
-                    json=BODY if method in {"POST", "PUT", "PATCH"} else None,
-                )
-                assert answer.status_code == 401, (method, path, name, answer.text)
-                assert answer.json()["error"] == "unauthorized", (method, path, name)
+        await assert_all_refused(client, admin, calls, BODY)
         after = (await admin.get("/api/jobs", params={"pageSize": 1})).json()["totalItems"]
         assert after == before
 
@@ -93,19 +104,7 @@ async def test_the_schedulers_internal_api_refuses_calls_without_the_token(
     internal token too: without it nothing is created, paused or deleted."""
     url = stack.services["scheduler"].url
     before = (await admin.get("/api/schedules", params={"pageSize": 1})).json()["totalItems"]
-    bearer = {"authorization": admin.headers["authorization"]}
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
-        for method, path in SCHEDULER_COMMANDS:
-            for name, headers in {**CREDENTIALS, "user's bearer": bearer}.items():
-                answer = await client.request(
-                    method,
-                    path,
-                    headers={**headers, **CREDENTIALS["identity without token"]}
-                    if name == "wrong token"
-                    else headers,
-                    json=NEW_SCHEDULE if method == "POST" else None,
-                )
-                assert answer.status_code == 401, (method, path, name, answer.text)
-                assert answer.json()["error"] == "unauthorized", (method, path, name)
+        await assert_all_refused(client, admin, SCHEDULER_COMMANDS, NEW_SCHEDULE)
     after = (await admin.get("/api/schedules", params={"pageSize": 1})).json()["totalItems"]
     assert after == before

@@ -18,16 +18,7 @@ async def create(
         row = (
             await connection.execute(
                 insert(retry_policies)
-                .values(
-                    name=policy.name,
-                    strategy=policy.strategy,
-                    base_delay_ms=policy.base_delay_ms,
-                    multiplier=policy.multiplier,
-                    max_delay_ms=policy.max_delay_ms,
-                    jitter=policy.jitter,
-                    max_attempts=policy.max_attempts,
-                    created_by=created_by,
-                )
+                .values(**policy.model_dump(), created_by=created_by)
                 .on_conflict_do_nothing(index_elements=[retry_policies.c.name])
                 .returning(*retry_policies.c)
             )

@@ -49,28 +49,29 @@ async def create_schedule(
     return view
 
 
-@router.post("/{scheduleId}/pause")
-async def pause_schedule(
-    request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
+async def set_paused(
+    request: Request, schedule_id: uuid.UUID, identity: CurrentIdentity, *, paused: bool
 ) -> ScheduleView:
     view = await schedules.set_paused(
-        engine_of(request), schedule_id, owner_of(identity), paused=True
+        engine_of(request), schedule_id, owner_of(identity), paused=paused
     )
     if view is None:
         raise not_found(schedule_id)
     return view
+
+
+@router.post("/{scheduleId}/pause")
+async def pause_schedule(
+    request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
+) -> ScheduleView:
+    return await set_paused(request, schedule_id, identity, paused=True)
 
 
 @router.post("/{scheduleId}/resume")
 async def resume_schedule(
     request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
 ) -> ScheduleView:
-    view = await schedules.set_paused(
-        engine_of(request), schedule_id, owner_of(identity), paused=False
-    )
-    if view is None:
-        raise not_found(schedule_id)
-    return view
+    return await set_paused(request, schedule_id, identity, paused=False)
 
 
 @router.delete("/{scheduleId}", status_code=204)
