@@ -34,7 +34,11 @@ from jobs_testing.infra import (
     resolve_postgres,
     resolve_rabbitmq,
 )
-from jobs_testing.task_dump import pytest_runtest_call  # noqa: F401  (a hook of this plugin)
+from jobs_testing.task_dump import (  # noqa: F401  (hooks of this plugin)
+    pytest_runtest_call,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+)
 
 
 def _with_database(url: str, database: str) -> str:

@@ -2,21 +2,49 @@
 
 pytest-timeout dumps the threads' stacks, which for an async test shows only the event loop
 waiting in ``select``: a hang in a task (a query or an AMQP call that never answers) names no
-line. A test that runs past nine tenths of its timeout gets the stack of every pending task
-printed into its captured output, so the report of a timeout says where each task waits."""
+line. A test whose setup, call or teardown runs past nine tenths of its timeout gets the stack
+of every pending task printed into its captured output, so the report of a timeout says where
+each task waits."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import sys
 import threading
 import traceback
 from collections.abc import Iterator
+from types import FrameType
+from typing import Any
 
 import pytest
 
 DUMP_AT = 0.9  # of the test's timeout
+
+
+def awaited_frames(coroutine: Any) -> Iterator[FrameType]:
+    """The frames of a coroutine and of what it awaits, outermost first (a task's own
+    ``get_stack`` stops at its outer coroutine)."""
+    while coroutine is not None:
+        frame = next(
+            (
+                getattr(coroutine, a)
+                for a in ("cr_frame", "ag_frame", "gi_frame")
+                if hasattr(coroutine, a)
+            ),
+            None,
+        )
+        if frame is not None:
+            yield frame
+        coroutine = next(
+            (
+                getattr(coroutine, a)
+                for a in ("cr_await", "ag_await", "gi_yieldfrom")
+                if getattr(coroutine, a, None) is not None
+            ),
+            None,
+        )
 
 
 def pending_task_stacks() -> str:
@@ -31,7 +59,7 @@ def pending_task_stacks() -> str:
         if task.done():
             continue
         out.write(f"--- {task.get_name()}: {task.get_coro()!r}\n")
-        for frame in task.get_stack():
+        for frame in awaited_frames(task.get_coro()):
             out.write("".join(traceback.format_stack(frame, limit=1)))
     return out.getvalue()
 
@@ -47,15 +75,17 @@ def _timeout_of(item: pytest.Item) -> float | None:
     return float(value) if value else None
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+@contextlib.contextmanager
+def dump_if_slow(item: pytest.Item, phase: str) -> Iterator[None]:
+    """Print the pending tasks if ``phase`` of ``item`` runs past nine tenths of its timeout
+    (pytest-timeout counts setup, call and teardown each on its own)."""
     timeout = _timeout_of(item)
     timer = None
     if timeout:
 
         def dump() -> None:
             sys.stderr.write(
-                f"\n+++ {item.nodeid} still running after {DUMP_AT * timeout:.0f} s; "
+                f"\n+++ {item.nodeid} still in {phase} after {DUMP_AT * timeout:.0f} s; "
                 f"pending asyncio tasks:\n{pending_task_stacks()}"
             )
 
@@ -67,3 +97,22 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     finally:
         if timer is not None:
             timer.cancel()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with dump_if_slow(item, "setup"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with dump_if_slow(item, "call"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    # a fixture's teardown that hangs (a service that does not stop) is named too
+    with dump_if_slow(item, "teardown"):
+        yield
