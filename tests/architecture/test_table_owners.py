@@ -18,10 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("gateway", "submission", "scheduler", "dashboard", "worker")
 OWNERS: dict[str, str] = {table: "scheduler" for table in metadata.tables}
 # Writes by a service that does not own the table, still to move to the owner.
-PENDING: set[tuple[str, str]] = {
-    ("dashboard", "dead_letters"),
-    ("dashboard", "dead_letter_actions"),
-}
+PENDING: set[tuple[str, str]] = set()
 WRITE = re.compile(
     r"\b(?:insert|update|delete|insert_into)\(\s*(\w+)\s*[,)]"
     r"|\b(\w+)\.(?:insert|update|delete)\(\)"

@@ -55,9 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
             scheduler, settings.scheduler_urls, internal_token=settings.internal_token
         )
         app.state.commands = CommandPublisher(
-            bus.publisher,
-            timeout=settings.publish_timeout_seconds,
-            chunk=settings.bulk_publish_chunk,
+            bus.publisher, timeout=settings.publish_timeout_seconds
         )
         app.state.bus = bus
         gauges = PlatformGauges(

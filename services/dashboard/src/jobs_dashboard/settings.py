@@ -64,7 +64,6 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     # Most dead letters one bulk action touches, and the pace of bulk requeues.
     bulk_limit: int = Field(default=10_000, ge=1, le=100_000)
     requeue_rate_per_second: float = Field(default=20.0, gt=0)
-    bulk_publish_chunk: int = Field(default=500, ge=1, le=5_000)
     # The platform gauges (queue_depth, dlq_size, worker_up...) are refreshed this often, in
     # the background; a scrape only reads them.
     gauge_refresh_interval_seconds: float = Field(default=5.0, gt=0)

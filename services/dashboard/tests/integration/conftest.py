@@ -23,8 +23,10 @@ from jobs_common.error_handlers import install_error_handlers
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
 from jobs_dashboard.app import create_app
 from jobs_dashboard.settings import Settings
+from jobs_scheduler.api.dead_letters import router as scheduler_dead_letters
 from jobs_scheduler.api.retry_policies import router as scheduler_retry_policies
 from jobs_scheduler.api.schedules import router as scheduler_schedules
+from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_testing.asgi_server import serve_app
 from jobs_testing.infra import free_port
 
@@ -161,14 +163,16 @@ def job_factory(store_engine: AsyncEngine) -> JobFactory:
 @pytest.fixture
 async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
     """The scheduler's internal API (the real routes, over HTTP, on this test's database):
-    the owner of the schedules and named retry policies, which the dashboard's commands
-    reach."""
+    the owner of the schedules, named retry policies and dead letters, which the dashboard's
+    commands reach. Its dispatches stay in the outbox: no relay runs here."""
     api = FastAPI()
     install_error_handlers(api)
     api.state.internal_token = INTERNAL_TOKEN
     api.state.engine = store_engine
+    api.state.work = UnitOfWork(store_engine)
     api.include_router(scheduler_schedules)
     api.include_router(scheduler_retry_policies)
+    api.include_router(scheduler_dead_letters)
     async with serve_app(api, free_port()) as url:
         yield url
 

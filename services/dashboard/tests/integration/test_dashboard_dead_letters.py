@@ -1,20 +1,21 @@
-"""Dead letters: listing, groups, requeue (with an edited payload), discard, audit log."""
+"""Dead letters: listing, groups, requeue (with an edited payload), discard, audit log. The
+commands reach the scheduler's internal API (the real routes, on this test's database)."""
 
+import asyncio
 import uuid
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.contracts import RetryRequested, parse_message
-from jobs_common.jobstore import dead_letter_actions, dead_letters
-from jobs_common.topology import RETRY
-
-from .conftest import next_message
+from jobs_common.contracts import JobDispatch, parse_message
+from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs, outbox
+from jobs_dashboard.app import create_app
+from jobs_dashboard.settings import Settings
+from jobs_testing.infra import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -153,14 +154,28 @@ async def test_groups_by_fingerprint(
     ]
 
 
-async def test_requeue_publishes_retry_with_the_edited_payload_and_audits(
-    client: httpx.AsyncClient,
-    auth: Any,
-    job_factory: Any,
-    command_queue: Any,
-    store_engine: AsyncEngine,
+async def job_row(engine: AsyncEngine, job_id: uuid.UUID) -> Any:
+    async with engine.connect() as connection:
+        return (await connection.execute(select(jobs).where(jobs.c.id == job_id))).one()
+
+
+async def letter_row(engine: AsyncEngine, dead_id: uuid.UUID) -> Any:
+    async with engine.connect() as connection:
+        return (
+            await connection.execute(select(dead_letters).where(dead_letters.c.id == dead_id))
+        ).one()
+
+
+async def dispatches(engine: AsyncEngine, job_id: uuid.UUID) -> list[JobDispatch]:
+    """The dispatches the scheduler wrote to its outbox for the job (no relay runs here)."""
+    async with engine.connect() as connection:
+        bodies = await connection.scalars(select(outbox.c.body).where(outbox.c.job_id == job_id))
+        return [parse_message(JobDispatch, body) for body in bodies]
+
+
+async def test_requeue_runs_the_job_again_with_the_edited_payload_and_audits(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:
-    queue = await command_queue(RETRY)
     png = "iVBORw0KGgoAAAAAAAAAAAAAAAAAAAAA"
     job_id = await job_factory.job(status="dead", type="image_resize", trace_id="trace-r")
     dead_id = await job_factory.dead_letter(job_id)
@@ -175,15 +190,13 @@ async def test_requeue_publishes_retry_with_the_edited_payload_and_audits(
         "jobId": str(job_id),
         "status": "requeue_requested",
     }
-    command = parse_message(RetryRequested, (await next_message(queue)).body)
-    assert command.job_id == job_id
-    assert (command.requested_by, command.reason, command.not_before) == (
-        auth.user_email,
-        "fixed size",
-        None,
-    )
-    assert command.payload == {"imageBase64": png, "width": 5, "height": 6, "format": None}
-    assert command.trace_id == "trace-r"
+    edited = {"imageBase64": png, "width": 5, "height": 6, "format": None}
+    job = await job_row(store_engine, job_id)
+    assert (job.status, job.attempt, job.payload) == ("queued", 2, edited)
+    [dispatch] = await dispatches(store_engine, job_id)
+    assert (dispatch.attempt, dispatch.payload, dispatch.trace_id) == (2, edited, "trace-r")
+    letter = await letter_row(store_engine, dead_id)
+    assert (letter.resolution, letter.resolved_by) == ("requeued", auth.user_email)
     [row] = await audit_rows(store_engine)
     assert (row.action, row.actor, row.reason, row.dead_letter_id, row.job_id, row.affected) == (
         "requeue",
@@ -193,23 +206,35 @@ async def test_requeue_publishes_retry_with_the_edited_payload_and_audits(
         job_id,
         1,
     )
-
-    # without a body: the job's own payload (None in the command)
+    # requeued once: the letter is resolved
     again = await client.post(f"/api/dead-letters/{dead_id}/requeue", headers=auth.admin)
-    assert again.status_code == 202
-    plain = parse_message(RetryRequested, (await next_message(queue)).body)
-    assert (plain.payload, plain.reason, plain.requested_by) == (None, None, auth.admin_email)
+    assert again.status_code == 409
+    assert "requeued" in again.json()["message"]
+
+    # without a body: the job's own payload
+    plain_job, plain_letter = await dead_job(job_factory)
+    plain = await client.post(f"/api/dead-letters/{plain_letter}/requeue", headers=auth.admin)
+    assert plain.status_code == 202
+    assert (await job_row(store_engine, plain_job)).payload == EMAIL
+    assert (await letter_row(store_engine, plain_letter)).resolved_by == auth.admin_email
 
 
-async def test_requeue_with_an_invalid_payload_is_422_and_publishes_nothing(
-    client: httpx.AsyncClient,
-    auth: Any,
-    job_factory: Any,
-    command_queue: Any,
-    store_engine: AsyncEngine,
+async def test_two_requeues_of_one_letter_at_once_run_the_job_once(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:
-    queue = await command_queue(RETRY)
-    _, dead_id = await dead_job(job_factory)
+    job_id, dead_id = await dead_job(job_factory)
+    answers = await asyncio.gather(
+        *(client.post(f"/api/dead-letters/{dead_id}/requeue", headers=auth.user) for _ in range(2))
+    )
+    assert sorted(a.status_code for a in answers) == [202, 409]
+    assert len(await dispatches(store_engine, job_id)) == 1
+    assert [r.action for r in await audit_rows(store_engine)] == ["requeue"]
+
+
+async def test_requeue_with_an_invalid_payload_is_422_and_changes_nothing(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
+) -> None:
+    job_id, dead_id = await dead_job(job_factory)
     response = await client.post(
         f"/api/dead-letters/{dead_id}/requeue",
         json={"payload": {"to": "nope", "subject": "s"}},
@@ -219,21 +244,21 @@ async def test_requeue_with_an_invalid_payload_is_422_and_publishes_nothing(
     body = response.json()
     assert body["error"] == "validation_error"
     assert {d["field"] for d in body["details"]} == {"payload.to", "payload.body"}
-    assert (await queue.declare()).message_count == 0
+    assert (await job_row(store_engine, job_id)).status == "dead"
+    assert (await letter_row(store_engine, dead_id)).resolved_at is None
     assert await audit_rows(store_engine) == []
 
 
 async def test_requeue_conflicts_and_visibility(
-    client: httpx.AsyncClient, auth: Any, job_factory: Any, command_queue: Any
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:
-    queue = await command_queue(RETRY)
     base = job_factory.base_time
     _, resolved = await dead_job(
         job_factory, resolved_at=base, resolved_by="a", resolution="discarded"
     )
     queued_job = await job_factory.job(status="queued")
     open_of_live_job = await job_factory.dead_letter(queued_job)
-    _, others = await dead_job(job_factory, owner=auth.other_email)
+    others_job, others = await dead_job(job_factory, owner=auth.other_email)
 
     conflict = await client.post(f"/api/dead-letters/{resolved}/requeue", headers=auth.user)
     assert conflict.status_code == 409
@@ -245,30 +270,36 @@ async def test_requeue_conflicts_and_visibility(
     assert hidden.status_code == 404
     unknown = await client.post(f"/api/dead-letters/{uuid.uuid4()}/requeue", headers=auth.user)
     assert unknown.status_code == 404
-    assert (await queue.declare()).message_count == 0
-
-
-async def test_requeue_when_the_broker_is_gone_is_503_and_leaves_no_audit_row(
-    app: FastAPI,
-    client: httpx.AsyncClient,
-    auth: Any,
-    job_factory: Any,
-    store_engine: AsyncEngine,
-) -> None:
-    _, dead_id = await dead_job(job_factory)
-    await app.state.bus.connection.close()
-    response = await client.post(f"/api/dead-letters/{dead_id}/requeue", headers=auth.user)
-    assert response.status_code == 503
-    assert response.json()["error"] == "service_unavailable"
+    assert (await job_row(store_engine, others_job)).status == "dead"
     assert await audit_rows(store_engine) == []
-    bulk = await client.post(
-        "/api/dead-letters/bulk",
-        json={"action": "requeue", "selector": {"ids": [str(dead_id)]}},
-        headers=auth.user,
-    )
-    assert bulk.status_code == 503
-    [summary] = await audit_rows(store_engine)  # the attempt is recorded, with nothing affected
-    assert (summary.action, summary.affected) == ("bulk_requeue", 0)
+
+
+async def test_commands_when_no_scheduler_answers_are_503_and_change_nothing(
+    settings: Settings, auth: Any, job_factory: Any, store_engine: AsyncEngine
+) -> None:
+    job_id, dead_id = await dead_job(job_factory)
+    gone = settings.model_copy(update={"scheduler_urls": [f"http://127.0.0.1:{free_port()}"]})
+    app = create_app(gone)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://dashboard"
+        ) as client,
+    ):
+        answers = [
+            await client.post(f"/api/dead-letters/{dead_id}/requeue", headers=auth.user),
+            await client.post(f"/api/dead-letters/{dead_id}/discard", headers=auth.user),
+            await client.post(
+                "/api/dead-letters/bulk",
+                json={"action": "requeue", "selector": {"ids": [str(dead_id)]}},
+                headers=auth.user,
+            ),
+        ]
+    assert [a.status_code for a in answers] == [503] * 3
+    assert {a.json()["error"] for a in answers} == {"service_unavailable"}
+    assert (await job_row(store_engine, job_id)).status == "dead"
+    assert (await letter_row(store_engine, dead_id)).resolved_at is None
+    assert await audit_rows(store_engine) == []
 
 
 async def test_discard_resolves_once_and_audits(

@@ -1,6 +1,5 @@
 """POST /api/dead-letters/bulk: dry run, discard, paced requeue, limits and visibility."""
 
-import itertools
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -10,12 +9,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.contracts import RetryRequested, parse_message
-from jobs_common.jobstore import dead_letter_actions, dead_letters
-from jobs_common.topology import RETRY
+from jobs_common.jobstore import dead_letter_actions, dead_letters, job_events, jobs
 from jobs_dashboard.settings import Settings
-
-from .conftest import next_message
 
 pytestmark = pytest.mark.integration
 
@@ -24,9 +19,7 @@ FINGERPRINT = "ConnectionError: refused <n>"
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    return settings.model_copy(
-        update={"bulk_limit": 4, "requeue_rate_per_second": 10.0, "bulk_publish_chunk": 2}
-    )
+    return settings.model_copy(update={"bulk_limit": 4, "requeue_rate_per_second": 10.0})
 
 
 async def letters(
@@ -67,10 +60,8 @@ async def test_dry_run_counts_and_samples_without_changing_anything(
     client: httpx.AsyncClient,
     auth: Any,
     job_factory: Any,
-    command_queue: Any,
     store_engine: AsyncEngine,
 ) -> None:
-    queue = await command_queue(RETRY)
     mine = await letters(job_factory, 12)
     await letters(job_factory, 2, owner=auth.other_email)
     await letters(job_factory, 1, fingerprint="other")
@@ -97,20 +88,16 @@ async def test_dry_run_counts_and_samples_without_changing_anything(
         )
     ).json()
     assert admin["matching"] == 14
-    assert (await queue.declare()).message_count == 0
     assert await open_count(store_engine) == 15
     async with store_engine.connect() as connection:
         assert await connection.scalar(select(func.count()).select_from(dead_letter_actions)) == 0
+        statuses = set(await connection.scalars(select(jobs.c.status)))
+    assert statuses == {"dead"}
 
 
 async def test_bulk_requeue_is_paced_by_not_before_and_audited(
-    client: httpx.AsyncClient,
-    auth: Any,
-    job_factory: Any,
-    command_queue: Any,
-    store_engine: AsyncEngine,
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:
-    queue = await command_queue(RETRY)
     mine = await letters(job_factory, 3)
     live_job = await job_factory.job(status="queued")
     await job_factory.dead_letter(live_job, fingerprint=FINGERPRINT)  # its job is not dead
@@ -130,23 +117,31 @@ async def test_bulk_requeue_is_paced_by_not_before_and_audited(
         "matching": 3,
         "sample": [],
     }
-    commands = [parse_message(RetryRequested, (await next_message(queue)).body) for _ in mine]
-    assert (await queue.declare()).message_count == 0
     async with store_engine.connect() as connection:
-        by_job = {
-            row.job_id: str(row.id)
-            for row in await connection.execute(select(dead_letters.c.id, dead_letters.c.job_id))
+        requeued = {
+            str(row.id): row
+            for row in await connection.execute(
+                select(dead_letters.c.id, jobs.c.status, jobs.c.run_at)
+                .join(jobs, jobs.c.id == dead_letters.c.job_id)
+                .where(dead_letters.c.resolution == "requeued")
+            )
         }
-    assert {by_job[c.job_id] for c in commands} == ids
-    assert all(c.reason == "downstream fixed" and c.payload is None for c in commands)
-    assert all(c.requested_by == auth.user_email for c in commands)
-    due = {by_job[c.job_id]: c.not_before for c in commands}
-    not_before = [due[str(i)] for i in mine]  # the oldest letter goes first
-    assert all(t is not None for t in not_before)
-    gaps = [later - earlier for earlier, later in itertools.pairwise(not_before)]
-    assert gaps == [timedelta(milliseconds=100)] * 2  # 10 per second
-    # letters stay open: the scheduler resolves them when it applies the requeue
-    assert await open_count(store_engine) == 4
+        reasons = set(
+            await connection.scalars(
+                select(job_events.c.reason).where(job_events.c.from_status == "dead")
+            )
+        )
+    assert set(requeued) == ids
+    assert reasons == {f"downstream fixed by {auth.user_email}"} | {
+        f"downstream fixed by {auth.user_email}; not before {requeued[str(i)].run_at}"
+        for i in mine[1:]
+    }
+    # the oldest letter goes first, at once; the others 100 ms apart (10 per second)
+    first, *later = (requeued[str(i)] for i in mine)
+    assert (first.status, first.run_at) == ("queued", None)
+    assert [row.status for row in later] == ["scheduled"] * 2
+    assert later[1].run_at - later[0].run_at == timedelta(milliseconds=100)
+    assert await open_count(store_engine) == 1  # the letter of the job that is not dead
     async with store_engine.connect() as connection:
         rows = list(
             await connection.execute(select(dead_letter_actions).order_by(dead_letter_actions.c.id))

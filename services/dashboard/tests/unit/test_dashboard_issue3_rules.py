@@ -1,4 +1,4 @@
-"""Pure rules: requeue pacing, command preconditions, worker status, batch progress and the
+"""Pure rules: command preconditions, worker status, batch progress and the
 dead-letter filter conditions (compiled, not executed)."""
 
 import uuid
@@ -15,9 +15,6 @@ from jobs_dashboard.domain.commands import ensure_cancellable
 from jobs_dashboard.domain.dead_letters import (
     DeadLetterFilters,
     DeadLetterState,
-    ensure_open,
-    ensure_requeueable,
-    requeue_not_before,
 )
 from jobs_dashboard.domain.query import CreatedRange, Visibility
 from jobs_dashboard.domain.workers import (
@@ -33,21 +30,6 @@ pytestmark = pytest.mark.unit
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
-def test_requeues_are_spaced_by_the_rate() -> None:
-    assert requeue_not_before(NOW, 0, 20) == NOW
-    assert requeue_not_before(NOW, 1, 20) == NOW + timedelta(milliseconds=50)
-    assert requeue_not_before(NOW, 19, 20) == NOW + timedelta(milliseconds=950)
-    assert requeue_not_before(NOW, 10_000, 20) == NOW + timedelta(seconds=500)
-    assert requeue_not_before(NOW, 3, 0.5) == NOW + timedelta(seconds=6)
-    times = [requeue_not_before(NOW, i, 20) for i in range(100)]
-    # never more than `rate` requeues due within any one second
-    assert sum(1 for t in times if t < NOW + timedelta(seconds=1)) == 20
-    with pytest.raises(ValueError):
-        requeue_not_before(NOW, -1, 20)
-    with pytest.raises(ValueError):
-        requeue_not_before(NOW, 1, 0)
-
-
 @pytest.mark.parametrize("status", [s.value for s in JobStatus])
 def test_cancel_is_refused_only_for_finished_jobs(status: str) -> None:
     if status in {"succeeded", "dead", "cancelled"}:
@@ -56,17 +38,6 @@ def test_cancel_is_refused_only_for_finished_jobs(status: str) -> None:
         assert status in caught.value.message
     else:
         ensure_cancellable(status)
-
-
-def test_requeue_needs_an_open_letter_of_a_dead_job() -> None:
-    ensure_requeueable(None, None, "dead")
-    with pytest.raises(Conflict, match="discarded"):
-        ensure_requeueable(NOW, "discarded", "dead")
-    with pytest.raises(Conflict, match="queued"):
-        ensure_requeueable(None, None, "queued")
-    ensure_open(None, None)
-    with pytest.raises(Conflict, match="requeued"):
-        ensure_open(NOW, "requeued")
 
 
 def test_worker_status_is_judged_against_the_heartbeat_horizon() -> None:

@@ -305,7 +305,7 @@ def test_the_default_policy_shown_is_the_one_an_unconfigured_scheduler_applies(
     (``jobs_common.retry_defaults``), not two copies typed in by hand."""
     from dataclasses import asdict
 
-    from jobs_scheduler.app import job_defaults
+    from jobs_scheduler.service import job_defaults
     from jobs_scheduler.settings import Settings as SchedulerSettings
 
     for name in [n for n in os.environ if n.startswith("SCHEDULER_")]:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import utcnow
 from jobs_scheduler import metrics
@@ -25,32 +25,10 @@ from jobs_scheduler.adapters.promotion import promote_due
 from jobs_scheduler.adapters.reaper import reap_expired
 from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.job_log import log_committed
-from jobs_scheduler.job_metrics import record_committed
 
 log = logging.getLogger(__name__)
 
 Sweep = Callable[[AsyncConnection, Changes], Awaitable[int]]
-
-
-async def run_sweep(
-    engine: AsyncEngine,
-    sweep: Sweep,
-    on_dispatch: Callable[[], None],
-    on_committed: Callable[[Changes], None] = lambda _: None,
-) -> int:
-    """Run one sweep in its own transaction, write its side rows, wake the relay if it
-    dispatched anything, hand the committed changes to ``on_committed`` (live views)."""
-    changes = Changes()
-    async with engine.begin() as connection:
-        count = await sweep(connection, changes)
-        await changes.flush(connection)
-    record_committed(changes)
-    log_committed(changes)
-    if changes.messages:
-        on_dispatch()
-    on_committed(changes)
-    return count
 
 
 HORIZON_PRUNE_FACTOR = 10  # rows stale for this many times the staleness limit are deleted

@@ -28,7 +28,7 @@ from jobs_common.contracts import (
 from jobs_common.db import create_engine
 from jobs_common.jobstore import dead_letters, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
+from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 

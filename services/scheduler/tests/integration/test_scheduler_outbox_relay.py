@@ -24,8 +24,8 @@ from jobs_common.rabbit import Outgoing, Publisher, RabbitBus
 from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
-from jobs_scheduler.app import job_defaults
 from jobs_scheduler.intake import record_jobs
+from jobs_scheduler.service import job_defaults
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, submitted

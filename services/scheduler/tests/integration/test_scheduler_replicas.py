@@ -15,7 +15,7 @@ from jobs_common import topology
 from jobs_common.contracts import JobDispatch, utcnow
 from jobs_common.jobstore import jobs, schedule_fires, schedules
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.app import Runtime, start_runtime, stop_runtime
+from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_result, submitted

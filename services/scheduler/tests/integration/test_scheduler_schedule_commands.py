@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from jobs_common.auth import Identity
-from jobs_scheduler.app import create_app
+from jobs_scheduler.service import create_app
 from jobs_scheduler.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -1,83 +1,34 @@
-"""Dead letters: reads (joined with their job for visibility), discards and the audit log."""
+"""Dead letters and their audit log as read (joined with their job for visibility); the
+scheduler writes them (``scheduler_api.py``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import any_, bindparam, func, insert, select, update
-from sqlalchemy.dialects.postgresql import ARRAY, UUID, aggregate_order_by
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.disclosure import WORKER_SILENT
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
 from jobs_dashboard.adapters.store import AnyRow, Store
 from jobs_dashboard.domain.dead_letters import (
-    ACTION_DISCARD,
     DeadLetterAction,
     DeadLetterFilters,
     DeadLetterGroup,
     DeadLetterItem,
     DeadLetterState,
-    ensure_open,
 )
 from jobs_dashboard.domain.query import PageRequest, Visibility
 
-DISCARDED = "discarded"
-UUID_ARRAY = ARRAY(UUID(as_uuid=True))
 JOINED = dead_letters.join(jobs, jobs.c.id == dead_letters.c.job_id)
 ITEM_COLUMNS = (
     *dead_letters.c,
     jobs.c.type.label("job_type"),
     jobs.c.status.label("job_status"),
-    jobs.c.trace_id.label("job_trace_id"),
 )
 NEWEST_FIRST = (dead_letters.c.created_at.desc(), dead_letters.c.id.desc())
 OLDEST_FIRST = (dead_letters.c.created_at.asc(), dead_letters.c.id.asc())
-
-
-@dataclass(frozen=True)
-class Letter:
-    """A dead letter as read, with the job fields commands need."""
-
-    item: DeadLetterItem
-    trace_id: str | None
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a bulk requeue needs of one letter."""
-
-    dead_letter_id: uuid.UUID
-    job_id: uuid.UUID
-    trace_id: str | None
-
-
-@dataclass(frozen=True)
-class ActionRecord:
-    """One row of the dead-letter audit log to write."""
-
-    action: str
-    actor: str
-    reason: str | None
-    dead_letter_id: uuid.UUID | None = None
-    job_id: uuid.UUID | None = None
-    selector: dict[str, Any] | None = None
-    affected: int = 1
-
-    def values(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "actor": self.actor,
-            "reason": self.reason,
-            "dead_letter_id": self.dead_letter_id,
-            "job_id": self.job_id,
-            "selector": self.selector,
-            "affected": self.affected,
-        }
 
 
 def owner_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
@@ -134,11 +85,6 @@ def to_item(row: AnyRow) -> DeadLetterItem:
         resolved_by=row.resolved_by,
         resolution=row.resolution,
     )
-
-
-async def record_actions(connection: AsyncConnection, records: Sequence[ActionRecord]) -> None:
-    if records:
-        await connection.execute(insert(dead_letter_actions), [r.values() for r in records])
 
 
 class DeadLetterStore(Store):
@@ -199,7 +145,7 @@ class DeadLetterStore(Store):
                 for row in rows
             ]
 
-    async def get(self, dead_letter_id: uuid.UUID, visibility: Visibility) -> Letter | None:
+    async def get(self, dead_letter_id: uuid.UUID, visibility: Visibility) -> DeadLetterItem | None:
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
@@ -208,56 +154,7 @@ class DeadLetterStore(Store):
                     .where(dead_letters.c.id == dead_letter_id, *owner_conditions(visibility))
                 )
             ).first()
-        return None if row is None else Letter(to_item(row), row.job_trace_id)
-
-    async def record_then(
-        self, record: ActionRecord, publish: Callable[[], Awaitable[None]]
-    ) -> None:
-        """Write the audit row and publish in one transaction: committed only once confirmed."""
-        async with self.transaction() as connection:
-            await record_actions(connection, [record])
-            await publish()
-
-    async def record(self, records: Sequence[ActionRecord]) -> None:
-        async with self.transaction() as connection:
-            await record_actions(connection, records)
-
-    async def discard(
-        self, dead_letter_id: uuid.UUID, visibility: Visibility, *, actor: str, reason: str | None
-    ) -> DeadLetterItem | None:
-        """Resolve one open letter as discarded (with its audit row); None when not visible."""
-        async with self.transaction() as connection:
-            row = (
-                await connection.execute(
-                    select(*ITEM_COLUMNS)
-                    .select_from(JOINED)
-                    .where(dead_letters.c.id == dead_letter_id, *owner_conditions(visibility))
-                    .with_for_update(of=dead_letters)
-                )
-            ).first()
-            if row is None:
-                return None
-            ensure_open(row.resolved_at, row.resolution)
-            resolved = (
-                await connection.execute(
-                    update(dead_letters)
-                    .where(dead_letters.c.id == dead_letter_id)
-                    .values(resolved_at=func.now(), resolved_by=actor, resolution=DISCARDED)
-                    .returning(dead_letters.c.resolved_at)
-                )
-            ).one()
-            await record_actions(
-                connection,
-                [ActionRecord(ACTION_DISCARD, actor, reason, dead_letter_id, row.job_id)],
-            )
-        item = to_item(row)
-        return item.model_copy(
-            update={
-                "resolved_at": resolved.resolved_at,
-                "resolved_by": actor,
-                "resolution": DISCARDED,
-            }
-        )
+        return None if row is None else to_item(row)
 
     async def count(self, filters: DeadLetterFilters) -> int:
         async with self.engine.connect() as connection:
@@ -268,7 +165,7 @@ class DeadLetterStore(Store):
 
     async def select_for_bulk(
         self, filters: DeadLetterFilters, *, limit: int
-    ) -> tuple[int, list[Letter]]:
+    ) -> tuple[int, list[DeadLetterItem]]:
         """How many letters match, and the first ``limit`` of them (oldest first): a sample."""
         conditions = dead_letter_conditions(filters)
         async with self.snapshot() as connection:
@@ -283,62 +180,19 @@ class DeadLetterStore(Store):
                 .order_by(*OLDEST_FIRST)
                 .limit(limit)
             )
-            return matching, [Letter(to_item(row), row.job_trace_id) for row in rows]
+            return matching, [to_item(row) for row in rows]
 
-    async def requeue_targets(self, filters: DeadLetterFilters, *, limit: int) -> list[Target]:
-        """The first ``limit`` matching letters, oldest first, without their payload snapshots."""
+    async def matching_ids(self, filters: DeadLetterFilters, *, limit: int) -> list[uuid.UUID]:
+        """The first ``limit`` matching letters' ids, oldest first (a bulk command's)."""
         async with self.snapshot() as connection:
             rows = await connection.execute(
-                select(dead_letters.c.id, dead_letters.c.job_id, jobs.c.trace_id)
+                select(dead_letters.c.id)
                 .select_from(JOINED)
                 .where(*dead_letter_conditions(filters))
                 .order_by(*OLDEST_FIRST)
                 .limit(limit)
             )
-            return [Target(row.id, row.job_id, row.trace_id) for row in rows]
-
-    async def bulk_discard(
-        self, filters: DeadLetterFilters, *, limit: int, bulk: ActionRecord
-    ) -> int:
-        """Discard up to ``limit`` matching open letters with one audit row each plus ``bulk``."""
-        # Lock first, then update: a locking subquery inside the UPDATE may be re-run per row
-        # and skip the rows this very statement already changed, ignoring the LIMIT.
-        chosen = (
-            select(dead_letters.c.id)
-            .select_from(JOINED)
-            .where(*dead_letter_conditions(filters))
-            .order_by(*OLDEST_FIRST)
-            .limit(limit)
-            .with_for_update(of=dead_letters, skip_locked=True)
-        )
-        async with self.transaction() as connection:
-            ids = list((await connection.execute(chosen)).scalars())
-            rows = (
-                (
-                    await connection.execute(
-                        update(dead_letters)
-                        .where(
-                            dead_letters.c.id == any_(bindparam("ids", ids, type_=UUID_ARRAY)),
-                            dead_letters.c.resolved_at.is_(None),
-                        )
-                        .values(
-                            resolved_at=func.now(), resolved_by=bulk.actor, resolution=DISCARDED
-                        )
-                        .returning(dead_letters.c.id, dead_letters.c.job_id)
-                    )
-                ).all()
-                if ids
-                else []
-            )
-            per_letter = [
-                ActionRecord(ACTION_DISCARD, bulk.actor, bulk.reason, row.id, row.job_id)
-                for row in rows
-            ]
-            summary = ActionRecord(
-                bulk.action, bulk.actor, bulk.reason, selector=bulk.selector, affected=len(rows)
-            )
-            await record_actions(connection, [summary, *per_letter])
-        return len(rows)
+            return list(rows.scalars())
 
     async def actions(
         self,

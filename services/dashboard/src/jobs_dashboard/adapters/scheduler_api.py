@@ -1,9 +1,10 @@
 """The scheduler's internal API, for the commands on the tables it owns (schedules, named
-retry policies).
+retry policies, dead letters and their audit log).
 
 The scheduler is the one writer of those tables (docs/architecture.md); the dashboard checks
 a request and sends it there (``jobs_common.schedule_commands``,
-``jobs_common.retry_policy_commands``), then answers with what the scheduler decided. Each
+``jobs_common.retry_policy_commands``, ``jobs_common.dead_letter_commands``), then answers
+with what the scheduler decided. Each
 replica serves the API: a call goes to the first of ``urls`` that accepts the connection, so
 a replica that is down is passed over. A call that reached one and then failed (a timeout)
 is not sent again: it may have been applied."""
@@ -17,6 +18,14 @@ from typing import Any
 import httpx
 
 from jobs_common.auth import Identity
+from jobs_common.dead_letter_commands import (
+    DEAD_LETTERS_PATH,
+    BulkCommand,
+    BulkDone,
+    DiscardCommand,
+    RequeueCommand,
+    Resolved,
+)
 from jobs_common.errors import UpstreamUnavailable, error_from_answer
 from jobs_common.retry_policy_commands import (
     RETRY_POLICIES_PATH,
@@ -84,6 +93,27 @@ class SchedulerApi:
         body = policy.model_dump(mode="json", by_alias=True)
         stored = await self._answer("POST", RETRY_POLICIES_PATH, identity, body)
         return RetryPolicyView.model_validate(stored)
+
+    async def requeue_dead_letter(
+        self, dead_letter_id: uuid.UUID, command: RequeueCommand, identity: Identity
+    ) -> Resolved:
+        """Raises NotFound (not the caller's, or gone), Conflict (resolved, or not dead)."""
+        body = command.model_dump(mode="json", by_alias=True)
+        path = f"{DEAD_LETTERS_PATH}/{dead_letter_id}/requeue"
+        return Resolved.model_validate(await self._answer("POST", path, identity, body))
+
+    async def discard_dead_letter(
+        self, dead_letter_id: uuid.UUID, command: DiscardCommand, identity: Identity
+    ) -> Resolved:
+        """Raises NotFound (not the caller's, or gone), Conflict (resolved)."""
+        body = command.model_dump(mode="json", by_alias=True)
+        path = f"{DEAD_LETTERS_PATH}/{dead_letter_id}/discard"
+        return Resolved.model_validate(await self._answer("POST", path, identity, body))
+
+    async def dead_letters_bulk(self, command: BulkCommand, identity: Identity) -> BulkDone:
+        body = command.model_dump(mode="json", by_alias=True)
+        path = f"{DEAD_LETTERS_PATH}/bulk"
+        return BulkDone.model_validate(await self._answer("POST", path, identity, body))
 
 
 def _json(answer: httpx.Response) -> Any:

@@ -8,26 +8,28 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 
-from jobs_common.contracts import utcnow
-from jobs_common.errors import NotFound, UpstreamUnavailable
+from jobs_common.dead_letter_commands import (
+    ACTION_BULK,
+    ACTION_DISCARD,
+    ACTION_REQUEUE,
+    BulkCommand,
+    DiscardCommand,
+    RequeueCommand,
+)
+from jobs_common.errors import NotFound
 from jobs_common.request_identity import CurrentIdentity
-from jobs_dashboard.adapters.commands import CommandPublisher, retry_requested
-from jobs_dashboard.adapters.dead_letters import ActionRecord, DeadLetterStore, Target
 from jobs_dashboard.api.deps import (
-    CommandsDep,
     CreatedRangeDep,
     DeadLettersDep,
     OwnVisibilityDep,
     PageDep,
+    SchedulerDep,
     SettingsDep,
     TypesDep,
     VisibilityDep,
 )
 from jobs_dashboard.domain.dead_letters import (
-    ACTION_BULK,
-    ACTION_REQUEUE,
     SAMPLE_SIZE,
-    BulkAction,
     BulkRequest,
     BulkResult,
     DeadLetterActionPage,
@@ -39,8 +41,6 @@ from jobs_dashboard.domain.dead_letters import (
     DiscardBody,
     RequeueAccepted,
     RequeueBody,
-    ensure_requeueable,
-    requeue_not_before,
 )
 from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
 from jobs_dashboard.domain.payloads import check_payload
@@ -120,16 +120,16 @@ async def requeue_dead_letter(
     identity: CurrentIdentity,
     visibility: OwnVisibilityDep,
     store: DeadLettersDep,
-    commands: CommandsDep,
+    scheduler: SchedulerDep,
     types: TypesDep,
     body: Annotated[RequeueBody | None, Body()] = None,
 ) -> RequeueAccepted:
+    # The scheduler decides (409: resolved, or the job no longer dead) and requeues; read
+    # here first for the job's type, which an edited payload is checked against.
     request = body or RequeueBody()
-    letter = await store.get(dead_letter_id, visibility)
-    if letter is None:
+    item = await store.get(dead_letter_id, visibility)
+    if item is None:
         raise NotFound(f"dead letter {dead_letter_id} not found")
-    item = letter.item
-    ensure_requeueable(item.resolved_at, item.resolution, item.job_status.value)
     payload = (
         None
         if request.payload is None
@@ -139,26 +139,19 @@ async def requeue_dead_letter(
             )
         ).payload
     )
-    message = retry_requested(
-        job_id=item.job_id,
-        requested_by=identity.email,
-        trace_id=letter.trace_id,
-        reason=request.reason,
-        payload=payload,
-    )
-    record = ActionRecord(ACTION_REQUEUE, identity.email, request.reason, item.id, item.job_id)
-    await store.record_then(record, lambda: commands.request_requeue(message))
+    command = RequeueCommand(reason=request.reason, payload=payload)
+    done = await scheduler.requeue_dead_letter(item.id, command, identity)
     DEAD_LETTER_ACTIONS.labels(action=ACTION_REQUEUE).inc()
     log.info(
         "dead letter requeued",
         extra={
             "action": "dead_letter_requeue",
-            "job_id": str(item.job_id),
-            "dead_letter_id": str(item.id),
+            "job_id": str(done.job_id),
+            "dead_letter_id": str(done.dead_letter_id),
             "edited_payload": payload is not None,
         },
     )
-    return RequeueAccepted(dead_letter_id=item.id, job_id=item.job_id)
+    return RequeueAccepted(dead_letter_id=done.dead_letter_id, job_id=done.job_id)
 
 
 @router.post(
@@ -171,13 +164,15 @@ async def discard_dead_letter(
     identity: CurrentIdentity,
     visibility: OwnVisibilityDep,
     store: DeadLettersDep,
+    scheduler: SchedulerDep,
     body: Annotated[DiscardBody | None, Body()] = None,
 ) -> DeadLetterItem:
-    reason = None if body is None else body.reason
-    item = await store.discard(dead_letter_id, visibility, actor=identity.email, reason=reason)
-    if item is None:
+    command = DiscardCommand(reason=None if body is None else body.reason)
+    await scheduler.discard_dead_letter(dead_letter_id, command, identity)
+    DEAD_LETTER_ACTIONS.labels(action=ACTION_DISCARD).inc()
+    item = await store.get(dead_letter_id, visibility)
+    if item is None:  # deleted with its job since
         raise NotFound(f"dead letter {dead_letter_id} not found")
-    DEAD_LETTER_ACTIONS.labels(action="discard").inc()
     return dead_letter_for(item, identity)
 
 
@@ -186,7 +181,7 @@ async def bulk_action(
     request: BulkRequest,
     identity: CurrentIdentity,
     store: DeadLettersDep,
-    commands: CommandsDep,
+    scheduler: SchedulerDep,
     settings: SettingsDep,
 ) -> BulkResult:
     visibility = Visibility.for_identity(identity)
@@ -194,80 +189,33 @@ async def bulk_action(
         visibility, action=request.action, for_owner=not identity.is_admin
     )
     limit = settings.bulk_limit
-    bulk = ActionRecord(
-        ACTION_BULK[request.action],
-        identity.email,
-        request.reason,
-        selector=request.selector.as_json(),
-    )
     if request.dry_run:
-        matching, letters = await store.select_for_bulk(filters, limit=SAMPLE_SIZE)
+        matching, items = await store.select_for_bulk(filters, limit=SAMPLE_SIZE)
         return BulkResult(
             action=request.action,
             dry_run=True,
             count=min(matching, limit),
             matching=matching,
-            sample=dead_letters_for([letter.item for letter in letters], identity),
+            sample=dead_letters_for(items, identity),
         )
-    if request.action is BulkAction.DISCARD:
-        matching = await store.count(filters)
-        count = await store.bulk_discard(filters, limit=limit, bulk=bulk)
-    else:
-        matching = await store.count(filters)
-        targets = await store.requeue_targets(filters, limit=limit)
-        count = await _bulk_requeue(
-            targets, bulk, store, commands, settings.requeue_rate_per_second
-        )
-    DEAD_LETTER_ACTIONS.labels(action=bulk.action).inc()
+    matching = await store.count(filters)
+    command = BulkCommand(
+        action=request.action,
+        ids=await store.matching_ids(filters, limit=limit),
+        reason=request.reason,
+        selector=request.selector.as_json(),
+        rate_per_second=settings.requeue_rate_per_second,
+    )
+    count = (await scheduler.dead_letters_bulk(command, identity)).count
+    action = ACTION_BULK[request.action]
+    DEAD_LETTER_ACTIONS.labels(action=action).inc()
     log.info(
         "bulk dead-letter action",
-        extra={
-            "action": bulk.action,
-            "affected": count,
-            "matching": matching,
-            "actor": identity.email,
-        },
+        extra={"action": action, "affected": count, "matching": matching, "actor": identity.email},
     )
     return BulkResult(
         action=request.action, dry_run=False, count=count, matching=matching, sample=[]
     )
-
-
-async def _bulk_requeue(
-    letters: list[Target],
-    bulk: ActionRecord,
-    store: DeadLetterStore,
-    commands: CommandPublisher,
-    rate: float,
-) -> int:
-    """Publish one RetryRequested per letter, the i-th not before now + i / rate, then audit."""
-    now = utcnow()
-    messages = [
-        retry_requested(
-            job_id=letter.job_id,
-            requested_by=bulk.actor,
-            trace_id=letter.trace_id,
-            reason=bulk.reason,
-            not_before=requeue_not_before(now, index, rate),
-        )
-        for index, letter in enumerate(letters)
-    ]
-    confirmed = await commands.publish_requeues(messages)
-    done = [letter for letter, ok in zip(letters, confirmed, strict=True) if ok]
-    per_letter = [
-        ActionRecord(ACTION_REQUEUE, bulk.actor, bulk.reason, letter.dead_letter_id, letter.job_id)
-        for letter in done
-    ]
-    summary = ActionRecord(
-        bulk.action, bulk.actor, bulk.reason, selector=bulk.selector, affected=len(done)
-    )
-    await store.record([summary, *per_letter])
-    if len(done) < len(letters):
-        raise UpstreamUnavailable(
-            f"{len(letters) - len(done)} of {len(letters)} requeues could not be published; "
-            "repeat the request to requeue the rest"
-        )
-    return len(done)
 
 
 # Last: the fixed GET paths above (/groups, /actions) are matched before this one.
@@ -282,7 +230,7 @@ async def get_dead_letter(
     visibility: OwnVisibilityDep,
     store: DeadLettersDep,
 ) -> DeadLetterItem:
-    letter = await store.get(dead_letter_id, visibility)
-    if letter is None:
+    item = await store.get(dead_letter_id, visibility)
+    if item is None:
         raise NotFound(f"dead letter {dead_letter_id} not found")
-    return dead_letter_for(letter.item, identity)
+    return dead_letter_for(item, identity)

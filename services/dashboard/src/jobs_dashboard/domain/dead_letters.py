@@ -1,10 +1,11 @@
-"""Dead letters (pure): filters, request and answer models, the rules and the requeue pace."""
+"""Dead letters (pure): filters, request and answer models. What a command may do is the
+scheduler's rule (``jobs_scheduler.domain.dead_letters``)."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -12,11 +13,11 @@ from pydantic import ConfigDict, Field, model_validator
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus
-from jobs_common.errors import Conflict, ErrorDetail, ValidationFailed
+from jobs_common.dead_letter_commands import MAX_REASON, BulkAction
+from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_dashboard.domain.query import CreatedRange, Page, Visibility
 
 SAMPLE_SIZE = 10
-MAX_REASON = 1_000
 MAX_SELECTOR_IDS = 10_000
 
 
@@ -24,17 +25,6 @@ class DeadLetterState(StrEnum):
     OPEN = "open"
     RESOLVED = "resolved"
     ALL = "all"
-
-
-class BulkAction(StrEnum):
-    REQUEUE = "requeue"
-    DISCARD = "discard"
-
-
-# Names written to dead_letter_actions.action.
-ACTION_REQUEUE = "requeue"
-ACTION_DISCARD = "discard"
-ACTION_BULK = {BulkAction.REQUEUE: "bulk_requeue", BulkAction.DISCARD: "bulk_discard"}
 
 
 @dataclass(frozen=True)
@@ -199,30 +189,3 @@ class DeadLetterAction(CamelModel):
 
 class DeadLetterActionPage(Page[DeadLetterAction]):
     pass
-
-
-def ensure_open(resolved_at: datetime | None, resolution: str | None) -> None:
-    if resolved_at is not None:
-        raise Conflict(
-            f"dead letter is already resolved ({resolution})",
-            details=[ErrorDetail(field="resolution", message=f"resolved as {resolution}")],
-        )
-
-
-def ensure_requeueable(resolved_at: datetime | None, resolution: str | None, status: str) -> None:
-    """Only an open dead letter of a job that is still dead can be requeued."""
-    ensure_open(resolved_at, resolution)
-    if status != JobStatus.DEAD.value:
-        raise Conflict(
-            f"job is {status}; only a dead job can be requeued",
-            details=[ErrorDetail(field="status", message=f"current status is {status}")],
-        )
-
-
-def requeue_not_before(now: datetime, index: int, rate_per_second: float) -> datetime:
-    """When the ``index``-th (0-based) requeue of a bulk replay may run: ``rate`` per second."""
-    if index < 0:
-        raise ValueError("index is 0-based")
-    if rate_per_second <= 0:
-        raise ValueError("rate_per_second must be positive")
-    return now + timedelta(seconds=index / rate_per_second)

@@ -7,6 +7,9 @@ redelivered command changes nothing.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, Text, cast, func, update
@@ -14,6 +17,7 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
+from jobs_common.dead_letter_commands import RESOLUTION_REQUEUED
 from jobs_common.jobstore import dead_letters, inbox, jobs
 from jobs_common.topology import CANCEL, RETRY
 from jobs_scheduler.adapters import attempts
@@ -64,48 +68,101 @@ REQUEUE_LATER = Write(
 )
 
 
+@dataclass(frozen=True)
+class Requeue:
+    """Run dead job ``job_id`` (seen at ``attempt``) again: now, or not before ``not_before``;
+    with ``payload`` (JSON text) instead of its own when given."""
+
+    job_id: uuid.UUID
+    attempt: int
+    reason: str
+    requested_by: str
+    payload: str | None = None
+    not_before: datetime | None = None
+
+
+async def requeue_dead_jobs(
+    connection: AsyncConnection, changes: Changes, requeues: Sequence[Requeue]
+) -> set[uuid.UUID]:
+    """Move each still dead job to queued (dispatched) or, when its ``not_before`` is still
+    ahead, to scheduled; resolve its open dead letters as requeued. Returns the jobs moved
+    (a job that is no longer dead at its attempt is left alone)."""
+    now = utcnow()
+    later: list[Requeue] = []
+    at_once: list[Requeue] = []
+    for r in requeues:
+        (later if r.not_before is not None and r.not_before > now else at_once).append(r)
+    moved: set[uuid.UUID] = set()
+    if later:
+        written = await apply_transitions(
+            connection,
+            changes,
+            [
+                Transition(
+                    r.job_id,
+                    S.DEAD,
+                    S.SCHEDULED,
+                    f"{r.reason} by {r.requested_by}; not before {r.not_before}",
+                    attempt=r.attempt,
+                    values={"payload": r.payload, "run_at": r.not_before},
+                )
+                for r in later
+            ],
+            REQUEUE_LATER,
+        )
+        moved |= {job_id for job_id, _ in written}
+    if at_once:
+        written = await apply_transitions(
+            connection,
+            changes,
+            [
+                Transition(
+                    r.job_id,
+                    S.DEAD,
+                    S.QUEUED,
+                    f"{r.reason} by {r.requested_by}",
+                    attempt=r.attempt,
+                    values={"payload": r.payload},
+                )
+                for r in at_once
+            ],
+            REQUEUE_NOW,
+        )
+        for row in written.values():
+            changes.dispatch(row, attempt=row.attempt, new_attempt=True)
+        moved |= {job_id for job_id, _ in written}
+    by_actor: dict[str, list[uuid.UUID]] = {}
+    for r in requeues:
+        if r.job_id in moved:
+            by_actor.setdefault(r.requested_by, []).append(r.job_id)
+    for actor, job_ids in by_actor.items():
+        await connection.execute(
+            update(dead_letters)
+            .where(dead_letters.c.job_id.in_(job_ids), dead_letters.c.resolved_at.is_(None))
+            .values(resolved_at=func.now(), resolved_by=actor, resolution=RESOLUTION_REQUEUED)
+        )
+    return moved
+
+
 async def apply_retry_request(
     connection: AsyncConnection, changes: Changes, message: RetryRequested
 ) -> bool:
     """Run a dead job again with a fresh attempt budget (optionally with an edited payload,
-    optionally not before a given time so bulk requeues trickle in)."""
+    optionally not before a given time)."""
     if not await claim_inbox(connection, message.message_id, RETRY):
         return False
     job = await lock_job(connection, message.job_id, None, (S.DEAD.value,))
     if job is None:
         return False
-    why = message.reason or "manual retry"
-    payload = json_text(message.payload)
-    if message.not_before is not None and message.not_before > utcnow():
-        later = Transition(
-            job.id,
-            S.DEAD,
-            S.SCHEDULED,
-            f"{why} by {message.requested_by}; not before {message.not_before}",
-            attempt=job.attempt,
-            values={"payload": payload, "run_at": message.not_before},
-        )
-        written = await apply_transitions(connection, changes, [later], REQUEUE_LATER)
-    else:
-        now = Transition(
-            job.id,
-            S.DEAD,
-            S.QUEUED,
-            f"{why} by {message.requested_by}",
-            attempt=job.attempt,
-            values={"payload": payload},
-        )
-        written = await apply_transitions(connection, changes, [now], REQUEUE_NOW)
-        for row in written.values():
-            changes.dispatch(row, attempt=row.attempt, new_attempt=True)
-    if not written:
-        return False
-    await connection.execute(
-        update(dead_letters)
-        .where(dead_letters.c.job_id == job.id, dead_letters.c.resolved_at.is_(None))
-        .values(resolved_at=func.now(), resolved_by=message.requested_by, resolution="requeued")
+    requeue = Requeue(
+        job.id,
+        job.attempt,
+        message.reason or "manual retry",
+        message.requested_by,
+        payload=json_text(message.payload),
+        not_before=message.not_before,
     )
-    return True
+    return bool(await requeue_dead_jobs(connection, changes, [requeue]))
 
 
 async def apply_cancel_request(

@@ -14,7 +14,7 @@ from jobs_common.retry_policy_commands import (
     RetryPolicyView,
 )
 from jobs_scheduler.adapters import retry_policies
-from jobs_scheduler.api.schedules import engine_of
+from jobs_scheduler.api.deps import engine_of
 
 router = APIRouter(prefix=RETRY_POLICIES_PATH, include_in_schema=False)
 

@@ -9,27 +9,16 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, Response
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.auth import Identity
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
 from jobs_scheduler.adapters import schedules
+from jobs_scheduler.api.deps import engine_of, owner_of
 
 router = APIRouter(prefix=SCHEDULES_PATH, include_in_schema=False)
 
 ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId")]
-
-
-def engine_of(request: Request) -> AsyncEngine:
-    engine: AsyncEngine = request.app.state.engine
-    return engine
-
-
-def owner_of(identity: Identity) -> str | None:
-    """Whose schedules the caller may change: None, everyone's (an admin)."""
-    return None if identity.is_admin else identity.email
 
 
 def not_found(schedule_id: uuid.UUID) -> NotFound:

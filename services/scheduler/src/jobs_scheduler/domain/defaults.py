@@ -1,4 +1,4 @@
-"""The configured defaults a job falls back on (built from the settings in ``app.py``)."""
+"""The configured defaults a job falls back on (built from the settings in ``service.py``)."""
 
 from __future__ import annotations
 

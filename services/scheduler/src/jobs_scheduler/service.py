@@ -26,12 +26,14 @@ from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.api.dead_letters import router as dead_letters_router
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
+from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
-from jobs_scheduler.loops import Loop, run_sweep, sweeps_for
+from jobs_scheduler.loops import Loop, sweeps_for
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
 from jobs_scheduler.ticks import publish_ticks
@@ -68,6 +70,7 @@ class Runtime:
     loops: list[Loop]
     replica_id: str
     live: LiveEvents
+    work: UnitOfWork  # the internal API's commands (api/)
 
     async def ready(self) -> dict[str, bool]:
         try:
@@ -117,11 +120,12 @@ async def start_runtime(settings: Settings) -> Runtime:
     )
     loops = [relay, ticks]
     live = LiveEvents(bus.topology.events)
+    work = UnitOfWork(engine, relay.wake, live.committed)
     for name, (sweep, interval, batch) in sweeps_for(settings, defaults).items():
         loops.append(
             Loop(
                 name,
-                partial(run_sweep, engine, sweep, relay.wake, live.committed),
+                partial(work.run, sweep),
                 interval=interval,
                 full_batch=batch,
             )
@@ -148,7 +152,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
-    return Runtime(engine, bus, consumers, loops, replica_id, live)
+    return Runtime(engine, bus, consumers, loops, replica_id, live, work)
 
 
 def make_replica_id() -> str:
@@ -175,6 +179,7 @@ def create_app(settings: Settings) -> FastAPI:
         runtime = await start_runtime(settings)
         app.state.runtime = runtime
         app.state.engine = runtime.engine  # the internal API's (api/)
+        app.state.work = runtime.work
         try:
             yield
         finally:
@@ -198,4 +203,5 @@ def create_app(settings: Settings) -> FastAPI:
     add_ops_routes(app, ready, live=live, settings=settings)
     app.include_router(schedules_router)
     app.include_router(retry_policies_router)
+    app.include_router(dead_letters_router)
     return app

@@ -1,0 +1,72 @@
+"""``/internal/v1/dead-letters``: requeue or discard one letter, or many, for the dashboard,
+which found the letters and checked an edited payload (``jobs_common.dead_letter_commands``).
+Service to service, like ``api/schedules.py``. A user acts on the letters of their own jobs,
+an admin on all; anything else is not found."""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+
+from jobs_common.dead_letter_commands import (
+    DEAD_LETTERS_PATH,
+    BulkCommand,
+    BulkDone,
+    DiscardCommand,
+    RequeueCommand,
+    Resolved,
+)
+from jobs_common.request_identity import CurrentIdentity
+from jobs_scheduler.api.deps import owner_of, work_of
+from jobs_scheduler.app import dead_letters
+
+router = APIRouter(prefix=DEAD_LETTERS_PATH, include_in_schema=False)
+
+DeadLetterId = Annotated[uuid.UUID, Path(alias="deadLetterId")]
+
+
+@router.post("/bulk")
+async def act_on_many(
+    request: Request, command: BulkCommand, identity: CurrentIdentity
+) -> BulkDone:
+    work = partial(
+        dead_letters.act_on_many, command=command, actor=identity.email, owner=owner_of(identity)
+    )
+    return BulkDone(count=await work_of(request).run(work))
+
+
+@router.post("/{deadLetterId}/requeue")
+async def requeue(
+    request: Request,
+    dead_letter_id: DeadLetterId,
+    command: RequeueCommand,
+    identity: CurrentIdentity,
+) -> Resolved:
+    work = partial(
+        dead_letters.requeue_one,
+        dead_letter_id=dead_letter_id,
+        command=command,
+        actor=identity.email,
+        owner=owner_of(identity),
+    )
+    return await work_of(request).run(work)
+
+
+@router.post("/{deadLetterId}/discard")
+async def discard(
+    request: Request,
+    dead_letter_id: DeadLetterId,
+    command: DiscardCommand,
+    identity: CurrentIdentity,
+) -> Resolved:
+    work = partial(
+        dead_letters.discard_one,
+        dead_letter_id=dead_letter_id,
+        command=command,
+        actor=identity.email,
+        owner=owner_of(identity),
+    )
+    return await work_of(request).run(work)
