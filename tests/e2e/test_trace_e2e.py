@@ -1,7 +1,8 @@
 """One job followed through the logs by its trace id: the gateway binds it (the client's
 X-Trace-Id, or one it makes and answers) and forwards it, the submission service records it on
-the job, the scheduler writes one line per transaction that moved the job (jobs_scheduler.job_log)
-and the worker binds it with the job id and attempt while it runs the delivery."""
+the job, the scheduler writes one line per transaction that moved the job
+(jobs_scheduler.adapters.job_log) and the worker binds it with the job id and attempt while it
+runs the delivery."""
 
 from __future__ import annotations
 

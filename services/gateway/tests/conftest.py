@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 
 from jobs_common.auth import TokenKeys
-from jobs_gateway.app import create_app
+from jobs_gateway.service import create_app
 from jobs_gateway.settings import Settings
 from jobs_testing.asgi_server import serve_app as serve
 from jobs_testing.infra import free_port

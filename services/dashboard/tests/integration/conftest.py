@@ -21,7 +21,7 @@ from jobs_common.auth import Identity
 from jobs_common.db import async_url
 from jobs_common.error_handlers import install_error_handlers
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
-from jobs_dashboard.app import create_app
+from jobs_dashboard.service import create_app
 from jobs_dashboard.settings import Settings
 from jobs_scheduler.api.dead_letters import router as scheduler_dead_letters
 from jobs_scheduler.api.retry_policies import router as scheduler_retry_policies

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import JobDispatch, parse_message
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs, outbox
-from jobs_dashboard.app import create_app
+from jobs_dashboard.service import create_app
 from jobs_dashboard.settings import Settings
 from jobs_testing.infra import free_port
 

@@ -4,8 +4,8 @@ GATEWAY_METRICS_PORT (``metrics_server.py``)."""
 from __future__ import annotations
 
 from jobs_common.serve import run_service
-from jobs_gateway.app import create_app
 from jobs_gateway.metrics_server import metrics_sidecars
+from jobs_gateway.service import create_app
 from jobs_gateway.settings import Settings
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from jobs_gateway.app import create_app
+from jobs_gateway.service import create_app
 from jobs_gateway.settings import Settings
 from jobs_testing.waiting import eventually
 

@@ -35,7 +35,7 @@ from jobs_common.contracts import (
     Message,
 )
 from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE, declare_topology
-from jobs_gateway.app import create_app
+from jobs_gateway.service import create_app
 from jobs_gateway.settings import Settings
 from jobs_testing.infra import free_port
 from jobs_testing.plugin import RabbitServer

@@ -26,17 +26,17 @@ from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.adapters.read_ticks import publish_ticks
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
+from jobs_scheduler.api.queues import SchedulerConsumers
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
+from jobs_scheduler.api.sweeps import Loop, sweeps_for
 from jobs_scheduler.app.unit_of_work import UnitOfWork
-from jobs_scheduler.consumers import SchedulerConsumers
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
-from jobs_scheduler.loops import Loop, sweeps_for
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
-from jobs_scheduler.ticks import publish_ticks
 
 log = logging.getLogger(__name__)
 

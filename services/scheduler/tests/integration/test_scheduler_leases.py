@@ -16,8 +16,8 @@ from jobs_common import topology
 from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import job_attempts, read_horizons
 from jobs_common.rabbit import BatchConsumer, RabbitBus
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.loops import sweeps_for
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.api.sweeps import sweeps_for
 from jobs_scheduler.service import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually

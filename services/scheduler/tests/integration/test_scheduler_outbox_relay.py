@@ -21,10 +21,10 @@ from jobs_common import topology
 from jobs_common.contracts import JobDispatch, JobSubmitted, parse_message
 from jobs_common.jobstore import dead_letters, jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher, RabbitBus
-from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
-from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
-from jobs_scheduler.intake import record_jobs
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.intake import record_jobs
+from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.service import job_defaults
 from jobs_scheduler.settings import Settings
 

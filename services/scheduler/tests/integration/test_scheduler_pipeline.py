@@ -22,7 +22,7 @@ from jobs_common.contracts import (
 )
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs, poison_messages
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler import metrics
+from jobs_scheduler.adapters import metrics
 from jobs_scheduler.service import Runtime
 from jobs_scheduler.settings import Settings
 

@@ -36,8 +36,8 @@ from jobs_common.jobstore import (
     workers,
 )
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.running import apply_running
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.running import apply_running
 from jobs_scheduler.service import Runtime, job_defaults
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually

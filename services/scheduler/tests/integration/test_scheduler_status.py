@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import NEXT_ATTEMPT
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import STATUS_ONLY, Transition, apply_transitions
 from jobs_scheduler.domain.transitions import IllegalTransition
 

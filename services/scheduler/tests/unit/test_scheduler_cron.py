@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from jobs_common.cron import next_fire_after
-from jobs_scheduler.adapters.cron import job_from_template
+from jobs_scheduler.app.cron import job_from_template
 from jobs_scheduler.domain.cron import due_firing
 from jobs_scheduler.domain.fingerprint import fingerprint
 

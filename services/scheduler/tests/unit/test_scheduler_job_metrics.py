@@ -11,8 +11,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from jobs_common.contracts import JobStatus, utcnow
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.job_metrics import record_committed
+from jobs_scheduler.adapters.job_metrics import record_committed
+from jobs_scheduler.adapters.side_rows import Changes
 
 pytestmark = pytest.mark.unit
 

@@ -11,9 +11,9 @@ import pytest
 from aio_pika.abc import AbstractExchange
 
 from jobs_common.contracts import JobChanges, JobLogLine, JobLogTail, JobStatus, utcnow
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters import metrics
 from jobs_scheduler.adapters.live import CHUNK, LiveEvents, changes_body, lines_body
+from jobs_scheduler.adapters.side_rows import Changes
 
 pytestmark = pytest.mark.unit
 

@@ -11,7 +11,7 @@ import pytest
 
 from jobs_common import log_context
 from jobs_common.contracts import CancelRequested, utcnow
-from jobs_scheduler.consumers import Parsed, one_by_one
+from jobs_scheduler.api.queues import Parsed, one_by_one
 
 pytestmark = pytest.mark.unit
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs_common.serve import run_service
-from jobs_submission.app import create_app
+from jobs_submission.service import create_app
 from jobs_submission.settings import Settings
 
 

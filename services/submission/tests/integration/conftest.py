@@ -17,7 +17,7 @@ from jobs_common.auth import Identity
 from jobs_common.contracts import JobsSubmitted, JobSubmitted
 from jobs_common.mongo import create_client
 from jobs_common.topology import SUBMITTED, declare_topology
-from jobs_submission.app import create_app
+from jobs_submission.service import create_app
 from jobs_submission.settings import Settings
 
 TOKEN = "submission-test-internal-token-0123456789"

@@ -18,7 +18,7 @@ import pytest
 
 from jobs_common.auth import Identity
 from jobs_submission.adapters.quota import QUOTAS, QuotaStore
-from jobs_submission.app import create_app
+from jobs_submission.service import create_app
 from jobs_submission.settings import Settings
 
 from .conftest import ADMIN, EMAIL_JOB, OTHER, TOKEN, USER

@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from jobs_common.topology import RESULTS, RUNNING
 from jobs_testing.waiting import eventually
 from jobs_testing.worker_messages import Observer, make_dispatch, quick_simulate, until
-from jobs_worker.app import create_app
 from jobs_worker.runtime import WorkerRuntime
+from jobs_worker.service import create_app
 from jobs_worker.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import pytest
 
 from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM, READY_QUEUES
 from jobs_testing.plugin import RabbitServer
-from jobs_worker.app import create_app
+from jobs_worker.service import create_app
 from jobs_worker.settings import Settings
 
 pytestmark = pytest.mark.integration

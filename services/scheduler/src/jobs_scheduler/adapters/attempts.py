@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobResult
 from jobs_common.jobstore import job_attempts
-from jobs_scheduler.adapters.sql import ArrayRows
+from jobs_scheduler.adapters.set_based import ArrayRows
 
 _ID = UUID(as_uuid=True)
 

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.jobstore import read_horizons
 from jobs_common.topology import HEARTBEAT, RESULTS, RUNNING
-from jobs_scheduler.adapters.sql import interval_seconds
+from jobs_scheduler.adapters.set_based import interval_seconds
 from jobs_scheduler.domain.leases import lease_horizon
 
 # Every queue that carries ticks (the lag of each is exported), and those whose reading

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 
 JobRow: TypeAlias = Row[*tuple[Any, ...]]

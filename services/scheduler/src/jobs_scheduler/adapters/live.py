@@ -19,8 +19,8 @@ from aio_pika.abc import AbstractExchange
 
 from jobs_common.contracts import SCHEMA_VERSION, JobLogLine
 from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters.changes import Changes, LiveChange
+from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.side_rows import Changes, LiveChange
 
 log = logging.getLogger(__name__)
 

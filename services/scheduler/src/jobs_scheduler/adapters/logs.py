@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobLogLine
 from jobs_common.jobstore import job_logs, poison_messages
-from jobs_scheduler.adapters.sql import ArrayRows
+from jobs_scheduler.adapters.set_based import ArrayRows
 
 LINES = ArrayRows(
     "lines",

@@ -9,7 +9,7 @@ database connection) leaves its rows unlocked and named by a pass row: the next 
 locks such a row knows it may already be in the broker's hands. A dispatch is then dropped,
 never published again, and its reconciler clock restarted, so the reconciler re-dispatches
 the job under a new attempt number only if the broker never had it
-(``adapters/reconciler.py``); other messages (cancel requests, dead-letter notices) are
+(``app/reconciler.py``); other messages (cancel requests, dead-letter notices) are
 idempotent for their consumers and are published again. A publish that failed after it was
 sent (the connection lost before the confirm) is dropped the same way; one the broker
 certainly never had is left for the next pass.
@@ -43,8 +43,8 @@ from jobs_common.topology import (
     is_ready_queue,
     named_queue_of,
 )
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters.sql import any_of, interval_seconds
+from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.set_based import any_of, interval_seconds
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class Settled:
 
 
 class OutboxRelay:
-    """One replica's relay; ``pass_once`` is its :class:`~jobs_scheduler.loops.Loop` step."""
+    """One replica's relay; ``pass_once`` is its :class:`~jobs_scheduler.api.sweeps.Loop` step."""
 
     def __init__(
         self,

@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
-from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS
-from jobs_scheduler.adapters.sql import ArrayRows, json_text
+from jobs_scheduler.adapters.set_based import ArrayRows, json_text
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import record_creation
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status

@@ -1,5 +1,5 @@
 """The schedules' rows as their commands change them: create (under the owner's caps),
-pause, resume, delete. Firing them is ``adapters/cron.py``.
+pause, resume, delete. Firing them is ``app/cron.py``.
 
 ``owner`` narrows a command to one owner's schedules (a user's); None reaches every one (an
 admin's). Another owner's schedule is answered as not found."""

@@ -35,8 +35,8 @@ from sqlalchemy.types import TypeEngine
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.sql import ArrayRows
+from jobs_scheduler.adapters.set_based import ArrayRows
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.domain.transitions import transition
 
 S = JobStatus

@@ -26,10 +26,10 @@ from jobs_common.dead_letter_commands import (
 )
 from jobs_common.errors import NotFound
 from jobs_scheduler.adapters import dead_letters
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.commands import Requeue, requeue_dead_jobs
 from jobs_scheduler.adapters.dead_letters import ActionRecord
-from jobs_scheduler.adapters.sql import json_text
+from jobs_scheduler.adapters.set_based import json_text
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.commands import Requeue, requeue_dead_jobs
 from jobs_scheduler.domain.dead_letters import (
     ensure_open,
     ensure_requeueable,

@@ -9,9 +9,9 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.job_log import log_committed
-from jobs_scheduler.job_metrics import record_committed
+from jobs_scheduler.adapters.job_log import log_committed
+from jobs_scheduler.adapters.job_metrics import record_committed
+from jobs_scheduler.adapters.side_rows import Changes
 
 T = TypeVar("T")
 Work = Callable[[AsyncConnection, Changes], Awaitable[T]]

@@ -13,7 +13,7 @@ import logging
 
 from jobs_common.contracts import ReadTick, utcnow
 from jobs_common.rabbit import Publisher
-from jobs_scheduler import metrics
+from jobs_scheduler.adapters import metrics
 from jobs_scheduler.adapters.horizons import TICKED_QUEUES
 
 log = logging.getLogger(__name__)

@@ -11,11 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs, outbox
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.failures import mark_dead
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JOB_COLUMNS, JobRow
-from jobs_scheduler.adapters.sql import interval_seconds
+from jobs_scheduler.adapters.set_based import interval_seconds
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.app.failures import mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 

@@ -23,7 +23,7 @@ from jobs_common.contracts import (
 from jobs_common.jobstore import dead_letters, job_events, jobs, outbox
 from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.sql import ArrayRows, any_of
+from jobs_scheduler.adapters.set_based import ArrayRows, any_of
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
 
@@ -62,7 +62,7 @@ class LiveChange(NamedTuple):
     job_type: str
     submitted_by: str
     at: datetime
-    trace_id: str | None = None  # the job's, for its log line (job_log.py)
+    trace_id: str | None = None  # the job's, for its log line (adapters/job_log.py)
 
 
 @dataclass
@@ -77,7 +77,7 @@ class Changes:
     # For live views, published once the transaction committed (adapters/live.py).
     live: list[LiveChange] = field(default_factory=list)
     lines: list[JobLogLine] = field(default_factory=list)
-    # Attempt timings, observed once the transaction committed (job_metrics.py):
+    # Attempt timings, observed once the transaction committed (adapters/job_metrics.py):
     # (job type, priority, seconds from dispatch to start) and (job type, seconds run).
     waits: list[tuple[str, int, float]] = field(default_factory=list)
     runs: list[tuple[str, float]] = field(default_factory=list)

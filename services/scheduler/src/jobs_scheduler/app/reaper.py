@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import ErrorKind, JobStatus
 from jobs_common.jobstore import jobs, workers
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.failures import fail_attempt, mark_dead
 from jobs_scheduler.adapters.jobs import JOB_COLUMNS
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.failures import fail_attempt, mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.leases import after_lease_lost, verdict, worker_went_silent
 

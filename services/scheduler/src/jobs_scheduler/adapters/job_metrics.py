@@ -1,7 +1,7 @@
 """What a committed transaction did, counted: status transitions and the job outcome series.
 
-Called once per transaction, after its commit (``consumers.py`` for message batches,
-``loops.py`` for sweeps), from the side rows the transaction gathered in :class:`Changes`: a
+Called once per transaction, after its commit (``api/queues.py`` for message batches,
+``api/sweeps.py`` for sweeps), from the side rows the transaction gathered in :class:`Changes`: a
 batch rolled back and applied again is counted once, and a stale message nothing.
 
 - ``jobs_succeeded_total{type}``: moves into ``succeeded``;
@@ -18,8 +18,8 @@ from collections import Counter
 
 from jobs_common.contracts import JobStatus
 from jobs_common.metrics import priority_label, type_label
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters.changes import Changes
+from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.side_rows import Changes
 
 S = JobStatus
 RETRIED = frozenset({S.SCHEDULED.value, S.QUEUED.value})

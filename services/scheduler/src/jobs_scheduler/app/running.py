@@ -16,8 +16,8 @@ from sqlalchemy.types import TypeEngine
 from jobs_common.contracts import JobRunning, JobStatus
 from jobs_common.jobstore import jobs
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.sql import interval_seconds, vouched
+from jobs_scheduler.adapters.set_based import interval_seconds, vouched
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 

@@ -8,8 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import dispatch_next_attempts
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition
 
 S = JobStatus

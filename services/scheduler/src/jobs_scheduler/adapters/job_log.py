@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from jobs_scheduler.adapters.changes import Changes, LiveChange
+from jobs_scheduler.adapters.side_rows import Changes, LiveChange
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 The job outcome series (``jobs_succeeded_total``, ``jobs_failed_total``, ``jobs_dead_total``,
 ``job_run_seconds``, ``job_queue_wait_seconds``) are counted here and nowhere else in the
 platform: the scheduler applies every outcome and decides whether a failure ends the job.
-They are counted from what a transaction committed (``job_metrics.py``), so a batch rolled back
-and applied again counts once.
+They are counted from what a transaction committed (``adapters/job_metrics.py``), so a
+batch rolled back and applied again counts once.
 """
 
 from prometheus_client import Counter, Gauge, Histogram

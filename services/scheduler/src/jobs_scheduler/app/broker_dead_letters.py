@@ -10,11 +10,11 @@ from jobs_common.contracts import JobDispatch, JobStatus
 from jobs_common.jobstore import jobs
 from jobs_common.topology import DEAD
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.commands import claim_inbox
-from jobs_scheduler.adapters.failures import mark_dead
+from jobs_scheduler.adapters.inbox import claim_inbox
 from jobs_scheduler.adapters.jobs import lock_job
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.app.failures import mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 

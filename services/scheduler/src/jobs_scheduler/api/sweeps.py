@@ -16,14 +16,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import utcnow
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters import horizons
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.cron import fire_due_schedules
-from jobs_scheduler.adapters.dependencies import release_blocked
-from jobs_scheduler.adapters.promotion import promote_due
-from jobs_scheduler.adapters.reaper import reap_expired
-from jobs_scheduler.adapters.reconciler import reconcile_lost_dispatches
+from jobs_scheduler.adapters import horizons, metrics
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.cron import fire_due_schedules
+from jobs_scheduler.app.dependencies import release_blocked
+from jobs_scheduler.app.promotion import promote_due
+from jobs_scheduler.app.reaper import reap_expired
+from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
 from jobs_common.jobstore import jobs
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.failures import fail_attempt, mark_cancelled
 from jobs_scheduler.adapters.jobs import JOB_COLUMNS
-from jobs_scheduler.adapters.sql import ArrayRows, json_text
+from jobs_scheduler.adapters.set_based import ArrayRows, json_text
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.app.failures import fail_attempt, mark_cancelled
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.failures import stopped_attempt
 from jobs_scheduler.domain.transitions import sources_of

@@ -13,33 +13,23 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, Text, cast, func, update
-from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
 from jobs_common.dead_letter_commands import RESOLUTION_REQUEUED
-from jobs_common.jobstore import dead_letters, inbox, jobs
+from jobs_common.jobstore import dead_letters, jobs
 from jobs_common.topology import CANCEL, RETRY
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.failures import mark_cancelled
+from jobs_scheduler.adapters.inbox import claim_inbox
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, lock_job
-from jobs_scheduler.adapters.sql import json_text
+from jobs_scheduler.adapters.set_based import json_text
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.app.failures import mark_cancelled
 
 S = JobStatus
 CANCELLABLE_AT_ONCE = (S.PENDING, S.BLOCKED, S.SCHEDULED, S.QUEUED)
-
-
-async def claim_inbox(connection: AsyncConnection, message_id: uuid.UUID, queue: str) -> bool:
-    """Record a command's message id; False when it was applied before."""
-    inserted = await connection.execute(
-        insert(inbox)
-        .values(message_id=message_id, queue=queue)
-        .on_conflict_do_nothing()
-        .returning(inbox.c.message_id)
-    )
-    return inserted.first() is not None
 
 
 def _requeue_sets(r: Any) -> dict[str, Any]:

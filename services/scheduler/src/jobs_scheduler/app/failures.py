@@ -9,9 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
 from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.changes import Changes
 from jobs_scheduler.adapters.jobs import JobRow
-from jobs_scheduler.adapters.sql import interval_seconds
+from jobs_scheduler.adapters.set_based import interval_seconds
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.failures import after_failure

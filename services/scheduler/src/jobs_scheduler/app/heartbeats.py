@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ActiveAttempt, JobStatus, WorkerHeartbeat
 from jobs_common.jobstore import job_attempts, jobs, workers
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.running import Listed, start_listed
-from jobs_scheduler.adapters.sql import ArrayRows, any_of, interval_seconds, vouched
+from jobs_scheduler.adapters.set_based import ArrayRows, any_of, interval_seconds, vouched
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.running import Listed, start_listed
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.leases import REPORTED_ENDS, listed_attempt
 

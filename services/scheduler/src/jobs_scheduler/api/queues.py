@@ -38,17 +38,17 @@ from jobs_common.contracts import (
     utcnow,
 )
 from jobs_common.rabbit import BatchConsumer
-from jobs_scheduler import metrics
-from jobs_scheduler.adapters import commands, horizons, logs
-from jobs_scheduler.adapters.broker_dead_letters import apply_dead_lettered
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.heartbeats import apply_heartbeats
-from jobs_scheduler.adapters.results import apply_results
-from jobs_scheduler.adapters.running import apply_running
+from jobs_scheduler.adapters import horizons, logs, metrics
+from jobs_scheduler.adapters.job_log import log_committed
+from jobs_scheduler.adapters.job_metrics import record_committed
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app import commands
+from jobs_scheduler.app.broker_dead_letters import apply_dead_lettered
+from jobs_scheduler.app.heartbeats import apply_heartbeats
+from jobs_scheduler.app.intake import record_jobs
+from jobs_scheduler.app.results import apply_results
+from jobs_scheduler.app.running import apply_running
 from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.intake import record_jobs
-from jobs_scheduler.job_log import log_committed
-from jobs_scheduler.job_metrics import record_committed
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import job_dependencies, jobs
-from jobs_scheduler.adapters.changes import Changes
-from jobs_scheduler.adapters.failures import mark_dead
 from jobs_scheduler.adapters.jobs import dispatch_next_attempts, lock_job
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, apply_transitions
+from jobs_scheduler.app.failures import mark_dead
 from jobs_scheduler.domain.dependencies import ENDED, after_parents_ended
 
 S = JobStatus
