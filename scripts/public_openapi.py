@@ -34,8 +34,8 @@ from fastapi.openapi.utils import get_openapi
 
 from jobs_dashboard.service import create_app as dashboard_app
 from jobs_dashboard.settings import Settings as DashboardSettings
-from jobs_gateway.service import create_app as gateway_app
 from jobs_gateway.domain.routing import ROUTES, RouteRule
+from jobs_gateway.service import create_app as gateway_app
 from jobs_gateway.settings import Settings as GatewaySettings
 from jobs_submission.service import create_app as submission_app
 from jobs_submission.settings import Settings as SubmissionSettings

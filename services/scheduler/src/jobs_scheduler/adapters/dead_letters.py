@@ -1,6 +1,7 @@
 """Dead-letter rows as their commands change them: lock the letters a command names (with
 their jobs), resolve discarded ones, and write the audit log ``dead_letter_actions``.
-Requeued letters are resolved with their job's move (``commands.requeue_dead_jobs``).
+Requeued letters are resolved in the transaction of their job's move
+(``app/commands.requeue_dead_jobs``).
 
 ``owner`` narrows a command to the letters of one owner's jobs (a user's); None reaches every
 one (an admin's). Another owner's letter is not found."""
@@ -17,7 +18,11 @@ from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.dead_letter_commands import RESOLUTION_DISCARDED, Resolved
+from jobs_common.dead_letter_commands import (
+    RESOLUTION_DISCARDED,
+    RESOLUTION_REQUEUED,
+    Resolved,
+)
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
 
 UUID_ARRAY = ARRAY(UUID(as_uuid=True))
@@ -99,6 +104,20 @@ async def discard(
         )
     )
     return [Resolved.model_validate(row._mapping) for row in rows]
+
+
+async def resolve_requeued(
+    connection: AsyncConnection, job_ids: Sequence[uuid.UUID], actor: str
+) -> None:
+    """Resolve the open letters of ``job_ids``, whose jobs were requeued, as requeued."""
+    await connection.execute(
+        update(dead_letters)
+        .where(
+            dead_letters.c.job_id == any_(bindparam("job_ids", list(job_ids), type_=UUID_ARRAY)),
+            dead_letters.c.resolved_at.is_(None),
+        )
+        .values(resolved_at=func.now(), resolved_by=actor, resolution=RESOLUTION_REQUEUED)
+    )
 
 
 async def resolution_of(connection: AsyncConnection, dead_letter_id: uuid.UUID) -> Resolved:

@@ -1,19 +1,28 @@
-"""Job rows: the columns adapters read, locking a row, finishing an attempt's row, and
-dispatching a job's next attempt (through the status writer, ``status.py``)."""
+"""Job rows as the use cases read and lock them (the due, the blocked, the unconsumed, the
+running past their lease...), and dispatching a job's next attempt (through the status
+writer, ``status.py``). Statuses change only there; the other columns a few commands set
+are here (a cancel request, the count of lost attempts)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, TypeAlias
 
-from sqlalchemy import and_, select
+from sqlalchemy import Integer, and_, exists, func, or_, select, update
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.jobstore import jobs
+from jobs_common.contracts import JobStatus
+from jobs_common.jobstore import job_dependencies, jobs, outbox, workers
+from jobs_scheduler.adapters.set_based import ArrayRows, interval_seconds
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.domain.transitions import sources_of
+
+S = JobStatus
 
 JobRow: TypeAlias = Row[*tuple[Any, ...]]
 
@@ -86,3 +95,136 @@ async def dispatch_next_attempts(
         if job is not None:
             changes.dispatch(job, attempt=job.attempt, new_attempt=True)
     return len(written)
+
+
+async def database_now(connection: AsyncConnection) -> datetime:
+    """The transaction's ``now()``: the clock every stored time is compared with."""
+    now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+    return now
+
+
+async def lock_due_scheduled(connection: AsyncConnection, limit: int) -> list[uuid.UUID]:
+    """Up to ``limit`` scheduled jobs whose ``run_at`` has come, earliest first, locked
+    (``SKIP LOCKED``: another replica's are passed over)."""
+    due = await connection.execute(
+        select(jobs.c.id)
+        .where(jobs.c.status == S.SCHEDULED.value, jobs.c.run_at <= func.now())
+        .order_by(jobs.c.run_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(due.scalars())
+
+
+async def lock_blocked_with_parents_ended(
+    connection: AsyncConnection, limit: int, ended: Sequence[str]
+) -> list[JobRow]:
+    """Up to ``limit`` blocked jobs (id, run_at), oldest first, locked, none of whose
+    parents is missing or in a status outside ``ended``."""
+    parent = jobs.alias("parent")
+    unfinished_parent = exists().where(
+        job_dependencies.c.job_id == jobs.c.id,
+        ~exists().where(
+            and_(parent.c.id == job_dependencies.c.depends_on, parent.c.status.in_(ended))
+        ),
+    )
+    rows = await connection.execute(
+        select(jobs.c.id, jobs.c.run_at)
+        .where(jobs.c.status == S.BLOCKED.value, ~unfinished_parent)
+        .order_by(jobs.c.created_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(rows.all())
+
+
+async def parents_of(connection: AsyncConnection, job_id: uuid.UUID) -> list[tuple[uuid.UUID, str]]:
+    """``(id, status)`` of each parent of ``job_id``, in id order."""
+    parent = jobs.alias("parent")
+    rows = await connection.execute(
+        select(parent.c.id, parent.c.status)
+        .select_from(job_dependencies.join(parent, parent.c.id == job_dependencies.c.depends_on))
+        .where(job_dependencies.c.job_id == job_id)
+        .order_by(job_dependencies.c.depends_on)
+    )
+    return [(row.id, row.status) for row in rows]
+
+
+async def lock_unconsumed_queued(
+    connection: AsyncConnection, limit: int, after_seconds: float
+) -> list[JobRow]:
+    """Up to ``limit`` queued jobs (every column) whose ready message the broker took more
+    than ``after_seconds`` ago (``queued_at``) and whose dispatch is no longer waiting in the
+    outbox, oldest first, locked (``SKIP LOCKED``)."""
+    rows = await connection.execute(
+        select(*JOB_COLUMNS)
+        .where(
+            jobs.c.status == S.QUEUED.value,
+            jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
+            ~exists().where(outbox.c.job_id == jobs.c.id),
+        )
+        .order_by(jobs.c.queued_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(rows.all())
+
+
+async def lock_running_past(
+    connection: AsyncConnection, limit: int, horizon: datetime
+) -> list[JobRow]:
+    """Up to ``limit`` running jobs whose lease or deadline lies before ``horizon``, with
+    their lease, deadline and worker's last heartbeat, in id order, locked (``SKIP
+    LOCKED``)."""
+    rows = await connection.execute(
+        select(
+            *JOB_COLUMNS, jobs.c.lease_expires_at, jobs.c.deadline_at, workers.c.last_heartbeat_at
+        )
+        .select_from(jobs.outerjoin(workers, workers.c.id == jobs.c.worker_id))
+        .where(
+            jobs.c.status == S.RUNNING.value,
+            or_(jobs.c.lease_expires_at < horizon, jobs.c.deadline_at < horizon),
+        )
+        .order_by(jobs.c.id)
+        .limit(limit)
+        .with_for_update(of=jobs, skip_locked=True)
+    )
+    return list(rows.all())
+
+
+async def set_lost_count(connection: AsyncConnection, job_id: uuid.UUID, lost_count: int) -> None:
+    await connection.execute(update(jobs).where(jobs.c.id == job_id).values(lost_count=lost_count))
+
+
+async def record_cancel_request(
+    connection: AsyncConnection, job_id: uuid.UUID, requested_by: str
+) -> None:
+    await connection.execute(
+        update(jobs)
+        .where(jobs.c.id == job_id)
+        .values(cancel_requested_at=func.now(), cancel_requested_by=requested_by)
+    )
+
+
+REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
+# The jobs whose current attempt was reported and may still end, locked in id order.
+LOCK_REPORTED = (
+    select(*JOB_COLUMNS, jobs.c.queued_at)
+    .select_from(
+        jobs.join(
+            REPORTED.table,
+            and_(jobs.c.id == REPORTED.c.id, jobs.c.attempt == REPORTED.c.attempt),
+        )
+    )
+    .where(jobs.c.status.in_(sorted(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED)))))
+    .order_by(jobs.c.id)
+    .with_for_update(of=jobs)
+)
+
+
+async def lock_reported(
+    connection: AsyncConnection, attempts: Iterable[tuple[uuid.UUID, int]]
+) -> list[JobRow]:
+    """The jobs (every column, and ``queued_at``) still at one of ``attempts`` and in a
+    status it may end from, locked in id order (one statement, whatever their number)."""
+    return list((await connection.execute(LOCK_REPORTED, REPORTED.params(attempts))).all())

@@ -7,6 +7,7 @@ admin's). Another owner's schedule is answered as not found."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -17,7 +18,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.contracts import utcnow
 from jobs_common.cron import next_fire_after
-from jobs_common.jobstore import schedules
+from jobs_common.jobstore import schedule_fires, schedules
 from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
 from jobs_scheduler.domain.schedules import check_caps
 
@@ -121,3 +122,58 @@ async def remove(engine: AsyncEngine, schedule_id: uuid.UUID, owner: str | None)
             delete(schedules).where(*owned(schedule_id, owner)).returning(schedules.c.id)
         )
     return deleted is not None
+
+
+async def lock_due(connection: AsyncConnection, limit: int, now: datetime) -> list[Row[Any]]:
+    """Up to ``limit`` active schedules due at ``now``, earliest first, locked (``SKIP
+    LOCKED``: another replica fires those it holds)."""
+    rows = await connection.execute(
+        select(schedules)
+        .where(schedules.c.paused.is_(False), schedules.c.next_fire_at <= now)
+        .order_by(schedules.c.next_fire_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(rows.all())
+
+
+async def pause_unusable(connection: AsyncConnection, schedule_id: uuid.UUID) -> None:
+    await connection.execute(
+        update(schedules)
+        .where(schedules.c.id == schedule_id)
+        .values(paused=True, updated_at=func.now())
+    )
+
+
+async def record_fire(
+    connection: AsyncConnection, schedule_id: uuid.UUID, fire_time: datetime, job_id: uuid.UUID
+) -> bool:
+    """Record one fire of a schedule; False when that fire time was recorded before (unique
+    ``(schedule_id, fire_time)``: each fire creates one job, whatever the replicas)."""
+    recorded = await connection.execute(
+        insert(schedule_fires)
+        .values(schedule_id=schedule_id, fire_time=fire_time, job_id=job_id)
+        .on_conflict_do_nothing()
+        .returning(schedule_fires.c.job_id)
+    )
+    return recorded.first() is not None
+
+
+async def advance(
+    connection: AsyncConnection,
+    schedule_id: uuid.UUID,
+    *,
+    fired_at: datetime,
+    next_fire_at: datetime,
+    job_id: uuid.UUID,
+) -> None:
+    await connection.execute(
+        update(schedules)
+        .where(schedules.c.id == schedule_id)
+        .values(
+            next_fire_at=next_fire_at,
+            last_fire_at=fired_at,
+            last_job_id=job_id,
+            updated_at=func.now(),
+        )
+    )

@@ -7,23 +7,17 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobDispatch, JobStatus
-from jobs_common.jobstore import jobs
 from jobs_common.topology import DEAD
-from jobs_scheduler.adapters import attempts
+from jobs_scheduler.adapters import attempts, job_writes
 from jobs_scheduler.adapters.inbox import claim_inbox
 from jobs_scheduler.adapters.jobs import lock_job
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.app.failures import mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 
 S = JobStatus
-
-# queued -> queued, same attempt: its ready message is published again.
-REDISPATCH_EXPIRED = Write(
-    "redispatch_expired", sets=lambda r: {"expired_count": jobs.c.expired_count + 1}
-)
 
 
 async def apply_dead_lettered(
@@ -55,7 +49,7 @@ async def apply_dead_lettered(
             f"ready message {death_reason}; re-dispatched",
             attempt=job.attempt,
         )
-        if not await apply_transitions(connection, changes, [again], REDISPATCH_EXPIRED):
+        if not await apply_transitions(connection, changes, [again], job_writes.REDISPATCH_EXPIRED):
             return "stale"
         changes.dispatch(job, attempt=job.attempt, new_attempt=False)
         return "redispatched"

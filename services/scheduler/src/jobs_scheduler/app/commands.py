@@ -10,52 +10,20 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import DateTime, Text, cast, func, update
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import CancelRequested, JobStatus, RetryRequested, utcnow
-from jobs_common.dead_letter_commands import RESOLUTION_REQUEUED
-from jobs_common.jobstore import dead_letters, jobs
 from jobs_common.topology import CANCEL, RETRY
-from jobs_scheduler.adapters import attempts
+from jobs_scheduler.adapters import attempts, dead_letters, job_writes, jobs
 from jobs_scheduler.adapters.inbox import claim_inbox
-from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, lock_job
 from jobs_scheduler.adapters.set_based import json_text
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.app.failures import mark_cancelled
 
 S = JobStatus
 CANCELLABLE_AT_ONCE = (S.PENDING, S.BLOCKED, S.SCHEDULED, S.QUEUED)
-
-
-def _requeue_sets(r: Any) -> dict[str, Any]:
-    """A dead job runs again: a fresh attempt budget, counts reset, the payload edited or kept."""
-    return {
-        "attempt_limit": jobs.c.attempt + jobs.c.max_attempts,
-        "expired_count": 0,
-        "lost_count": 0,
-        "finished_at": None,
-        "payload": func.coalesce(cast(r.payload, JSONB), jobs.c.payload),
-    }
-
-
-# dead -> queued under the next attempt number.
-REQUEUE_NOW = Write(
-    "requeue_now",
-    columns={"payload": Text()},
-    sets=lambda r: _requeue_sets(r) | {"attempt": jobs.c.attempt + 1, "run_at": None},
-    returning=DISPATCH_COLUMNS,
-)
-# dead -> scheduled, not before a given time (bulk requeues trickle in).
-REQUEUE_LATER = Write(
-    "requeue_later",
-    columns={"payload": Text(), "run_at": DateTime(timezone=True)},
-    sets=lambda r: _requeue_sets(r) | {"run_at": r.run_at},
-)
 
 
 @dataclass(frozen=True)
@@ -98,7 +66,7 @@ async def requeue_dead_jobs(
                 )
                 for r in later
             ],
-            REQUEUE_LATER,
+            job_writes.REQUEUE_LATER,
         )
         moved |= {job_id for job_id, _ in written}
     if at_once:
@@ -116,7 +84,7 @@ async def requeue_dead_jobs(
                 )
                 for r in at_once
             ],
-            REQUEUE_NOW,
+            job_writes.REQUEUE_NOW,
         )
         for row in written.values():
             changes.dispatch(row, attempt=row.attempt, new_attempt=True)
@@ -126,11 +94,7 @@ async def requeue_dead_jobs(
         if r.job_id in moved:
             by_actor.setdefault(r.requested_by, []).append(r.job_id)
     for actor, job_ids in by_actor.items():
-        await connection.execute(
-            update(dead_letters)
-            .where(dead_letters.c.job_id.in_(job_ids), dead_letters.c.resolved_at.is_(None))
-            .values(resolved_at=func.now(), resolved_by=actor, resolution=RESOLUTION_REQUEUED)
-        )
+        await dead_letters.resolve_requeued(connection, job_ids, actor)
     return moved
 
 
@@ -141,7 +105,7 @@ async def apply_retry_request(
     optionally not before a given time)."""
     if not await claim_inbox(connection, message.message_id, RETRY):
         return False
-    job = await lock_job(connection, message.job_id, None, (S.DEAD.value,))
+    job = await jobs.lock_job(connection, message.job_id, None, (S.DEAD.value,))
     if job is None:
         return False
     requeue = Requeue(
@@ -162,14 +126,10 @@ async def apply_cancel_request(
     if not await claim_inbox(connection, message.message_id, CANCEL):
         return "duplicate"
     statuses = [s.value for s in (*CANCELLABLE_AT_ONCE, S.RUNNING)]
-    job = await lock_job(connection, message.job_id, None, statuses)
+    job = await jobs.lock_job(connection, message.job_id, None, statuses)
     if job is None:
         return "stale"
-    await connection.execute(
-        update(jobs)
-        .where(jobs.c.id == job.id)
-        .values(cancel_requested_at=func.now(), cancel_requested_by=message.requested_by)
-    )
+    await jobs.record_cancel_request(connection, job.id, message.requested_by)
     if S(job.status) is S.RUNNING:
         changes.cancel_attempt(job.id, job.attempt, "cancelled")
         return "cancel_requested"

@@ -13,13 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select, update
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
-from jobs_common.jobstore import schedule_fires, schedules
 from jobs_common.topology import DEFAULT_QUEUE
+from jobs_scheduler.adapters import jobs, schedules
 from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.domain.cron import due_firing
@@ -55,18 +53,9 @@ def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
 async def fire_due_schedules(
     connection: AsyncConnection, changes: Changes, limit: int, defaults: JobDefaults
 ) -> int:
-    now = (await connection.execute(select(func.now()))).scalar_one()
-    due = (
-        await connection.execute(
-            select(schedules)
-            .where(schedules.c.paused.is_(False), schedules.c.next_fire_at <= now)
-            .order_by(schedules.c.next_fire_at)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-    ).all()
+    now = await jobs.database_now(connection)
     fired = 0
-    for schedule in due:
+    for schedule in await schedules.lock_due(connection, limit, now):
         try:  # a schedule the scheduler cannot read is paused, never retried on every tick
             firing = due_firing(schedule.cron, schedule.timezone, schedule.next_fire_at, now)
             message = job_from_template(schedule, firing.fire_time)
@@ -75,19 +64,9 @@ async def fire_due_schedules(
                 "schedule unusable (cron, time zone or template); paused",
                 extra={"action": "schedule_paused", "schedule_id": str(schedule.id)},
             )
-            await connection.execute(
-                update(schedules)
-                .where(schedules.c.id == schedule.id)
-                .values(paused=True, updated_at=func.now())
-            )
+            await schedules.pause_unusable(connection, schedule.id)
             continue
-        recorded = await connection.execute(
-            insert(schedule_fires)
-            .values(schedule_id=schedule.id, fire_time=firing.fire_time, job_id=message.job_id)
-            .on_conflict_do_nothing()
-            .returning(schedule_fires.c.job_id)
-        )
-        if recorded.first() is not None:
+        if await schedules.record_fire(connection, schedule.id, firing.fire_time, message.job_id):
             await record_submissions(
                 connection, changes, [message], defaults, schedule_id=schedule.id
             )
@@ -101,14 +80,11 @@ async def fire_due_schedules(
                         "missed": firing.missed,
                     },
                 )
-        await connection.execute(
-            update(schedules)
-            .where(schedules.c.id == schedule.id)
-            .values(
-                next_fire_at=firing.next_fire_at,
-                last_fire_at=firing.fire_time,
-                last_job_id=message.job_id,
-                updated_at=func.now(),
-            )
+        await schedules.advance(
+            connection,
+            schedule.id,
+            fired_at=firing.fire_time,
+            next_fire_at=firing.next_fire_at,
+            job_id=message.job_id,
         )
     return fired

@@ -4,55 +4,19 @@ through the status writer (``status.py``)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Double, Text, func
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
-from jobs_scheduler.adapters import attempts
+from jobs_scheduler.adapters import attempts, job_writes
 from jobs_scheduler.adapters.jobs import JobRow
-from jobs_scheduler.adapters.set_based import interval_seconds
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.failures import after_failure
 from jobs_scheduler.domain.retry import retry_delay_ms
 
 S = JobStatus
 Via = tuple[tuple[JobStatus, str], ...]
-
-# A failed attempt waits as ``scheduled`` for its retry.
-RETRY_LATER = Write(
-    "retry_later",
-    columns={"delay_seconds": Double(), "last_error": Text(), "last_error_class": Text()},
-    sets=lambda r: {
-        "run_at": func.now() + interval_seconds(r.delay_seconds),
-        "last_error": r.last_error,
-        "last_error_class": r.last_error_class,
-        "lease_expires_at": None,
-        "deadline_at": None,
-    },
-)
-DEAD = Write(
-    "dead",
-    columns={"last_error": Text(), "last_error_class": Text()},
-    sets=lambda r: {
-        "last_error": r.last_error,
-        "last_error_class": r.last_error_class,
-        "finished_at": func.now(),
-        "lease_expires_at": None,
-        "deadline_at": None,
-        "run_at": None,
-    },
-)
-CANCELLED = Write(
-    "cancelled",
-    sets=lambda r: {
-        "finished_at": func.now(),
-        "lease_expires_at": None,
-        "deadline_at": None,
-        "run_at": None,
-    },
-)
 
 
 async def fail_attempt(
@@ -117,7 +81,7 @@ async def fail_attempt(
             },
             via=failed,
         )
-        await apply_transitions(connection, changes, [retry], RETRY_LATER)
+        await apply_transitions(connection, changes, [retry], job_writes.RETRY_LATER)
     else:
         await mark_dead(
             connection,
@@ -152,7 +116,7 @@ async def mark_dead(
         values={"last_error": error, "last_error_class": error_class},
         via=via,
     )
-    if not await apply_transitions(connection, changes, [dead], DEAD):
+    if not await apply_transitions(connection, changes, [dead], job_writes.DEAD):
         return False
     changes.dead_letter(
         job, attempt=job.attempt, reason=reason, error=error, error_class=error_class
@@ -171,4 +135,4 @@ async def mark_cancelled(
 ) -> bool:
     """``current -> cancelled`` (through ``via``). False if stale."""
     cancelled = Transition(job.id, current, S.CANCELLED, reason, attempt=job.attempt, via=via)
-    return bool(await apply_transitions(connection, changes, [cancelled], CANCELLED))
+    return bool(await apply_transitions(connection, changes, [cancelled], job_writes.CANCELLED))

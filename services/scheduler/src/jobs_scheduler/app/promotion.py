@@ -3,12 +3,10 @@ dispatched under their next attempt. Safe with several replicas (``FOR UPDATE SK
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.jobs import dispatch_next_attempts
+from jobs_scheduler.adapters import jobs
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition
 
@@ -17,15 +15,7 @@ S = JobStatus
 
 async def promote_due(connection: AsyncConnection, changes: Changes, limit: int) -> int:
     """Dispatch up to ``limit`` scheduled jobs whose time has come. Returns how many."""
-    due = (
-        await connection.execute(
-            select(jobs.c.id)
-            .where(jobs.c.status == S.SCHEDULED.value, jobs.c.run_at <= func.now())
-            .order_by(jobs.c.run_at)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-    ).scalars()
-    return await dispatch_next_attempts(
+    due = await jobs.lock_due_scheduled(connection, limit)
+    return await jobs.dispatch_next_attempts(
         connection, changes, [Transition(job_id, S.SCHEDULED, S.QUEUED, "due") for job_id in due]
     )

@@ -6,13 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobStatus
-from jobs_common.jobstore import jobs, workers
-from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.jobs import JOB_COLUMNS
+from jobs_scheduler.adapters import attempts, jobs
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app.failures import fail_attempt, mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
@@ -32,24 +29,7 @@ async def reap_expired(
     (deadline), judged against ``horizon`` (how far every live replica has read the
     heartbeat and result queues), never the wall clock: retry, cancel or dead-letter them.
     Returns (lease expiries, timeouts)."""
-    expired = (
-        await connection.execute(
-            select(
-                *JOB_COLUMNS,
-                jobs.c.lease_expires_at,
-                jobs.c.deadline_at,
-                workers.c.last_heartbeat_at,
-            )
-            .select_from(jobs.outerjoin(workers, workers.c.id == jobs.c.worker_id))
-            .where(
-                jobs.c.status == S.RUNNING.value,
-                or_(jobs.c.lease_expires_at < horizon, jobs.c.deadline_at < horizon),
-            )
-            .order_by(jobs.c.id)
-            .limit(limit)
-            .with_for_update(of=jobs, skip_locked=True)
-        )
-    ).all()
+    expired = await jobs.lock_running_past(connection, limit, horizon)
     leases = timeouts = 0
     lease = timedelta(seconds=defaults.lease_seconds)
     for job in expired:
@@ -93,9 +73,7 @@ async def _lease_lost(
         cancel_requested=job.cancel_requested_at is not None,
     )
     if loss.lost_count != job.lost_count:
-        await connection.execute(
-            update(jobs).where(jobs.c.id == job.id).values(lost_count=loss.lost_count)
-        )
+        await jobs.set_lost_count(connection, job.id, loss.lost_count)
     message = (
         f"worker {job.worker_id} went silent"
         if silent

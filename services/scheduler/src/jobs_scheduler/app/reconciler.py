@@ -5,33 +5,18 @@ replicas (``SKIP LOCKED``)."""
 
 from __future__ import annotations
 
-from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import jobs, outbox
-from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS, JOB_COLUMNS, JobRow
-from jobs_scheduler.adapters.set_based import interval_seconds
+from jobs_scheduler.adapters import attempts, job_writes, jobs
+from jobs_scheduler.adapters.jobs import JobRow
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.app.failures import mark_dead
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 
 S = JobStatus
-
-# queued -> queued under a new attempt number, which does not spend the retry budget; the
-# lost message counts like one that died in the broker.
-REDISPATCH_LOST = Write(
-    "redispatch_lost",
-    sets=lambda r: {
-        "attempt": jobs.c.attempt + 1,
-        "attempt_limit": jobs.c.attempt_limit + 1,
-        "expired_count": jobs.c.expired_count + 1,
-    },
-    returning=DISPATCH_COLUMNS,
-)
 
 
 async def reconcile_lost_dispatches(
@@ -47,20 +32,7 @@ async def reconcile_lost_dispatches(
     of the old message is fenced off) without spending the job's retry budget, while fewer
     than ``ttl_redispatch_limit`` of its ready messages died or were lost; then the job is
     dead. Returns how many were handled."""
-    lost = (
-        await connection.execute(
-            select(*JOB_COLUMNS)
-            .where(
-                jobs.c.status == S.QUEUED.value,
-                jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
-                # Not while its dispatch is still waiting in the outbox (the broker is away).
-                ~exists().where(outbox.c.job_id == jobs.c.id),
-            )
-            .order_by(jobs.c.queued_at)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-    ).all()
+    lost = await jobs.lock_unconsumed_queued(connection, limit, after_seconds)
     # In job id order, the lock order of every batch.
     again: list[JobRow] = []
     limit_reached: list[JobRow] = []
@@ -73,7 +45,7 @@ async def reconcile_lost_dispatches(
         Transition(row.id, S.QUEUED, S.QUEUED, "ready message lost by the broker; re-dispatched")
         for row in again
     ]
-    redispatched = await apply_transitions(connection, changes, moves, REDISPATCH_LOST)
+    redispatched = await apply_transitions(connection, changes, moves, job_writes.REDISPATCH_LOST)
     for move in moves:
         job = redispatched.get(move.key)
         if job is None:

@@ -7,58 +7,18 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, and_, cast, func, select
-from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import ErrorKind, JobResult, JobStatus
-from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.jobs import JOB_COLUMNS
-from jobs_scheduler.adapters.set_based import ArrayRows, json_text
+from jobs_scheduler.adapters import attempts, job_writes, jobs
+from jobs_scheduler.adapters.set_based import json_text
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.app.failures import fail_attempt, mark_cancelled
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.failures import stopped_attempt
-from jobs_scheduler.domain.transitions import sources_of
 
 S = JobStatus
-
-REPORTED = ArrayRows("reported", id=UUID(as_uuid=True), attempt=Integer())
-
-# The jobs whose current attempt was reported and may still end, locked in id order.
-LOCK_REPORTED = (
-    select(*JOB_COLUMNS, jobs.c.queued_at)
-    .select_from(
-        jobs.join(
-            REPORTED.table,
-            and_(jobs.c.id == REPORTED.c.id, jobs.c.attempt == REPORTED.c.attempt),
-        )
-    )
-    .where(jobs.c.status.in_(sorted(set(sources_of(S.SUCCEEDED)) & set(sources_of(S.FAILED)))))
-    .order_by(jobs.c.id)
-    .with_for_update(of=jobs)
-)
-
-# queued/running -> succeeded: the result, and the attempt's worker and times.
-SUCCEED = Write(
-    "succeeded",
-    columns={
-        "result": Text(),
-        "worker_id": Text(),
-        "started_at": DateTime(timezone=True),
-        "finished_at": DateTime(timezone=True),
-    },
-    sets=lambda r: {
-        "result": cast(r.result, JSONB),
-        "worker_id": r.worker_id,
-        "started_at": func.coalesce(jobs.c.started_at, r.started_at),
-        "finished_at": r.finished_at,
-        "lease_expires_at": None,
-        "deadline_at": None,
-    },
-)
 
 
 async def apply_results(
@@ -76,7 +36,7 @@ async def apply_results(
     reported: dict[tuple[Any, int], list[JobResult]] = {}
     for message in messages:
         reported.setdefault((message.job_id, message.attempt), []).append(message)
-    locked = (await connection.execute(LOCK_REPORTED, REPORTED.params(reported))).all()
+    locked = await jobs.lock_reported(connection, reported)
     succeeded: list[Transition] = []
     done: list[JobResult] = []
     for job in locked:
@@ -112,7 +72,7 @@ async def apply_results(
             await _attempt_failed(connection, changes, job, report, defaults)
     outcomes["stale"] = len(messages) - outcomes["applied"]
     if succeeded:
-        await apply_transitions(connection, changes, succeeded, SUCCEED)
+        await apply_transitions(connection, changes, succeeded, job_writes.SUCCEED)
         await attempts.succeed(connection, done)
     return outcomes
 

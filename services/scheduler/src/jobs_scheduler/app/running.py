@@ -9,64 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, Text, bindparam
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.types import TypeEngine
 
 from jobs_common.contracts import JobRunning, JobStatus
-from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters import attempts
-from jobs_scheduler.adapters.set_based import interval_seconds, vouched
+from jobs_scheduler.adapters import attempts, job_writes
 from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import Transition, Write, apply_transitions
+from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.domain.defaults import JobDefaults
 
 S = JobStatus
-
-_LEASE = bindparam("lease_seconds", type_=Integer())
-_GRACE = bindparam("grace_seconds", type_=Integer())
-_STARTED_COLUMNS: dict[str, TypeEngine[Any]] = {
-    "worker_id": Text(),
-    "started_at": DateTime(timezone=True),
-}
-
-# queued -> running: the attempt's worker, and its lease and deadline from its start.
-START = Write(
-    "started",
-    columns=_STARTED_COLUMNS,
-    sets=lambda r: {
-        "worker_id": r.worker_id,
-        "started_at": r.started_at,
-        "lease_expires_at": vouched(r.started_at) + interval_seconds(_LEASE),
-        "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
-    },
-    returning=(jobs.c.priority, jobs.c.queued_at),  # the queue wait (job_queue_wait_seconds)
-)
-
-# queued -> running from a heartbeat that lists the attempt before its JobRunning was applied:
-# its start time from the listing, its lease from the heartbeat.
-START_LISTED = Write(
-    "started_listed",
-    columns={**_STARTED_COLUMNS, "renewed_at": DateTime(timezone=True)},
-    sets=lambda r: {
-        "worker_id": r.worker_id,
-        "started_at": r.started_at,
-        "lease_expires_at": vouched(r.renewed_at) + interval_seconds(_LEASE),
-        "deadline_at": vouched(r.started_at) + interval_seconds(jobs.c.timeout_seconds + _GRACE),
-    },
-    returning=(jobs.c.priority, jobs.c.queued_at),
-)
-
-# running -> running: a redelivered attempt continues on its new worker, under a fresh lease.
-TAKE_OVER = Write(
-    "taken_over",
-    columns=_STARTED_COLUMNS,
-    sets=lambda r: {
-        "worker_id": r.worker_id,
-        "lease_expires_at": vouched(r.started_at) + interval_seconds(_LEASE),
-    },
-    guards=lambda r: (jobs.c.worker_id != r.worker_id, jobs.c.cancel_requested_at.is_(None)),
-)
 
 
 def _count_started(changes: Changes, started: dict[Any, Any], starts: Sequence[Any]) -> list[Any]:
@@ -113,15 +64,12 @@ async def apply_running(
         else:
             firsts[key] = message
     unique = sorted(firsts.values(), key=lambda m: m.job_id)
-    params = {
-        "lease_seconds": defaults.lease_seconds,
-        "grace_seconds": defaults.timeout_grace_seconds,
-    }
+    params = job_writes.lease_params(defaults)
     started = await apply_transitions(
         connection,
         changes,
         [_move(m, S.QUEUED, f"started on {m.worker_id}") for m in unique],
-        START,
+        job_writes.START,
         params,
     )
     applied: list[JobRunning] = _count_started(changes, started, unique)
@@ -149,8 +97,8 @@ async def _taken_over(
         connection,
         changes,
         [_move(m, S.RUNNING, f"redelivered; taken over by {m.worker_id}") for m in messages],
-        TAKE_OVER,
-        {"lease_seconds": defaults.lease_seconds},
+        job_writes.TAKE_OVER,
+        job_writes.lease_params(defaults),
     )
     return [m for m in messages if (m.job_id, m.attempt) in taken]
 
@@ -194,11 +142,8 @@ async def start_listed(
             )
             for item in ordered
         ],
-        START_LISTED,
-        {
-            "lease_seconds": defaults.lease_seconds,
-            "grace_seconds": defaults.timeout_grace_seconds,
-        },
+        job_writes.START_LISTED,
+        job_writes.lease_params(defaults),
     )
     applied: list[Listed] = _count_started(changes, started, ordered)
     if applied:
