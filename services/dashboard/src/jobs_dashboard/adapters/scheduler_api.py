@@ -22,6 +22,7 @@ from jobs_common.dead_letter_commands import (
     DEAD_LETTERS_PATH,
     BulkCommand,
     BulkDone,
+    Command,
     DiscardCommand,
     RequeueCommand,
     Resolved,
@@ -98,16 +99,19 @@ class SchedulerApi:
         self, dead_letter_id: uuid.UUID, command: RequeueCommand, identity: Identity
     ) -> Resolved:
         """Raises NotFound (not the caller's, or gone), Conflict (resolved, or not dead)."""
-        body = command.model_dump(mode="json", by_alias=True)
-        path = f"{DEAD_LETTERS_PATH}/{dead_letter_id}/requeue"
-        return Resolved.model_validate(await self._answer("POST", path, identity, body))
+        return await self._on_letter("requeue", dead_letter_id, command, identity)
 
     async def discard_dead_letter(
         self, dead_letter_id: uuid.UUID, command: DiscardCommand, identity: Identity
     ) -> Resolved:
         """Raises NotFound (not the caller's, or gone), Conflict (resolved)."""
+        return await self._on_letter("discard", dead_letter_id, command, identity)
+
+    async def _on_letter(
+        self, action: str, dead_letter_id: uuid.UUID, command: Command, identity: Identity
+    ) -> Resolved:
         body = command.model_dump(mode="json", by_alias=True)
-        path = f"{DEAD_LETTERS_PATH}/{dead_letter_id}/discard"
+        path = f"{DEAD_LETTERS_PATH}/{dead_letter_id}/{action}"
         return Resolved.model_validate(await self._answer("POST", path, identity, body))
 
     async def dead_letters_bulk(self, command: BulkCommand, identity: Identity) -> BulkDone:

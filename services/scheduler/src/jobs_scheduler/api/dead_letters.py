@@ -6,15 +6,18 @@ an admin on all; anything else is not found."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
 
+from jobs_common.auth import Identity
 from jobs_common.dead_letter_commands import (
     DEAD_LETTERS_PATH,
     BulkCommand,
     BulkDone,
+    Command,
     DiscardCommand,
     RequeueCommand,
     Resolved,
@@ -45,14 +48,7 @@ async def requeue(
     command: RequeueCommand,
     identity: CurrentIdentity,
 ) -> Resolved:
-    work = partial(
-        dead_letters.requeue_one,
-        dead_letter_id=dead_letter_id,
-        command=command,
-        actor=identity.email,
-        owner=owner_of(identity),
-    )
-    return await work_of(request).run(work)
+    return await on_one(request, dead_letters.requeue_one, dead_letter_id, command, identity)
 
 
 @router.post("/{deadLetterId}/discard")
@@ -62,8 +58,19 @@ async def discard(
     command: DiscardCommand,
     identity: CurrentIdentity,
 ) -> Resolved:
+    return await on_one(request, dead_letters.discard_one, dead_letter_id, command, identity)
+
+
+async def on_one(
+    request: Request,
+    use_case: Callable[..., Awaitable[Resolved]],
+    dead_letter_id: uuid.UUID,
+    command: Command,
+    identity: Identity,
+) -> Resolved:
+    """Run a use case on one letter, as the caller (their own letters; an admin's: any)."""
     work = partial(
-        dead_letters.discard_one,
+        use_case,
         dead_letter_id=dead_letter_id,
         command=command,
         actor=identity.email,

@@ -38,6 +38,27 @@ class Requeue:
     payload: str | None = None
     not_before: datetime | None = None
 
+    def move(self, now: datetime) -> Transition:
+        """``dead -> scheduled`` while ``not_before`` is ahead of ``now``, else ``-> queued``."""
+        by = f"{self.reason} by {self.requested_by}"
+        if self.not_before is not None and self.not_before > now:
+            return Transition(
+                self.job_id,
+                S.DEAD,
+                S.SCHEDULED,
+                f"{by}; not before {self.not_before}",
+                attempt=self.attempt,
+                values={"payload": self.payload, "run_at": self.not_before},
+            )
+        return Transition(
+            self.job_id,
+            S.DEAD,
+            S.QUEUED,
+            by,
+            attempt=self.attempt,
+            values={"payload": self.payload},
+        )
+
 
 async def requeue_dead_jobs(
     connection: AsyncConnection, changes: Changes, requeues: Sequence[Requeue]
@@ -46,46 +67,15 @@ async def requeue_dead_jobs(
     ahead, to scheduled; resolve its open dead letters as requeued. Returns the jobs moved
     (a job that is no longer dead at its attempt is left alone)."""
     now = utcnow()
-    later: list[Requeue] = []
-    at_once: list[Requeue] = []
-    for r in requeues:
-        (later if r.not_before is not None and r.not_before > now else at_once).append(r)
+    moves = [r.move(now) for r in requeues]
+    later = [m for m in moves if m.target is S.SCHEDULED]
+    at_once = [m for m in moves if m.target is S.QUEUED]
     moved: set[uuid.UUID] = set()
     if later:
-        written = await apply_transitions(
-            connection,
-            changes,
-            [
-                Transition(
-                    r.job_id,
-                    S.DEAD,
-                    S.SCHEDULED,
-                    f"{r.reason} by {r.requested_by}; not before {r.not_before}",
-                    attempt=r.attempt,
-                    values={"payload": r.payload, "run_at": r.not_before},
-                )
-                for r in later
-            ],
-            job_writes.REQUEUE_LATER,
-        )
+        written = await apply_transitions(connection, changes, later, job_writes.REQUEUE_LATER)
         moved |= {job_id for job_id, _ in written}
     if at_once:
-        written = await apply_transitions(
-            connection,
-            changes,
-            [
-                Transition(
-                    r.job_id,
-                    S.DEAD,
-                    S.QUEUED,
-                    f"{r.reason} by {r.requested_by}",
-                    attempt=r.attempt,
-                    values={"payload": r.payload},
-                )
-                for r in at_once
-            ],
-            job_writes.REQUEUE_NOW,
-        )
+        written = await apply_transitions(connection, changes, at_once, job_writes.REQUEUE_NOW)
         for row in written.values():
             changes.dispatch(row, attempt=row.attempt, new_attempt=True)
         moved |= {job_id for job_id, _ in written}
