@@ -6,8 +6,9 @@ Each service runs in a process of its own, as in production: the Prometheus regi
 process-wide, and the test suite imports every service into one process. The process builds
 the service's app (``create_app`` with its default settings, the lifespan not run: no broker
 or database needed), asks ``/health``, and prints its ``/metrics`` (the gateway's from its
-metrics app, ``jobs_gateway.metrics_server``: its public port answers 404) and, for each name,
-the label names its collector declares (a labelled series with no sample yet shows no labels).
+metrics app, ``jobs_gateway.adapters.metrics_server``: its public port answers 404) and, for
+each name, the label names its collector declares (a labelled series with no sample yet shows
+no labels).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ async def main():
         public = await client.get("/metrics")
     if "{service}" == "gateway":  # not on the public port: on GATEWAY_METRICS_PORT
         assert public.status_code == 404, public.status_code
-        from jobs_gateway.metrics_server import metrics_app
+        from jobs_gateway.adapters.metrics_server import metrics_app
         transport = httpx.ASGITransport(app=metrics_app())
         async with httpx.AsyncClient(transport=transport, base_url="http://metrics") as client:
             text = (await client.get("/metrics")).text

@@ -27,7 +27,7 @@ from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
 from jobs_dashboard.api.limits import body_limits
-from jobs_dashboard.gauges import PlatformGauges
+from jobs_dashboard.app.gauges import PlatformGauges
 from jobs_dashboard.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 
 from jobs_common import topology
 from jobs_common.jobstore import read_horizons, workers
-from jobs_dashboard import metrics
+from jobs_dashboard.adapters import metrics
 from jobs_dashboard.settings import Settings
 from jobs_testing.waiting import eventually
 

@@ -27,11 +27,11 @@ from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_public_openapi
 from jobs_gateway.api.ui import install_ui
-from jobs_gateway.auth_services import AuthServices
+from jobs_gateway.app.auth_services import AuthServices
+from jobs_gateway.app.live_hub import LiveHub
 from jobs_gateway.domain.headers import REQUEST_ID_HEADER, TRACE_ID_HEADER
 from jobs_gateway.domain.live import LiveLimits
 from jobs_gateway.domain.routing import UPSTREAMS
-from jobs_gateway.fanout import LiveHub
 from jobs_gateway.migrate import upgrade_async
 from jobs_gateway.settings import Settings
 

@@ -58,7 +58,7 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
 
     port: int = 3000
-    # Prometheus metrics on a port of their own, on the same host (metrics_server.py); the
+    # Prometheus metrics on a port of their own, on the same host (adapters/metrics_server.py); the
     # public port answers /metrics with 404. 0: no metrics server.
     metrics_port: int = Field(default=9300, ge=0, le=65_535)
 

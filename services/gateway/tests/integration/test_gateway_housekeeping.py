@@ -15,9 +15,9 @@ from jobs_common.auth import TokenKeys
 from jobs_common.db import create_engine
 from jobs_gateway.adapters.rate_limits import Hit, RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
+from jobs_gateway.app.purge_expired import Housekeeping
 from jobs_gateway.domain.rate_limit import Scope
 from jobs_gateway.domain.tokens import TokenIssuer
-from jobs_gateway.housekeeping import Housekeeping
 from jobs_testing.waiting import eventually
 
 from ..conftest import TEST_KEYS, GatewayFactory

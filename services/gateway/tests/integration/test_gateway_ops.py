@@ -8,8 +8,8 @@ from contextlib import AbstractAsyncContextManager
 import httpx
 import pytest
 
+from jobs_gateway.adapters.metrics_server import metrics_app
 from jobs_gateway.api.openapi import public_document
-from jobs_gateway.metrics_server import metrics_app
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from jobs_common.auth import Identity
 from jobs_common.contracts import JobChange, JobChanges, JobLogLine, JobLogTail, JobStatus
 from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.api.events import RedactTokens
+from jobs_gateway.app.live_hub import Listener, LiveHub
 from jobs_gateway.domain.live import Frame, LiveLimits, SubscriptionLimit
-from jobs_gateway.fanout import Listener, LiveHub
 
 pytestmark = pytest.mark.unit
 

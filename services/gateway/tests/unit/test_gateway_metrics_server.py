@@ -6,7 +6,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from jobs_gateway.metrics_server import metrics_app, metrics_sidecars
+from jobs_gateway.adapters.metrics_server import metrics_app, metrics_sidecars
 from jobs_gateway.settings import Settings
 
 pytestmark = pytest.mark.unit

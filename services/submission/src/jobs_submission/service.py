@@ -27,12 +27,12 @@ from jobs_submission.api.batches import build_batch_router
 from jobs_submission.api.job_types import build_job_types_router, build_payload_check_router
 from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
-from jobs_submission.batches import BatchService
+from jobs_submission.app.batches import BatchService
+from jobs_submission.app.relay import OutboxRelay
+from jobs_submission.app.submissions import SubmissionService
+from jobs_submission.app.type_registry import TypeRegistry
 from jobs_submission.domain.quota import EmailPolicy, EmailQuota
-from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
-from jobs_submission.submissions import SubmissionService
-from jobs_submission.type_registry import TypeRegistry
 
 log = logging.getLogger(__name__)
 

@@ -41,25 +41,25 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     email_allowed_recipients: RecipientList = []
 
     # Single submissions arriving while an insert is in flight go in the next one, together
-    # (group_insert.py): at most this many documents per insert.
+    # (adapters/group_insert.py): at most this many documents per insert.
     insert_batch_max: int = Field(default=256, ge=1, le=5000)
 
     relay_enabled: bool = True
     relay_batch_size: int = Field(default=1000, ge=1, le=5000)
     relay_jobs_per_message: int = Field(default=50, ge=1, le=1000)  # JobsSubmitted size
-    # Accepted jobs go to this process's relay in memory, already claimed (handoff.py).
+    # Accepted jobs go to this process's relay in memory, already claimed (app/handoff.py).
     relay_handoff: bool = True
     # While hand-offs keep coming, a pass waits this long for more before it publishes.
     relay_handoff_linger_seconds: float = Field(default=0.005, ge=0, le=0.1)
     relay_message_max_bytes: int = Field(default=1_000_000, ge=1_000)
     relay_poll_interval_seconds: float = Field(default=0.5, gt=0)
-    # The job type registry (type_registry.py): reloaded from MongoDB this often; a worker
+    # The job type registry (app/type_registry.py): reloaded from MongoDB this often; a worker
     # counts as live for a type while it announced it within three of its announce intervals
     # (WORKER_TYPES_INTERVAL, 30 s by default: keep the two equal).
     types_refresh_seconds: float = Field(default=2.0, gt=0)
     worker_types_interval_seconds: float = Field(default=30.0, gt=0)
     relay_claim_lease_seconds: float = Field(default=30.0, gt=0)
-    # Confirmed publishes are marked sent together, at most this long after (settling.py).
+    # Confirmed publishes are marked sent together, at most this long after (app/mark_sent.py).
     relay_settle_interval_seconds: float = Field(default=0.1, ge=0, le=5.0)
     relay_retry_base_seconds: float = Field(default=1.0, gt=0)
     relay_retry_max_seconds: float = Field(default=30.0, gt=0)

@@ -15,12 +15,12 @@ from jobs_common.mongo import create_client
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
-from jobs_submission.batches import BatchService
+from jobs_submission.app.batches import BatchService
+from jobs_submission.app.handoff import HandOff
+from jobs_submission.app.relay import OutboxRelay
+from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.times import to_ms
-from jobs_submission.handoff import HandOff
-from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
-from jobs_submission.submissions import SubmissionService
 
 from .conftest import EMAIL_JOB, USER, Broker
 

@@ -20,16 +20,16 @@ from prometheus_client import REGISTRY
 from pymongo import AsyncMongoClient, monitoring
 
 from jobs_common.rabbit import Outgoing, Publisher
-from jobs_submission import metrics
+from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
-from jobs_submission.batches import BatchService
+from jobs_submission.app.batches import BatchService
+from jobs_submission.app.handoff import HandOff
+from jobs_submission.app.relay import OutboxRelay
+from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.times import to_ms
-from jobs_submission.handoff import HandOff
-from jobs_submission.relay import OutboxRelay
 from jobs_submission.settings import Settings
-from jobs_submission.submissions import SubmissionService
 from jobs_testing.plugin import RabbitServer
 
 from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
@@ -439,8 +439,9 @@ async def test_concurrent_single_submissions_share_inserts_and_each_keeps_its_ou
     collection: Any,
     monitored: tuple[AsyncMongoClient[Any], CommandRecorder],
 ) -> None:
-    """What arrives while an insert is in flight goes in the next one (group_insert.py), and
-    each request still gets its own answer: accepted, or a replay of its Idempotency-Key."""
+    """What arrives while an insert is in flight goes in the next one
+    (adapters/group_insert.py), and each request still gets its own answer: accepted, or a
+    replay of its Idempotency-Key."""
     async with app_factory(relay_enabled=False) as app:  # the indexes
         settings = app.settings
     client, recorder = monitored

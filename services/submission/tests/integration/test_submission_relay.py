@@ -13,7 +13,7 @@ from jobs_common.mongo import create_client
 from jobs_common.topology import SUBMITTED, declare_topology
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
-from jobs_submission.relay import OutboxRelay
+from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.settings import Settings
 from jobs_testing.plugin import RabbitServer
 

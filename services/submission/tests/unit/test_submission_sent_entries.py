@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.app.mark_sent import SentEntries
 from jobs_submission.settings import Settings
-from jobs_submission.settling import SentEntries
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ import pytest
 
 from jobs_common.contracts import JobTypeInfo
 from jobs_submission.adapters.job_types import type_document
-from jobs_submission.type_registry import TypeRegistry
+from jobs_submission.app.type_registry import TypeRegistry
 
 pytestmark = pytest.mark.unit
 

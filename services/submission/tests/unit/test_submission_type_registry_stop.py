@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jobs_submission.adapters.rabbit import BrokerUnavailable
-from jobs_submission.type_registry import TypeRegistry
+from jobs_submission.app.type_registry import TypeRegistry
 
 pytestmark = pytest.mark.unit
 

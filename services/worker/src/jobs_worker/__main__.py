@@ -9,7 +9,7 @@ import uvloop
 from jobs_common.logging import configure_logging
 from jobs_common.serve import serve
 from jobs_common.settings import settings_from_environment
-from jobs_worker.handler_loading import HandlerLoadError, Handlers, handlers_for, served_queues
+from jobs_worker.app.handler_loading import HandlerLoadError, Handlers, handlers_for, served_queues
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.service import create_app
 from jobs_worker.settings import Settings

@@ -25,15 +25,15 @@ from jobs_common.topology import (
     declare_named_queue,
     ready_queues_of,
 )
-from jobs_worker import metrics
-from jobs_worker.active import ActiveJobs
-from jobs_worker.announce import TypeAnnouncer
-from jobs_worker.control import ControlConsumer
+from jobs_worker.adapters import metrics
+from jobs_worker.adapters.job_log_shipper import JobLogShipper
+from jobs_worker.api.control import ControlConsumer
+from jobs_worker.app.active_jobs import ActiveJobs
+from jobs_worker.app.announce import TypeAnnouncer
+from jobs_worker.app.execution import JobExecutor
+from jobs_worker.app.handler_loading import Handlers, handlers_for, served_queues
+from jobs_worker.app.heartbeat import HeartbeatLoop, WorkerIdentity
 from jobs_worker.domain.cancellations import CancelledSet
-from jobs_worker.execution import JobExecutor
-from jobs_worker.handler_loading import Handlers, handlers_for, served_queues
-from jobs_worker.heartbeat import HeartbeatLoop, WorkerIdentity
-from jobs_worker.joblogs import JobLogShipper
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)

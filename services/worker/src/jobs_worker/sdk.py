@@ -14,7 +14,7 @@
 
 ``handler`` marks a module-level function; the worker imports the modules named in
 ``WORKER_HANDLER_MODULES`` and those of the ``jobs_platform.handlers`` entry-point group and
-serves every marked function it finds there (``jobs_worker.handler_loading``). The decorated
+serves every marked function it finds there (``jobs_worker.app.handler_loading``). The decorated
 function is returned unchanged, so it stays callable in a team's own unit tests. docs/sdk.md
 is the reference.
 """

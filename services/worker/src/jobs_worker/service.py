@@ -11,7 +11,7 @@ from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.request_context import LogContextMiddleware
 from jobs_worker.api.routes import install_routes
-from jobs_worker.handler_loading import Handlers
+from jobs_worker.app.handler_loading import Handlers
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 

@@ -11,8 +11,8 @@ import pytest
 
 from jobs_common.rabbit import RabbitBus
 from jobs_testing.worker_messages import Observer
+from jobs_worker.app.handler_loading import Handlers
 from jobs_worker.domain.context import Registry
-from jobs_worker.handler_loading import Handlers
 from jobs_worker.runtime import WorkerRuntime
 from jobs_worker.settings import Settings
 

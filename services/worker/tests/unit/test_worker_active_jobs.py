@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs_common.contracts import JobDispatch
-from jobs_worker.active import ActiveJob, ActiveJobs, Phase
+from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
 
 pytestmark = pytest.mark.unit
 

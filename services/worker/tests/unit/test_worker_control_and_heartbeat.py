@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from jobs_common.contracts import ActiveAttempt, CancelAttempt, JobDispatch, JobLogLine
-from jobs_worker.active import ActiveJob, ActiveJobs, Phase
-from jobs_worker.control import ControlConsumer
+from jobs_worker.api.control import ControlConsumer
+from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
+from jobs_worker.app.heartbeat import WorkerIdentity, build_heartbeat, package_version
 from jobs_worker.domain.cancellations import CancelledSet
-from jobs_worker.heartbeat import WorkerIdentity, build_heartbeat, package_version
 
 pytestmark = pytest.mark.unit
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs_worker.handler_loading import ENTRY_POINT_GROUP, HandlerLoadError, load_handlers
+from jobs_worker.app.handler_loading import ENTRY_POINT_GROUP, HandlerLoadError, load_handlers
 from jobs_worker.sdk import HandlerDefinitionError, handler
 
 GOOD = """
@@ -117,7 +117,7 @@ def test_a_handler_definition_that_cannot_work_is_refused_where_it_is_written(
 def test_a_worker_consumes_its_handlers_queues_or_those_it_names_but_none_foreign(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jobs_worker.handler_loading import served_queues
+    from jobs_worker.app.handler_loading import served_queues
     from jobs_worker.settings import Settings
 
     registry = load_handlers(

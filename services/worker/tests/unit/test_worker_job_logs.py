@@ -12,8 +12,14 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs_common.contracts import JobDispatch, JobLogLine
+from jobs_worker.adapters.job_log_shipper import (
+    MAX_MESSAGE_CHARS,
+    LogBuffer,
+    level_name,
+    line_forwarder,
+    truncate,
+)
 from jobs_worker.domain.context import JobLogger, render_line
-from jobs_worker.joblogs import MAX_MESSAGE_CHARS, LogBuffer, level_name, line_forwarder, truncate
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from jobs_common.contracts import JobLogLine, JobResult, JobResults, utcnow
-from jobs_worker.batching import ResultBatcher
+from jobs_worker.adapters.result_batches import ResultBatcher
 
 pytestmark = pytest.mark.unit
 

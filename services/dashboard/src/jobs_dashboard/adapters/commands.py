@@ -13,7 +13,7 @@ from jobs_common.contracts import CancelRequested, Message, RetryRequested, utcn
 from jobs_common.errors import UpstreamUnavailable
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import CANCEL, RETRY
-from jobs_dashboard.metrics import COMMANDS_PUBLISHED
+from jobs_dashboard.adapters.metrics import COMMANDS_PUBLISHED
 
 log = logging.getLogger(__name__)
 

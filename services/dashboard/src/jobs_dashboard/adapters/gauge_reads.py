@@ -1,4 +1,4 @@
-"""The job store reads of the platform gauges (``jobs_dashboard.gauges``): each one cheap and
+"""The job store reads of the platform gauges (``jobs_dashboard.app.gauges``): each one cheap and
 served by an index, run on a timer, never per scrape."""
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from jobs_common.dead_letter_commands import (
 )
 from jobs_common.errors import NotFound
 from jobs_common.request_identity import CurrentIdentity
+from jobs_dashboard.adapters.metrics import DEAD_LETTER_ACTIONS
 from jobs_dashboard.api.deps import (
     CreatedRangeDep,
     DeadLettersDep,
@@ -45,7 +46,6 @@ from jobs_dashboard.domain.dead_letters import (
 from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
 from jobs_dashboard.domain.payloads import check_payload
 from jobs_dashboard.domain.query import Visibility
-from jobs_dashboard.metrics import DEAD_LETTER_ACTIONS
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/dead-letters", tags=["dead letters"])

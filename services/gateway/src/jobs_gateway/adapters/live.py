@@ -44,7 +44,11 @@ from pydantic import ValidationError
 from jobs_common.contracts import JobChanges, JobLogTail, parse_message
 from jobs_common.rabbit import robust_connection
 from jobs_common.topology import EVENTS_EXCHANGE, JOB_CHANGES, JOB_LOGS_LIVE
-from jobs_gateway.metrics import LIVE_EVENTS_BOUND, LIVE_EVENTS_CONNECTED, LIVE_EVENTS_RECEIVED
+from jobs_gateway.adapters.metrics import (
+    LIVE_EVENTS_BOUND,
+    LIVE_EVENTS_CONNECTED,
+    LIVE_EVENTS_RECEIVED,
+)
 
 log = logging.getLogger(__name__)
 

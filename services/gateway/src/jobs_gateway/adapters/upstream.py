@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from jobs_common.errors import UpstreamUnavailable
 from jobs_gateway.adapters.http1 import Http1Client, UpstreamError, UpstreamTimeout
+from jobs_gateway.adapters.metrics import UPSTREAM_CALLS
 from jobs_gateway.domain.headers import client_response_headers
 from jobs_gateway.domain.routing import UPSTREAMS, Upstream
-from jobs_gateway.metrics import UPSTREAM_CALLS
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from jobs_gateway.api.schemas import (
     UserCreate,
     UserPublic,
 )
-from jobs_gateway.sessions import Session
+from jobs_gateway.app.sessions import Session
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 

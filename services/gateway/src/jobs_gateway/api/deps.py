@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from jobs_common.auth import Identity
-from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.upstream import Upstreams
-from jobs_gateway.api_rate_limit import ApiRateLimit
+from jobs_gateway.app.accounts import Accounts
+from jobs_gateway.app.api_rate_limit import ApiRateLimit
+from jobs_gateway.app.sessions import Sessions
 from jobs_gateway.domain.tokens import bearer_token
-from jobs_gateway.sessions import Sessions
 
 
 async def _accounts(request: Request) -> Accounts:

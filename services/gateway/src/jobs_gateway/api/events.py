@@ -25,14 +25,14 @@ from prometheus_client import Counter
 from jobs_common.auth import Identity
 from jobs_common.errors import NotFound, PlatformError, Unauthorized, UpstreamUnavailable
 from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE
-from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.live import LiveEventsConsumer
+from jobs_gateway.adapters.metrics import WS_CLOSED, WS_CONNECTIONS, WS_FRAMES_SENT
 from jobs_gateway.adapters.upstream import Upstreams
+from jobs_gateway.app.accounts import Accounts
+from jobs_gateway.app.live_hub import Listener, LiveHub
 from jobs_gateway.domain import live
 from jobs_gateway.domain.headers import upstream_request_headers
 from jobs_gateway.domain.routing import resolve
-from jobs_gateway.fanout import Listener, LiveHub
-from jobs_gateway.metrics import WS_CLOSED, WS_CONNECTIONS, WS_FRAMES_SENT
 
 log = logging.getLogger(__name__)
 

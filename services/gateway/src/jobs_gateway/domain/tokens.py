@@ -4,7 +4,7 @@
   gateway forwards; it is verified by signature, ``iss``, ``aud`` and ``exp`` alone.
 - The refresh token (``typ: refresh``) carries only ``sub`` (the user id) and ``jti`` (its
   row in ``gateway.refresh_tokens``): what it may do is decided by that row and the current
-  user row when it is used (sessions.py), never by claims frozen into it.
+  user row when it is used (app/sessions.py), never by claims frozen into it.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class Requeue:
     payload: str | None = None
     not_before: datetime | None = None
 
-    def move(self, now: datetime) -> Transition:
+    def transition(self, now: datetime) -> Transition:
         """``dead -> scheduled`` while ``not_before`` is ahead of ``now``, else ``-> queued``."""
         by = f"{self.reason} by {self.requested_by}"
         if self.not_before is not None and self.not_before > now:
@@ -67,7 +67,7 @@ async def requeue_dead_jobs(
     ahead, to scheduled; resolve its open dead letters as requeued. Returns the jobs moved
     (a job that is no longer dead at its attempt is left alone)."""
     now = utcnow()
-    moves = [r.move(now) for r in requeues]
+    moves = [r.transition(now) for r in requeues]
     later = [m for m in moves if m.target is S.SCHEDULED]
     at_once = [m for m in moves if m.target is S.QUEUED]
     moved: set[uuid.UUID] = set()

@@ -115,7 +115,7 @@ class BatchStore:
 
     async def discard(self, batch_id: str) -> None:
         """Undo a pending batch that no one can resume (it has no Idempotency-Key): its
-        document first, so a relay that finds members without one drops them (batch_gate.py);
+        document first, so a relay that finds members without one drops them (app/batch_gate.py);
         nothing of an accepted batch."""
         deleted = await self.collection.delete_one({"_id": batch_id, "state": BATCH_PENDING})
         if deleted.deleted_count:

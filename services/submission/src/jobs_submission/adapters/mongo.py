@@ -122,8 +122,9 @@ class SubmissionStore:
             await self.collection.insert_many(list(documents), ordered=True, session=session)
 
     async def insert_unordered(self, documents: Sequence[Document]) -> None:
-        """Insert independent submissions in one write (:mod:`jobs_submission.group_insert`):
-        each fails alone; raises ``BulkWriteError`` naming every failed index."""
+        """Insert independent submissions in one write
+        (:mod:`jobs_submission.adapters.group_insert`): each fails alone; raises
+        ``BulkWriteError`` naming every failed index."""
         await self.collection.insert_many(list(documents), ordered=False)
 
     async def get(self, job_id: str) -> Document | None:

@@ -9,9 +9,9 @@ from pydantic import AfterValidator
 
 from jobs_common.payloads import header_safe
 from jobs_common.request_identity import CurrentIdentity
-from jobs_submission.batches import BatchService
+from jobs_submission.app.batches import BatchService
+from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
-from jobs_submission.submissions import SubmissionService
 
 __all__ = ["BatchServiceDep", "CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
 

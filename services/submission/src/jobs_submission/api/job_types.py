@@ -1,4 +1,4 @@
-"""``/api/v1/job-types``: the job types the platform knows (the registry, type_registry.py);
+"""``/api/v1/job-types``: the job types the platform knows (the registry, app/type_registry.py);
 ``/internal/v1/job-types/{type}/check``: a payload checked for its type, storing nothing."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from jobs_common.api_models import CamelModel
 from jobs_common.errors import ValidationFailed
 from jobs_submission.api.deps import CurrentIdentity
 from jobs_submission.api.routes import ERRORS, json_body
+from jobs_submission.app.type_registry import TypeRegistry
 from jobs_submission.domain.fields import field_details
-from jobs_submission.type_registry import TypeRegistry
 
 
 class JobTypeOut(CamelModel):

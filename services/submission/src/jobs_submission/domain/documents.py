@@ -18,7 +18,7 @@ from jobs_submission.domain.times import from_ms, to_ms
 STATUS_ACCEPTED = "accepted"
 STATUS_PUBLISHED = "published"
 # A member of a batch that was abandoned while it was being stored: never relayed, unless a
-# replay with the batch's Idempotency-Key reopens it (batches.py, batch_gate.py).
+# replay with the batch's Idempotency-Key reopens it (app/batches.py, app/batch_gate.py).
 OUTBOX_HELD = "held"
 OUTBOX_PENDING = "pending"
 OUTBOX_SENT = "sent"
@@ -43,7 +43,7 @@ def new_document(
     ``depends_on`` are the parents as job ids (a batch resolves its refs first; default: the
     request's); ``batch`` is ``(batch_id, batch_size)`` for a batch member; ``claim`` is
     ``(claimToken, claimedUntilMs)`` when the entry goes to the relay in memory
-    (:mod:`jobs_submission.handoff`).
+    (:mod:`jobs_submission.app.handoff`).
     """
     now_ms = to_ms(now)
     run_at = request.first_run_at(now)

@@ -1,1 +1,2 @@
-"""HTTP surface of the worker: /health, /ready and /metrics only."""
+"""What drives the worker besides its ready queues (``runtime.py``): the control queue
+(cancellations) and the HTTP ops routes."""

@@ -26,7 +26,8 @@ Send = Callable[[JobResults], Awaitable[None]]
 
 
 class QueuedLines(Protocol):
-    """Where log lines wait for their own message (:class:`jobs_worker.joblogs.LogBuffer`)."""
+    """Where log lines wait for their own message
+    (:class:`jobs_worker.adapters.job_log_shipper.LogBuffer`)."""
 
     def take(self, max_size: int) -> list[JobLogLine]: ...
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from jobs_submission import metrics
+from jobs_submission.adapters import metrics
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 
 log = logging.getLogger(__name__)

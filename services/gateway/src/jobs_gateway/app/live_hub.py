@@ -19,6 +19,7 @@ import uuid
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChanges, JobLogTail
 from jobs_common.topology import JOB_LOGS_LIVE
+from jobs_gateway.adapters.metrics import WS_SLOW_CLOSED
 from jobs_gateway.domain.live import (
     CLOSE_GOING_AWAY,
     CLOSE_TRY_AGAIN_LATER,
@@ -28,7 +29,6 @@ from jobs_gateway.domain.live import (
     LogFrames,
     SubscriptionLimit,
 )
-from jobs_gateway.metrics import WS_SLOW_CLOSED
 
 log = logging.getLogger(__name__)
 

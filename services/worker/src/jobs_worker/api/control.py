@@ -23,8 +23,8 @@ from pydantic import ValidationError
 from jobs_common.contracts import CancelAttempt
 from jobs_common.rabbit import has_consumers, open_channel
 from jobs_common.topology import CONTROL_PATTERN, EVENTS_EXCHANGE
-from jobs_worker import metrics
-from jobs_worker.active import ActiveJobs
+from jobs_worker.adapters import metrics
+from jobs_worker.app.active_jobs import ActiveJobs
 from jobs_worker.domain.cancellations import CancelledSet
 
 log = logging.getLogger(__name__)

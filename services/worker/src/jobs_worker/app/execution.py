@@ -45,9 +45,9 @@ from jobs_common.contracts import (
 )
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import RESULTS, RUNNING
-from jobs_worker import metrics
-from jobs_worker.active import ActiveJob, ActiveJobs, Phase
-from jobs_worker.batching import QueuedLines, ResultBatcher
+from jobs_worker.adapters import metrics
+from jobs_worker.adapters.result_batches import QueuedLines, ResultBatcher
+from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify, public_message

@@ -2,7 +2,7 @@
 
 HTTP request counts and latency are the shared ``http_requests_total`` /
 ``http_request_duration_seconds`` (``jobs_common.http_metrics``). The platform gauges below are
-set by :mod:`jobs_dashboard.gauges` on a timer, never computed per scrape.
+set by :mod:`jobs_dashboard.app.gauges` on a timer, never computed per scrape.
 """
 
 from __future__ import annotations

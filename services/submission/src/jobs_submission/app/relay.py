@@ -1,11 +1,11 @@
 """The outbox relay: claim pending submissions, publish them with confirms, mark them sent
-(gathered: :mod:`jobs_submission.settling`).
+(gathered: :mod:`jobs_submission.app.mark_sent`).
 
 Safe with any number of replicas: a claim is a lease fenced by a token; a relay marks an entry
 sent only while its token still holds it. A crash between publish and mark leaves the claim to
 expire and the entry is published again, which the scheduler's idempotent insert absorbs.
 Batch members claimed this way are published only once their batch is accepted
-(:mod:`jobs_submission.batch_gate`).
+(:mod:`jobs_submission.app.batch_gate`).
 
 Every MongoDB query of a pass is an index lookup whose cost does not grow with the collection:
 the claim (``outbox_state_nextAttemptAtMs``, then ``_id``), the claimed members' batches
@@ -27,16 +27,16 @@ from typing import Any
 from jobs_common.contracts import JobsSubmitted
 from jobs_common.rabbit import Outgoing, Publisher, amqp_message
 from jobs_common.topology import SUBMITTED
-from jobs_submission import metrics
+from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
-from jobs_submission.batch_gate import publishable
+from jobs_submission.app.batch_gate import publishable
+from jobs_submission.app.handoff import HandOff
+from jobs_submission.app.mark_sent import SentEntries
 from jobs_submission.domain.documents import job_submitted
 from jobs_submission.domain.outbox import pack, retry_delay_ms
-from jobs_submission.handoff import HandOff
 from jobs_submission.settings import Settings
-from jobs_submission.settling import SentEntries
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ Write protocol (one batch doc, one bulk insert, one flip; no write per member af
    meanwhile (half the lease gone, or a resumed batch), reopen them for any relay.
 
 A relay that claims batch members the ordinary way publishes them only once their batch is
-accepted (:mod:`jobs_submission.batch_gate`), so a failure before 3 publishes nothing. A retry
+accepted (:mod:`jobs_submission.app.batch_gate`), so a failure before 3 publishes nothing. A retry
 with the same Idempotency-Key resumes it (same batch id and job ids; members already stored are
 skipped); without a key the request undoes what it wrote. Only an accepted batch is visible.
 """
@@ -29,10 +29,11 @@ from pymongo.errors import DuplicateKeyError
 from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from jobs_submission import metrics
+from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
+from jobs_submission.app.handoff import HandOff
 from jobs_submission.domain.batches import BatchRequest, validate_batch
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
@@ -45,7 +46,6 @@ from jobs_submission.domain.job_types import TypeSource, known_types, named_type
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
 from jobs_submission.domain.times import to_ms
-from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 accepted.
 
 A batch's members are stored pending under a claim and handed to the relay in memory after
-the batch document says ``accepted`` (:mod:`jobs_submission.batches`). A relay that claims
+the batch document says ``accepted`` (:mod:`jobs_submission.app.batches`). A relay that claims
 members otherwise (the request's claim ran out, its process died, another replica) looks up
 their batches first (one ``_id`` query per pass that claimed members) and, per batch
 (:func:`~jobs_submission.domain.outbox.gate_batch_members`): publishes the members of an

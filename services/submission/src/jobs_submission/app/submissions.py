@@ -14,9 +14,11 @@ from pymongo.errors import DuplicateKeyError
 from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from jobs_submission import metrics
+from jobs_submission.adapters import metrics
+from jobs_submission.adapters.group_insert import GroupInsert
 from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.adapters.quota import QuotaStore
+from jobs_submission.app.handoff import HandOff
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
 from jobs_submission.domain.job_types import TypeSource, known_types
 from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, QuotaWindow, refused_recipients
@@ -28,8 +30,6 @@ from jobs_submission.domain.requests import (
     validate_job,
 )
 from jobs_submission.domain.times import to_ms
-from jobs_submission.group_insert import GroupInsert
-from jobs_submission.handoff import HandOff
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from prometheus_client import Gauge
 
 from jobs_common.rabbit import RabbitBus
 from jobs_common.topology import READY_QUEUE_BY_PRIORITY, READY_QUEUES
-from jobs_dashboard import metrics
+from jobs_dashboard.adapters import metrics
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.adapters.gauge_reads import GaugeReads
 from jobs_dashboard.adapters.registry import RegistryStore

@@ -1,18 +1,18 @@
 """Login and registration: the use cases behind /auth/login and /auth/register (I/O through
-adapters; sessions.py issues and rotates the tokens)."""
+adapters; app/sessions.py issues and rotates the tokens)."""
 
 from __future__ import annotations
 
 import logging
 
 from jobs_common.errors import TooManyRequests, Unauthorized
+from jobs_gateway.adapters.metrics import LOGIN_ATTEMPTS
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.users import UserRepository
-from jobs_gateway.attempt_limits import AttemptLimits
+from jobs_gateway.app.attempt_limits import AttemptLimits
+from jobs_gateway.app.sessions import Session, Sessions
 from jobs_gateway.domain.tokens import TokenIssuer
 from jobs_gateway.domain.users import normalize_email
-from jobs_gateway.metrics import LOGIN_ATTEMPTS
-from jobs_gateway.sessions import Session, Sessions
 
 log = logging.getLogger(__name__)
 

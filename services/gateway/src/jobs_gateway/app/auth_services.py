@@ -9,18 +9,18 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import TokenKeys
-from jobs_gateway.accounts import Accounts
 from jobs_gateway.adapters.passwords import Passwords
+from jobs_gateway.adapters.periodic import BackgroundLoops
 from jobs_gateway.adapters.rate_limits import RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
 from jobs_gateway.adapters.users import UserRepository
-from jobs_gateway.api_rate_limit import ApiRateLimit
-from jobs_gateway.attempt_limits import AttemptLimits, AttemptLimitsConfig
+from jobs_gateway.app.accounts import Accounts
+from jobs_gateway.app.api_rate_limit import ApiRateLimit
+from jobs_gateway.app.attempt_limits import AttemptLimits, AttemptLimitsConfig
+from jobs_gateway.app.purge_expired import Housekeeping
+from jobs_gateway.app.sessions import Sessions
 from jobs_gateway.domain.rate_limit import Limit, Scope, Window
 from jobs_gateway.domain.tokens import TokenIssuer
-from jobs_gateway.housekeeping import Housekeeping
-from jobs_gateway.loops import BackgroundLoops
-from jobs_gateway.sessions import Sessions
 from jobs_gateway.settings import Settings
 
 MINUTE = Window(60)

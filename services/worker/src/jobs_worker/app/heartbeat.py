@@ -22,8 +22,8 @@ from typing import Any
 from jobs_common.contracts import ActiveAttempt, WorkerHeartbeat, utcnow
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import HEARTBEAT
-from jobs_worker import metrics
-from jobs_worker.active import ActiveJobs, JobKey
+from jobs_worker.adapters import metrics
+from jobs_worker.app.active_jobs import ActiveJobs, JobKey
 
 log = logging.getLogger(__name__)
 

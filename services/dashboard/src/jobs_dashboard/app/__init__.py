@@ -1,0 +1,1 @@
+"""The dashboard's background work: the platform gauges (its reads are in ``adapters/``)."""
