@@ -69,7 +69,7 @@ import asyncio, json, sys
 import httpx
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
-from jobs_{service}.app import create_app
+from jobs_{service}.service import create_app
 from jobs_{service}.settings import Settings
 
 async def main():

@@ -17,6 +17,9 @@ from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 
 S = JobStatus
+# Neither consumed nor dead-lettered in time: the broker lost it, or the relay published it
+# unconfirmed and the broker never took it (the dispatch left the outbox either way).
+LOST = "the ready message was neither consumed nor dead-lettered in time"
 
 
 async def reconcile_lost_dispatches(
@@ -42,8 +45,7 @@ async def reconcile_lost_dispatches(
         )
         (again if action == "redispatch" else limit_reached).append(row)
     moves = [
-        Transition(row.id, S.QUEUED, S.QUEUED, "ready message lost by the broker; re-dispatched")
-        for row in again
+        Transition(row.id, S.QUEUED, S.QUEUED, "ready message lost; re-dispatched") for row in again
     ]
     redispatched = await apply_transitions(connection, changes, moves, job_writes.REDISPATCH_LOST)
     for move in moves:
@@ -56,7 +58,7 @@ async def reconcile_lost_dispatches(
             job.attempt - 1,
             status="lost",
             error_class="DispatchLost",
-            error="the broker lost the ready message",
+            error=LOST,
         )
         changes.dispatch(job, attempt=job.attempt, new_attempt=True)
     dead = 0
@@ -67,7 +69,7 @@ async def reconcile_lost_dispatches(
             job.attempt,
             status="lost",
             error_class="DispatchLost",
-            error="the broker lost the ready message",
+            error=LOST,
         )
         if await mark_dead(
             connection,
