@@ -27,6 +27,7 @@ from jobs_submission.api.batches import build_batch_router
 from jobs_submission.api.job_types import build_job_types_router, build_payload_check_router
 from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
 from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.app.submissions import SubmissionService
@@ -83,24 +84,17 @@ def create_app(settings: Settings) -> FastAPI:
             on_accepted = relay.wake if settings.relay_enabled else lambda: None
             handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
             email = email_policy(settings)
+            acceptance = Acceptance(
+                on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email, types=types
+            )
             app.state.submissions = SubmissionService(
-                store,
-                on_accepted=on_accepted,
-                handoff=handoff,
-                quotas=quotas,
-                email=email,
-                insert_batch_max=settings.insert_batch_max,
-                types=types,
+                store, acceptance, insert_batch_max=settings.insert_batch_max
             )
             app.state.batches = BatchService(
                 store,
                 batches,
-                on_accepted=on_accepted,
-                handoff=handoff,
-                quotas=quotas,
-                email=email,
+                acceptance,
                 claim_lease_ms=int(settings.relay_claim_lease_seconds * 1000),
-                types=types,
             )
             if settings.relay_enabled:
                 relay.start()

@@ -58,8 +58,8 @@ async def running(settings: Settings, transactions: bool | None = None) -> Async
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        quotas: QuotaStore = app.state.submissions.quotas
-        assert app.state.batches.quotas is quotas
+        quotas: QuotaStore = app.state.submissions.acceptance.quotas
+        assert app.state.batches.acceptance.quotas is quotas
         quotas.transactions = transactions
         async with httpx.AsyncClient(transport=transport, base_url="http://submission") as client:
             yield Client(client, quotas)

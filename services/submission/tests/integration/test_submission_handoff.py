@@ -15,6 +15,7 @@ from jobs_common.mongo import create_client
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
 from jobs_submission.app.handoff import HandOff
 from jobs_submission.app.relay import OutboxRelay
@@ -38,7 +39,7 @@ class Parts:
         )
 
     def submissions(self, handoff: HandOff) -> SubmissionService:
-        return SubmissionService(self.store, handoff=handoff, clock=lambda: self.now)
+        return SubmissionService(self.store, Acceptance(handoff=handoff, clock=lambda: self.now))
 
     async def run_once(self) -> int:
         return await self.relay.run_once((await self.bus.get()).publisher)
@@ -103,8 +104,7 @@ async def test_a_batch_is_handed_over_whole(parts: Parts, broker: Broker) -> Non
     service = BatchService(
         parts.store,
         BatchStore(parts.store),
-        handoff=parts.relay.handoff,
-        clock=lambda: parts.now,
+        Acceptance(handoff=parts.relay.handoff, clock=lambda: parts.now),
     )
     await service.batches.ensure_indexes()
     specs = [EMAIL_JOB | {"priority": 1 + i % 3} for i in range(30)]

@@ -24,6 +24,7 @@ from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
 from jobs_submission.app.handoff import HandOff
 from jobs_submission.app.relay import OutboxRelay
@@ -408,8 +409,7 @@ async def test_a_batch_writes_its_members_once_unless_their_claim_may_have_run_o
     service = BatchService(
         submissions,
         store,
-        handoff=handoff,
-        clock=lambda: moments.pop(0) if moments else start + late,
+        Acceptance(handoff=handoff, clock=lambda: moments.pop(0) if moments else start + late),
     )
     recorder.commands.clear()
     accepted = await service.submit(

@@ -12,6 +12,7 @@ import pytest
 from jobs_common.mongo import create_client
 from jobs_submission.adapters.mongo import SubmissionStore
 from jobs_submission.adapters.rabbit import BusHolder
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.settings import Settings
@@ -55,7 +56,7 @@ async def relay_parts(
 
 
 async def submit(relay: OutboxRelay, store: SubmissionStore) -> str:
-    service = SubmissionService(store, handoff=relay.handoff)
+    service = SubmissionService(store, Acceptance(handoff=relay.handoff))
     accepted = await service.submit(EMAIL_JOB, identity=USER, idempotency_key=None, trace_id="t")
     return accepted.job_id
 

@@ -20,20 +20,16 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from pymongo.errors import DuplicateKeyError
 
 from jobs_common.auth import Identity
-from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
-from jobs_submission.adapters.quota import QuotaStore
-from jobs_submission.app.handoff import HandOff
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.domain.batches import BatchRequest, validate_batch
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
@@ -42,8 +38,8 @@ from jobs_submission.domain.documents import (
     new_batch_document,
     new_document,
 )
-from jobs_submission.domain.job_types import TypeSource, known_types, named_types
-from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, refused_recipients
+from jobs_submission.domain.job_types import known_types, named_types
+from jobs_submission.domain.quota import QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
 from jobs_submission.domain.times import to_ms
 
@@ -62,24 +58,14 @@ class BatchService:
         self,
         submissions: SubmissionStore,
         batches: BatchStore,
+        acceptance: Acceptance | None = None,
         *,
-        on_accepted: Callable[[], None] = lambda: None,
-        handoff: HandOff | None = None,
-        clock: Callable[[], datetime] = utcnow,
-        quotas: QuotaStore | None = None,
-        email: EmailPolicy | None = None,
-        types: TypeSource | None = None,
         claim_lease_ms: int = 30_000,
     ) -> None:
         self.submissions = submissions
         self.claim_lease_ms = claim_lease_ms
         self.batches = batches
-        self.on_accepted = on_accepted
-        self.handoff = handoff
-        self.clock = clock
-        self.quotas = quotas
-        self.email = email or EmailPolicy()
-        self.types = types
+        self.acceptance = acceptance or Acceptance()
 
     async def submit(
         self,
@@ -89,12 +75,12 @@ class BatchService:
         idempotency_key: str | None,
         trace_id: str,
     ) -> BatchAcceptance:
-        now = self.clock()
+        now = self.acceptance.clock()
         try:
-            catalog = await known_types(self.types, named_types(body))
+            catalog = await known_types(self.acceptance.types, named_types(body))
             request = validate_batch(body, identity=identity, now=now, catalog=catalog)
             members = [(f"jobs.{i}.", spec) for i, spec in enumerate(request.specs)]
-            if refused := refused_recipients(members, self.email.allowed):
+            if refused := refused_recipients(members, self.acceptance.email.allowed):
                 raise ValidationFailed("batch validation failed", details=refused)
             await self._check_parents(request)
         except ValidationFailed:
@@ -117,12 +103,12 @@ class BatchService:
         )
         # The batch's email members count against the caller's quota in the transaction that
         # stores the batch document (quota.py): a replay stores no batch and counts nothing.
-        window = self.email.window(identity, request.specs, now_ms=to_ms(now))
+        window = self.acceptance.email.window(identity, request.specs, now_ms=to_ms(now))
         try:
-            if window is None or self.quotas is None:
+            if window is None or self.acceptance.quotas is None:
                 await self.batches.insert_batch(batch_doc)
             else:
-                await self.quotas.counted(
+                await self.acceptance.quotas.counted(
                     window, lambda session: self.batches.insert_batch(batch_doc, session=session)
                 )
         except QuotaExceeded:
@@ -191,7 +177,7 @@ class BatchService:
         self, request: BatchRequest, batch_doc: Document, *, trace_id: str, resume: bool
     ) -> None:
         batch_id, job_ids = batch_doc["_id"], list(batch_doc["jobIds"])
-        now = self.clock()
+        now = self.acceptance.clock()
         claim = self._claim(batch_id, to_ms(now))
         parents = request.resolve(job_ids)
         members = [
@@ -209,29 +195,33 @@ class BatchService:
         ]
         await self.batches.insert_members(members, resume=resume)
         await self.batches.mark_accepted(batch_id, now_ms=to_ms(now))
-        accepted_ms = to_ms(self.clock())
+        accepted_ms = to_ms(self.acceptance.clock())
         # No relay claims a member before its claim ran out; until half of it is gone no
         # relay can have claimed one and found the batch still pending (clocks may differ).
         # A resumed batch's members were stored by an earlier request, under other claims.
         in_time = accepted_ms < claim[1] - self.lease_ms // 2
-        if self.handoff is None or resume or not in_time:
+        if self.acceptance.handoff is None or resume or not in_time:
             await self.batches.reopen_members(
                 batch_id, token=claim[0], now_ms=accepted_ms, earlier=resume
             )
-            self.on_accepted()
+            self.acceptance.on_accepted()
             return
-        self.handoff.give(members)
+        self.acceptance.handoff.give(members)
 
     def _claim(self, batch_id: str, now_ms: int) -> tuple[str, int]:
         """The claim the members are stored under: this process's relay's, else the batch's
         own (no relay holds that token; reopening the members ends it)."""
-        if self.handoff is not None:
-            return self.handoff.claim(now_ms)
+        if self.acceptance.handoff is not None:
+            return self.acceptance.handoff.claim(now_ms)
         return f"batch-{batch_id}", now_ms + self.lease_ms
 
     @property
     def lease_ms(self) -> int:
-        return self.handoff.lease_ms if self.handoff is not None else self.claim_lease_ms
+        return (
+            self.acceptance.handoff.lease_ms
+            if self.acceptance.handoff is not None
+            else self.claim_lease_ms
+        )
 
     async def _check_parents(self, request: BatchRequest) -> None:
         parents = request.absolute_parents()

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from pymongo.errors import DuplicateKeyError
 
 from jobs_common.auth import Identity
-from jobs_common.contracts import utcnow
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from jobs_submission.adapters import metrics
 from jobs_submission.adapters.group_insert import GroupInsert
 from jobs_submission.adapters.mongo import Document, SubmissionStore
-from jobs_submission.adapters.quota import QuotaStore
-from jobs_submission.app.handoff import HandOff
+from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
-from jobs_submission.domain.job_types import TypeSource, known_types
-from jobs_submission.domain.quota import EmailPolicy, QuotaExceeded, QuotaWindow, refused_recipients
+from jobs_submission.domain.job_types import known_types
+from jobs_submission.domain.quota import QuotaExceeded, QuotaWindow, refused_recipients
 from jobs_submission.domain.requests import (
     JobRequest,
     dedupe,
@@ -46,22 +42,12 @@ class SubmissionService:
     def __init__(
         self,
         store: SubmissionStore,
+        acceptance: Acceptance | None = None,
         *,
-        on_accepted: Callable[[], None] = lambda: None,
-        handoff: HandOff | None = None,
-        clock: Callable[[], datetime] = utcnow,
-        quotas: QuotaStore | None = None,
-        email: EmailPolicy | None = None,
-        types: TypeSource | None = None,
         insert_batch_max: int = 256,
     ) -> None:
         self.store = store
-        self.on_accepted = on_accepted
-        self.handoff = handoff
-        self.clock = clock
-        self.quotas = quotas
-        self.email = email or EmailPolicy()
-        self.types = types
+        self.acceptance = acceptance or Acceptance()
         self.inserts = GroupInsert(store.insert_unordered, max_batch=insert_batch_max)
 
     async def submit(
@@ -74,9 +60,11 @@ class SubmissionService:
     ) -> Accepted:
         job_type = body.get("type") if isinstance(body, dict) else None
         try:
-            catalog = await known_types(self.types, [job_type])
-            request = resolve_owner(validate_job(body, now=self.clock(), catalog=catalog), identity)
-            if refused := refused_recipients([("", request)], self.email.allowed):
+            catalog = await known_types(self.acceptance.types, [job_type])
+            request = resolve_owner(
+                validate_job(body, now=self.acceptance.clock(), catalog=catalog), identity
+            )
+            if refused := refused_recipients([("", request)], self.acceptance.email.allowed):
                 raise ValidationFailed("request validation failed", details=refused)
             await self._check_parents(request)
         except ValidationFailed:
@@ -88,15 +76,17 @@ class SubmissionService:
         label = metrics.type_label(request.job_type)
         for _ in range(_DUPLICATE_RETRIES):
             job_id = str(uuid.uuid4())
-            now = self.clock()
-            window = self.email.window(identity, [request], now_ms=to_ms(now))
+            now = self.acceptance.clock()
+            window = self.acceptance.email.window(identity, [request], now_ms=to_ms(now))
             document = new_document(
                 request,
                 job_id=job_id,
                 idempotency_key=idempotency_key,
                 trace_id=trace_id,
                 now=now,
-                claim=None if self.handoff is None else self.handoff.claim(to_ms(now)),
+                claim=None
+                if self.acceptance.handoff is None
+                else self.acceptance.handoff.claim(to_ms(now)),
             )
             try:
                 await self._insert(document, window)
@@ -139,20 +129,20 @@ class SubmissionService:
                     "trace_id": trace_id,
                 },
             )
-            if self.handoff is None:
-                self.on_accepted()
+            if self.acceptance.handoff is None:
+                self.acceptance.on_accepted()
             else:
-                self.handoff.give([document])
+                self.acceptance.handoff.give([document])
             return Accepted(job_id=job_id, replayed=False)
         raise Conflict("could not store the submission; retry the request")
 
     async def _insert(self, document: Document, window: QuotaWindow | None) -> None:
         """The insert, counted against the caller's email quota when ``window`` is given (in
         the same transaction: a refused job is not stored, a stored job is counted)."""
-        if window is None or self.quotas is None:
+        if window is None or self.acceptance.quotas is None:
             await self.inserts.insert(document)
             return
-        await self.quotas.counted(
+        await self.acceptance.quotas.counted(
             window, lambda session: self.store.insert([document], session=session)
         )
 
