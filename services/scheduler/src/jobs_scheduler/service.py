@@ -3,11 +3,12 @@ internal API of the tables it owns (``api/``), for the dashboard."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -159,18 +160,38 @@ def make_replica_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-async def stop_runtime(runtime: Runtime) -> None:
-    await runtime.consumers.stop()
-    for loop in runtime.loops:
-        await loop.stop()
+# Each step of a stop may take this long; past it the stop goes on without it (logged by
+# name), so a broker or database that stopped answering cannot hold the process.
+STOP_STEP_SECONDS = 15.0
+
+
+async def _bounded(step: str, action: Awaitable[object]) -> None:
     try:
-        async with runtime.engine.begin() as connection:
-            await horizons.forget(connection, replica_id=runtime.replica_id)
+        async with asyncio.timeout(STOP_STEP_SECONDS):
+            await action
+    except TimeoutError:
+        log.warning(
+            "stop step took too long; going on without it",
+            extra={"action": "stop_step_timeout", "step": step, "seconds": STOP_STEP_SECONDS},
+        )
+
+
+async def stop_runtime(runtime: Runtime) -> None:
+    await _bounded("consumers", runtime.consumers.stop())
+    for loop in runtime.loops:
+        await _bounded(f"loop {loop.name}", loop.stop())
+    try:
+        await _bounded("forget read horizons", _forget_horizons(runtime))
     except Exception:  # the database may be gone; the rows go stale by themselves
         log.warning("read horizons not forgotten", extra={"action": "forget_failed"})
-    await runtime.live.close()
-    await runtime.bus.close()
-    await runtime.engine.dispose()
+    await _bounded("live events", runtime.live.close())
+    await _bounded("broker", runtime.bus.close())
+    await _bounded("database", runtime.engine.dispose())
+
+
+async def _forget_horizons(runtime: Runtime) -> None:
+    async with runtime.engine.begin() as connection:
+        await horizons.forget(connection, replica_id=runtime.replica_id)
 
 
 def create_app(settings: Settings) -> FastAPI:
