@@ -328,6 +328,7 @@ def test_every_alert_waits_is_labelled_and_unit_tested(alerts: dict[str, Any]) -
         "QueueDepthRising",
         "SchedulerDown",
         "SchedulerConsumerLag",
+        "RetentionBehind",
     }
 
 

@@ -90,6 +90,13 @@ Index(
 Index("ix_jobs_batch", jobs.c.batch_id, postgresql_where=text("batch_id IS NOT NULL"))
 Index("ix_jobs_status_created", jobs.c.status, jobs.c.created_at)
 Index("ix_jobs_type_created", jobs.c.type, jobs.c.created_at)
+# The retention pruner's (the scheduler's adapters/retention.py): finished jobs, oldest first.
+Index(
+    "ix_jobs_finished",
+    jobs.c.status,
+    jobs.c.finished_at,
+    postgresql_where=text("status IN ('succeeded', 'cancelled', 'dead')"),
+)
 
 job_attempts = Table(
     "job_attempts",
@@ -227,6 +234,7 @@ schedules = Table(
 )
 Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT paused"))
 Index("ix_schedules_owner_name", schedules.c.owner, schedules.c.name, unique=True)
+Index("ix_schedules_last_job", schedules.c.last_job_id)
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(
@@ -242,6 +250,7 @@ schedule_fires = Table(
     Column("job_id", UUID(as_uuid=True), nullable=False),
     Column("fired_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
+Index("ix_schedule_fires_time", schedule_fires.c.fire_time)
 
 retry_policies = Table(
     "retry_policies",
@@ -309,6 +318,7 @@ inbox = Table(
     Column("queue", Text, nullable=False),
     Column("received_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
+Index("ix_inbox_received", inbox.c.received_at)
 
 poison_messages = Table(
     "poison_messages",
@@ -321,3 +331,4 @@ poison_messages = Table(
     Column("headers", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("received_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
+Index("ix_poison_messages_received", poison_messages.c.received_at)

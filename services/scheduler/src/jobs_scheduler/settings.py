@@ -62,6 +62,20 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # Per-type retry policy defaults (JSON: {"email": {"strategy": "fixed", ...}}).
     retry_policy_by_type: dict[str, dict[str, Any]] = {}
 
+    # Retention (docs/operations.md, "Retention"): finished jobs go with their attempts,
+    # events and log lines this many days after they finished (0: kept forever); an
+    # unresolved dead letter keeps its job. The inbox's command ids go after the window in
+    # which a command can be redelivered; poison messages and the dead-letter audit log after
+    # theirs. Pruned every interval, at most a batch per table per transaction.
+    retention_succeeded_days: float = Field(default=7.0, ge=0)
+    retention_cancelled_days: float = Field(default=7.0, ge=0)
+    retention_dead_days: float = Field(default=30.0, ge=0)
+    retention_inbox_days: float = Field(default=7.0, gt=0)
+    retention_poison_days: float = Field(default=30.0, ge=0)
+    retention_audit_days: float = Field(default=90.0, ge=0)
+    retention_interval_seconds: float = Field(default=60.0, gt=0)
+    retention_batch_size: int = Field(default=1_000, ge=1, le=50_000)
+
     # Loops.
     relay_batch_size: int = 500
     relay_interval_seconds: float = 0.25

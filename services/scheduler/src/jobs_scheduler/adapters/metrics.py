@@ -113,3 +113,22 @@ JOB_QUEUE_WAIT_SECONDS = Histogram(
     ["type", "priority"],
     buckets=JOB_SECONDS_BUCKETS,
 )
+
+RETENTION_PRUNED = Counter(
+    "scheduler_retention_pruned_total",
+    "Rows removed by retention, by table (a job's attempts, events and resolved dead letters "
+    "go with it and are not counted apart).",
+    ["table"],
+)
+RETENTION_OLDEST = Gauge(
+    "scheduler_retention_oldest_finished_seconds",
+    "Age of the oldest finished job still kept, by status (pruning keeps it below the "
+    "status's retention, unless something still needs the job).",
+    ["status"],
+)
+RETENTION_BEHIND = Gauge(
+    "scheduler_retention_behind_seconds",
+    "How long past its retention the oldest finished job that may go is still kept, by "
+    "status (0: pruning keeps up).",
+    ["status"],
+)

@@ -1,5 +1,6 @@
 """Background loops: the generic :class:`Loop` runner and the time-driven sweeps it runs
-(promotion, reaper, dependencies, reconciler, cron), each in a transaction of its own.
+(promotion, reaper, dependencies, reconciler, cron, retention), each in a transaction of its
+own.
 
 Each sweep is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
 LOCKED`` inside one transaction, so two replicas never handle the same row at once. The outbox
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -23,7 +25,9 @@ from jobs_scheduler.app.dependencies import release_blocked
 from jobs_scheduler.app.promotion import promote_due
 from jobs_scheduler.app.reaper import reap_expired
 from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
+from jobs_scheduler.app.retention import Windows, prune
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +82,28 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
         metrics.CRON_FIRED.inc(count)
         return count
 
+    keep = Retention(
+        succeeded=timedelta(days=settings.retention_succeeded_days),
+        cancelled=timedelta(days=settings.retention_cancelled_days),
+        dead=timedelta(days=settings.retention_dead_days),
+    )
+    windows = Windows(
+        inbox=timedelta(days=settings.retention_inbox_days),
+        poison=timedelta(days=settings.retention_poison_days),
+        audit=timedelta(days=settings.retention_audit_days),
+    )
+    prune_batch = settings.retention_batch_size
+
+    async def retention(c: AsyncConnection, ch: Changes) -> int:
+        return await prune(c, ch, keep, windows, prune_batch)
+
     return {
         "promotion": (promotion, settings.promotion_interval_seconds, batch),
         "reaper": (reaper, settings.reaper_interval_seconds, batch),
         "dependencies": (dependencies, settings.dependency_interval_seconds, batch),
         "reconciler": (reconciler, settings.reconcile_interval_seconds, batch),
         "cron": (cron, settings.cron_interval_seconds, batch),
+        "retention": (retention, settings.retention_interval_seconds, prune_batch),
     }
 
 

@@ -1,0 +1,71 @@
+"""Retention: finished jobs go once their status's retention has passed (``domain/retention.py``
+says which may go), in bounded batches, with what goes with them; so do old inbox ids, poison
+messages, schedule fires and dead-letter audit rows. Each call is one transaction, at most
+``limit`` rows a table; a full batch makes the sweep run again at once (``api/sweeps.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_scheduler.adapters import jobs, retention
+from jobs_scheduler.adapters.metrics import (
+    RETENTION_BEHIND,
+    RETENTION_OLDEST,
+    RETENTION_PRUNED,
+)
+from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.domain.retention import Retention
+
+
+@dataclass(frozen=True)
+class Windows:
+    """How long the rows beside the jobs are kept (zero: forever)."""
+
+    inbox: timedelta
+    poison: timedelta
+    audit: timedelta
+
+
+async def prune(
+    connection: AsyncConnection,
+    _: Changes,
+    keep: Retention,
+    windows: Windows,
+    limit: int,
+) -> int:
+    """One pass: at most ``limit`` rows of each kind. Returns how many jobs and rows beside
+    them it removed (the sweep runs again at once while that fills a batch)."""
+    now = await jobs.database_now(connection)
+    cutoffs = keep.cutoffs(now)
+    removed_in_all = 0
+    for status in cutoffs:
+        found = await retention.lock_prunable(connection, status, cutoffs, limit)
+        removed = await retention.delete_jobs(connection, found)
+        for table, count in removed.items():
+            RETENTION_PRUNED.labels(table).inc(count)
+        removed_in_all += len(found)
+        oldest = await retention.oldest_finished(connection, status)
+        RETENTION_OLDEST.labels(status.value).set(
+            0.0 if oldest is None else (now - oldest).total_seconds()
+        )
+        behind = await retention.oldest_due(connection, status, cutoffs)
+        RETENTION_BEHIND.labels(status.value).set(
+            0.0 if behind is None else (cutoffs[status] - behind).total_seconds()
+        )
+    aged = {"inbox": windows.inbox, "poison_messages": windows.poison}
+    aged["dead_letter_actions"] = windows.audit
+    for table, window in aged.items():
+        if window > timedelta(0):
+            count = await retention.delete_older(connection, table, now - window, limit)
+            RETENTION_PRUNED.labels(table).inc(count)
+            removed_in_all += count
+    # A fire time older than every job retention is never fired again.
+    longest = max(keep.by_status().values(), default=timedelta(0))
+    if longest > timedelta(0):
+        count = await retention.delete_old_fires(connection, now - longest, limit)
+        RETENTION_PRUNED.labels("schedule_fires").inc(count)
+        removed_in_all += count
+    return removed_in_all
