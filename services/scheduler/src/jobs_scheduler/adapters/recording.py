@@ -1,7 +1,7 @@
-"""Recording submitted jobs: idempotent multi-row insert, then the first moves of each job.
+"""Recording submitted jobs, the SQL: the named retry policies they ask for, the idempotent
+multi-row insert of the jobs (with their first status), their batches and dependencies. What
+each new job becomes is decided by ``app/recording.py`` (rules: ``domain/submissions.py``).
 
-A new job goes to ``blocked`` (it has parents), ``scheduled`` (it runs later) or ``queued``
-(dispatched in the same transaction through the outbox): ``domain/submissions.py`` decides.
 The INSERT here is the one write of ``jobs.status`` outside the status writer
 (``status.py``): a new row is not a change of status. Its moves from "does not exist" are
 checked and recorded there (:func:`record_creation`).
@@ -9,23 +9,18 @@ checked and recorded there (:func:`record_creation`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import DateTime, Integer, SmallInteger, Text, select
 from sqlalchemy.dialects.postgresql import UUID, insert
+from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS
-from jobs_scheduler.adapters.set_based import ArrayRows, json_text
-from jobs_scheduler.adapters.side_rows import Changes
-from jobs_scheduler.adapters.status import record_creation
-from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status
-
-S = JobStatus
+from jobs_scheduler.adapters.set_based import ArrayRows
 
 _ID = UUID(as_uuid=True)
 NEW_JOBS = ArrayRows(
@@ -56,102 +51,33 @@ INSERT_JOBS = (
 )
 
 
-async def _named_policies(
-    connection: AsyncConnection, names: set[str]
-) -> dict[str, dict[str, Any]]:
+async def named_policies(connection: AsyncConnection, names: set[str]) -> dict[str, dict[str, Any]]:
+    """The stored retry policies of ``names`` that exist, by name."""
     if not names:
         return {}
     rows = await connection.execute(select(retry_policies).where(retry_policies.c.name.in_(names)))
     return {row.name: row._asdict() for row in rows}
 
 
-async def record_submissions(
-    connection: AsyncConnection,
-    changes: Changes,
-    messages: Sequence[JobSubmitted],
-    defaults: JobDefaults,
-    *,
-    schedule_id: Any = None,
-) -> int:
-    """Insert new jobs (idempotent on job id) and make each one's first move."""
-    unique = sorted({m.job_id: m for m in messages}.values(), key=lambda m: m.job_id)
-    if not unique:
-        return 0
-    named = await _named_policies(
-        connection, {m.retry_policy_name for m in unique if m.retry_policy_name}
-    )
-    now = utcnow()
-    rows = []
-    for m in unique:
-        policy, attempts = effective_policy(m, defaults, named)
-        status = initial_status(has_parents=bool(m.depends_on), run_at=m.run_at, now=now)
-        rows.append(
-            (
-                m.job_id,
-                m.job_type,
-                m.priority,
-                json_text(m.payload),
-                m.submitted_by,
-                status.value,
-                first_attempt(status),
-                attempts,
-                attempts,
-                min(m.timeout_seconds or defaults.timeout_seconds, defaults.max_timeout_seconds),
-                json_text(policy),
-                m.run_at,
-                m.batch_id,
-                schedule_id,
-                m.trace_id,
-                m.submitted_at,
-                m.queue,
-            )
-        )
-    batch_rows = {
-        m.batch_id: {"id": m.batch_id, "submitted_by": m.submitted_by, "total": m.batch_size or 1}
-        for m in unique
-        if m.batch_id is not None
-    }
-    if batch_rows:
-        await connection.execute(
-            insert(batches).on_conflict_do_nothing(), list(batch_rows.values())
-        )
-    inserted = {row.id: row for row in await connection.execute(INSERT_JOBS, NEW_JOBS.params(rows))}
-    if not inserted:
-        return 0
-    dependencies = [
-        {"job_id": m.job_id, "depends_on": parent}
-        for m in unique
-        if m.job_id in inserted
-        for parent in dict.fromkeys(m.depends_on)
-    ]
-    if dependencies:
-        await connection.execute(insert(job_dependencies).on_conflict_do_nothing(), dependencies)
-    for m in unique:
-        job = inserted.get(m.job_id)
-        if job is None:
-            continue
-        reason = "submitted"
-        if m.retry_policy_name and m.retry_policy_name not in named:
-            reason += f"; retry policy {m.retry_policy_name!r} unknown, defaults used"
-        status = S(job.status)
-        if status is S.BLOCKED:
-            why = f"waiting for {len(set(m.depends_on))} parent job(s)"
-        elif status is S.SCHEDULED:
-            assert m.run_at is not None
-            why = f"runs at {m.run_at.isoformat()}"
-        else:
-            why = "dispatched"
-        record_creation(
-            changes,
-            m.job_id,
-            status,
-            attempt=first_attempt(status),
-            submitted=reason,
-            reason=why,
-            job_type=m.job_type,
-            submitted_by=m.submitted_by,
-            trace_id=m.trace_id,
-        )
-        if status is S.QUEUED:
-            changes.dispatch(job, attempt=1, new_attempt=True)
-    return len(inserted)
+async def insert_batches(connection: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """The batches' rows (``id``, ``submitted_by``, ``total``); one recorded before is kept."""
+    if rows:
+        await connection.execute(insert(batches).on_conflict_do_nothing(), list(rows))
+
+
+async def insert_jobs(
+    connection: AsyncConnection, rows: Iterable[Sequence[Any]]
+) -> dict[uuid.UUID, Row[Any]]:
+    """Insert new jobs (tuples in the column order of ``NEW_JOBS``; JSON as text), one
+    statement; a job recorded before is not inserted again. The rows inserted, by id, with
+    what a dispatch needs and their status."""
+    inserted = await connection.execute(INSERT_JOBS, NEW_JOBS.params(rows))
+    return {row.id: row for row in inserted}
+
+
+async def insert_dependencies(
+    connection: AsyncConnection, edges: Sequence[dict[str, uuid.UUID]]
+) -> None:
+    """``{"job_id", "depends_on"}`` rows; one recorded before is kept."""
+    if edges:
+        await connection.execute(insert(job_dependencies).on_conflict_do_nothing(), list(edges))

@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
 from jobs_common.topology import DEFAULT_QUEUE
 from jobs_scheduler.adapters import jobs, schedules
-from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.recording import record_submissions
 from jobs_scheduler.domain.cron import due_firing
 from jobs_scheduler.domain.defaults import JobDefaults
 

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common import topology
 from jobs_common.contracts import JobSubmitted
 from jobs_scheduler.adapters import logs
-from jobs_scheduler.adapters.recording import record_submissions
 from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.app.recording import record_submissions
 from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)
