@@ -122,7 +122,9 @@ async def start_runtime(settings: Settings) -> Runtime:
     loops = [relay, ticks]
     live = LiveEvents(bus.topology.events)
     work = UnitOfWork(engine, relay.wake, live.committed)
-    for name, (sweep, interval, batch) in sweeps_for(settings, defaults).items():
+    for name, (sweep, interval, batch) in sweeps_for(
+        settings, defaults, replica_id=replica_id
+    ).items():
         loops.append(
             Loop(
                 name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -75,6 +76,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     retention_audit_days: float = Field(default=90.0, ge=0)
     retention_interval_seconds: float = Field(default=60.0, gt=0)
     retention_batch_size: int = Field(default=1_000, ge=1, le=50_000)
+    # Where pruned jobs are written first, as gzip JSON lines, a file per hour and replica
+    # (docs/operations.md, "Archive"); unset: they are not archived.
+    archive_dir: Path | None = None
 
     # Loops.
     relay_batch_size: int = 500

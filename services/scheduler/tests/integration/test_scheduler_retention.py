@@ -7,9 +7,14 @@ pruned by the real sweep on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
 import uuid
 from datetime import datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +36,7 @@ from jobs_common.jobstore import (
     schedule_fires,
     schedules,
 )
+from jobs_scheduler.adapters.archive import JobArchive, read_archive
 from jobs_scheduler.app.retention import Windows, prune
 from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_scheduler.domain.retention import Retention
@@ -276,3 +282,53 @@ async def test_the_metrics_say_how_far_behind_pruning_is(store: Store, db: Async
     assert (
         REGISTRY.get_sample_value("scheduler_retention_pruned_total", {"table": "jobs"}) or 0
     ) >= 3
+
+
+async def archive_command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m jobs_scheduler.archive ...``, as an operator runs it."""
+    return await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "jobs_scheduler.archive", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+async def test_pruned_jobs_are_archived_first_and_load_back(
+    store: Store, db: AsyncEngine, jobs_database_url: str, tmp_path: Path
+) -> None:
+    archive = JobArchive(tmp_path / "archive", "replica-a")
+    old = await store.job("dead", 31)
+    await store.letter(old, resolved=True)
+    await store.job("succeeded", 1)  # kept: not archived
+    removed = await UnitOfWork(db).run(
+        partial(prune, keep=KEEP, windows=WINDOWS, limit=100, archive=archive)
+    )
+    assert removed == 1
+    [path] = (tmp_path / "archive").iterdir()
+    assert path.name == f"jobs-{store.now:%Y-%m-%dT%H}-replica-a.jsonl.gz"
+    [record] = list(read_archive(path))
+    assert (record["format"], record["job"]["id"], record["job"]["status"]) == (1, str(old), "dead")
+    assert [len(record[key]) for key in ("attempts", "events", "logs", "deadLetters")] == [
+        1,
+        2,
+        1,
+        1,
+    ]
+    assert await store.count(jobs, jobs.c.id, [old]) == 0
+
+    # A pass whose delete did not commit archives the job again: the loader keeps one copy.
+    archive.append([record], store.now)
+    shown = await archive_command("show", str(path), "--job", str(old))
+    assert [json.loads(line)["job"]["id"] for line in shown.stdout.splitlines()] == [str(old)] * 2
+    loaded = await archive_command("load", str(path), "--database-url", jobs_database_url)
+    assert "1 job(s) loaded in all" in loaded.stderr
+    for table, column, count in [
+        (jobs, jobs.c.id, 1),
+        (job_attempts, job_attempts.c.job_id, 1),
+        (job_events, job_events.c.job_id, 2),
+        (job_logs, job_logs.c.job_id, 1),
+        (dead_letters, dead_letters.c.job_id, 1),
+    ]:
+        assert await store.count(table, column, [old]) == count, table.name

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import utcnow
 from jobs_scheduler.adapters import horizons, metrics
+from jobs_scheduler.adapters.archive import JobArchive
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app.cron import fire_due_schedules
 from jobs_scheduler.app.dependencies import release_blocked
@@ -37,7 +38,9 @@ Sweep = Callable[[AsyncConnection, Changes], Awaitable[int]]
 HORIZON_PRUNE_FACTOR = 10  # rows stale for this many times the staleness limit are deleted
 
 
-def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, float, int]]:
+def sweeps_for(
+    settings: Any, defaults: JobDefaults, *, replica_id: str = "scheduler"
+) -> dict[str, tuple[Sweep, float, int]]:
     """Every time-driven sweep: name -> (sweep, interval seconds, batch size)."""
     batch = settings.sweep_batch_size
 
@@ -93,9 +96,10 @@ def sweeps_for(settings: Any, defaults: JobDefaults) -> dict[str, tuple[Sweep, f
         audit=timedelta(days=settings.retention_audit_days),
     )
     prune_batch = settings.retention_batch_size
+    archive = None if settings.archive_dir is None else JobArchive(settings.archive_dir, replica_id)
 
     async def retention(c: AsyncConnection, ch: Changes) -> int:
-        return await prune(c, ch, keep, windows, prune_batch)
+        return await prune(c, ch, keep, windows, prune_batch, archive)
 
     return {
         "promotion": (promotion, settings.promotion_interval_seconds, batch),

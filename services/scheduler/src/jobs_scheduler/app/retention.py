@@ -1,16 +1,19 @@
 """Retention: finished jobs go once their status's retention has passed (``domain/retention.py``
 says which may go), in bounded batches, with what goes with them; so do old inbox ids, poison
-messages, schedule fires and dead-letter audit rows. Each call is one transaction, at most
+messages, schedule fires and dead-letter audit rows. With an archive, each job is written
+there (``adapters/archive.py``) before its delete commits. Each call is one transaction, at most
 ``limit`` rows a table; a full batch makes the sweep run again at once (``api/sweeps.py``)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_scheduler.adapters import jobs, retention
+from jobs_scheduler.adapters.archive import JobArchive, read_records
 from jobs_scheduler.adapters.metrics import (
     RETENTION_BEHIND,
     RETENTION_OLDEST,
@@ -35,6 +38,7 @@ async def prune(
     keep: Retention,
     windows: Windows,
     limit: int,
+    archive: JobArchive | None = None,
 ) -> int:
     """One pass: at most ``limit`` rows of each kind. Returns how many jobs and rows beside
     them it removed (the sweep runs again at once while that fills a batch)."""
@@ -43,6 +47,9 @@ async def prune(
     removed_in_all = 0
     for status in cutoffs:
         found = await retention.lock_prunable(connection, status, cutoffs, limit)
+        if archive is not None and found:  # on disk before the delete commits
+            records = await read_records(connection, [job_id for job_id, _ in found], now)
+            await asyncio.to_thread(archive.append, records, now)
         removed = await retention.delete_jobs(connection, found)
         for table, count in removed.items():
             RETENTION_PRUNED.labels(table).inc(count)
