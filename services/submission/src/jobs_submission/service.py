@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI, Request
 from pymongo.errors import ConnectionFailure
@@ -66,7 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
             worker_interval=settings.worker_types_interval_seconds,
         )
         try:
-            await store.ensure_indexes()
+            await store.ensure_indexes(timedelta(days=settings.retention_days))
             await batches.ensure_indexes()
             await quotas.ensure_indexes()
             await job_types.ensure_indexes()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pymongo import ASCENDING, AsyncMongoClient
@@ -32,6 +33,9 @@ OUTBOX_INDEX = "outbox_state_nextAttemptAtMs"
 # the pending entries (the backlog), not every job ever accepted.
 PENDING_AGE_INDEX = "outbox_state_createdAtMs_pending"
 BATCH_MEMBER_INDEX = "batchId"
+# Retention: a submission goes this long after its publish was confirmed (the scheduler has
+# recorded the job by then); a pending one never (docs/operations.md, "Retention").
+RETENTION_INDEX = "publishedAt_ttl"
 LOOKUP_CHUNK = 5_000
 
 Document = dict[str, Any]
@@ -78,7 +82,10 @@ class SubmissionStore:
         self.db: AsyncDatabase[Document] = client[database]
         self.collection: AsyncCollection[Document] = self.db[COLLECTION]
 
-    async def ensure_indexes(self) -> None:
+    async def ensure_indexes(self, retention: timedelta | None = None) -> None:
+        """The indexes the queries here use, and the retention's TTL index: ``retention``
+        after ``publishedAt`` (None or zero: submissions are kept)."""
+        await self._ensure_retention(retention)
         await self.collection.create_index(
             [("submittedBy", ASCENDING), ("idempotencyKey", ASCENDING)],
             name=IDEMPOTENCY_INDEX,
@@ -98,6 +105,37 @@ class SubmissionStore:
             [("batchId", ASCENDING)],
             name=BATCH_MEMBER_INDEX,
             partialFilterExpression={"batchId": {"$type": "string"}},
+        )
+
+    async def retention_index(self) -> tuple[str, int] | None:
+        """The TTL index on ``publishedAt`` (its name and seconds), found by its key: a
+        server may name it its own way."""
+        for name, index in (await self.collection.index_information()).items():
+            if index.get("key") == [("publishedAt", 1)] and "expireAfterSeconds" in index:
+                return name, int(index["expireAfterSeconds"])
+        return None
+
+    async def _ensure_retention(self, retention: timedelta | None) -> None:
+        seconds = None if not retention else max(1, int(retention.total_seconds()))
+        current = await self.retention_index()
+        if (current[1] if current else None) == seconds:
+            return
+        if current is not None:
+            name = current[0]
+            if seconds is not None:  # in place, where the server changes it so (collMod)
+                index = {"name": name, "expireAfterSeconds": seconds}
+                await self.db.command("collMod", COLLECTION, index=index)
+                changed = await self.retention_index() == (name, seconds)
+            if seconds is None or not changed:
+                await self.collection.drop_index(name)
+                current = None
+        if current is None and seconds is not None:
+            await self.collection.create_index(
+                [("publishedAt", ASCENDING)], name=RETENTION_INDEX, expireAfterSeconds=seconds
+            )
+        log.info(
+            "submission retention set",
+            extra={"action": "retention_index", "expire_after_seconds": seconds},
         )
 
     async def ping(self) -> bool:
