@@ -16,7 +16,7 @@ UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
-        ui ui-install test-ui dev demo bench bench-compare bench-overload migrate openapi topology-definitions clean
+        ui ui-install test-ui dev demo bench bench-compare bench-overload bench-retention migrate openapi topology-definitions clean
 
 help:
 	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1 HANDLERS=)"
@@ -127,6 +127,12 @@ bench-compare: install infra
 # its job's attempts, or the backlog did not drain.
 bench-overload: install infra
 	WORKERS=$(WORKERS) $(PY) scripts/bench_overload.py
+
+# Retention under load (scripts/bench_retention.py): a scratch database with JOBS (1,000,000)
+# finished jobs over DAYS (30), pruned while a writer runs; prints jobs/s pruned, the writer's
+# latency, lock waits and dead tuples.
+bench-retention: install infra
+	$(PY) scripts/bench_retention.py
 
 # The chaos suite (scripts/chaos.py, docs/reliability.md): its own RabbitMQ node, PostgreSQL
 # cluster and MongoDB stand-in, the stack with 2 schedulers and 3 workers under a mixed load,
