@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from jobs_common.jobstore import dead_letter_actions, dead_letters, job_events, jobs
+from jobs_common.jobstore import dead_letter_actions, dead_letters, job_events, jobs, outbox
 from jobs_dashboard.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -221,3 +221,28 @@ async def test_bad_bulk_requests_are_422(
     response = await client.post("/api/dead-letters/bulk", json=body, headers=auth.user)
     assert response.status_code == 422, response.text
     assert field in [d["field"] for d in response.json()["details"]]
+
+
+async def test_a_job_with_two_open_letters_is_requeued_once(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
+) -> None:
+    job_id = await job_factory.job(status="dead")
+    first = await job_factory.dead_letter(job_id, created_at=job_factory.base_time)
+    second = await job_factory.dead_letter(
+        job_id, created_at=job_factory.base_time + timedelta(minutes=1)
+    )
+    response = await bulk(
+        client, auth.user, action="requeue", selector={"ids": [str(second), str(first)]}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["count"] == 1
+    async with store_engine.connect() as connection:
+        dispatches = await connection.scalar(
+            select(func.count()).select_from(outbox).where(outbox.c.job_id == job_id)
+        )
+        audit = list(await connection.execute(select(dead_letter_actions)))
+    assert dispatches == 1
+    assert await open_count(store_engine) == 0  # both letters resolved with the requeue
+    assert {(r.action, r.dead_letter_id) for r in audit if r.action == "requeue"} == {
+        ("requeue", first)  # the oldest letter stands for the job
+    }

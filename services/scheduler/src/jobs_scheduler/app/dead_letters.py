@@ -107,13 +107,14 @@ async def act_on_many(
     letters = await dead_letters.lock_letters(connection, command.ids, owner, skip_locked=True)
     if command.action is BulkAction.REQUEUE:
         action = ACTION_REQUEUE
-        chosen = list(
-            {
-                letter.job_id: letter
-                for letter in reversed(letters)
-                if is_requeueable(letter.resolved_at, letter.job_status)
-            }.values()
-        )[::-1]  # one per job, its oldest letter, oldest first
+        chosen = []  # one per job (its oldest open letter), oldest first
+        jobs_chosen: set[uuid.UUID] = set()
+        for letter in letters:
+            if letter.job_id not in jobs_chosen and is_requeueable(
+                letter.resolved_at, letter.job_status
+            ):
+                jobs_chosen.add(letter.job_id)
+                chosen.append(letter)
         now = utcnow()
         requeues = [
             Requeue(
