@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, any_, bindparam, select
-from sqlalchemy.dialects.postgresql import ARRAY, UUID, insert
+from sqlalchemy import Table, select
+from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import UUID as UUIDType
 from sqlalchemy.types import DateTime
@@ -33,9 +33,10 @@ from jobs_common.jobstore import (
     job_logs,
     jobs,
 )
+from jobs_scheduler.adapters.set_based import any_of
 
 FORMAT = 1
-UUID_ARRAY = ARRAY(UUID(as_uuid=True))
+_UUID = UUID(as_uuid=True)
 # What a record holds besides the job row: its key and the table each list comes from.
 BELONGING: dict[str, Table] = {
     "attempts": job_attempts,
@@ -71,16 +72,19 @@ async def read_records(
     connection: AsyncConnection, job_ids: Sequence[uuid.UUID], archived_at: datetime
 ) -> list[dict[str, Any]]:
     """Each job of ``job_ids`` with everything that goes with it, as archive records."""
-    ids = bindparam("ids", list(job_ids), type_=UUID_ARRAY)
     found = {
         row.id: row._asdict()
-        for row in await connection.execute(select(jobs).where(jobs.c.id == any_(ids)))
+        for row in await connection.execute(
+            select(jobs).where(jobs.c.id == any_of("ids", _UUID, job_ids))
+        )
     }
     belonging: dict[str, dict[uuid.UUID, list[dict[str, Any]]]] = {}
     for key, table in BELONGING.items():
         by_job: dict[uuid.UUID, list[dict[str, Any]]] = defaultdict(list)
         rows = await connection.execute(
-            select(table).where(table.c.job_id == any_(ids)).order_by(*table.primary_key)
+            select(table)
+            .where(table.c.job_id == any_of("ids", _UUID, job_ids))
+            .order_by(*table.primary_key)
         )
         for row in rows:
             by_job[row.job_id].append(row._asdict())

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import any_, bindparam, func, insert, select, update
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -24,8 +24,9 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
+from jobs_scheduler.adapters.set_based import any_of
 
-UUID_ARRAY = ARRAY(UUID(as_uuid=True))
+_UUID = UUID(as_uuid=True)
 LETTER_COLUMNS = (
     dead_letters.c.id,
     dead_letters.c.job_id,
@@ -69,7 +70,7 @@ async def lock_letters(
 ) -> list[Row[Any]]:
     """The letters of ``ids`` visible to ``owner``, oldest first, each locked with its job
     (a bulk command skips rows another command holds)."""
-    conditions = [dead_letters.c.id == any_(bindparam("ids", list(ids), type_=UUID_ARRAY))]
+    conditions = [dead_letters.c.id == any_of("ids", _UUID, ids)]
     if owner is not None:
         conditions.append(jobs.c.submitted_by == owner)
     query = (
@@ -91,7 +92,7 @@ async def discard(
     rows = await connection.execute(
         update(dead_letters)
         .where(
-            dead_letters.c.id == any_(bindparam("ids", list(ids), type_=UUID_ARRAY)),
+            dead_letters.c.id == any_of("ids", _UUID, ids),
             dead_letters.c.resolved_at.is_(None),
         )
         .values(resolved_at=func.now(), resolved_by=actor, resolution=RESOLUTION_DISCARDED)
@@ -113,7 +114,7 @@ async def resolve_requeued(
     await connection.execute(
         update(dead_letters)
         .where(
-            dead_letters.c.job_id == any_(bindparam("job_ids", list(job_ids), type_=UUID_ARRAY)),
+            dead_letters.c.job_id == any_of("job_ids", _UUID, job_ids),
             dead_letters.c.resolved_at.is_(None),
         )
         .values(resolved_at=func.now(), resolved_by=actor, resolution=RESOLUTION_REQUEUED)

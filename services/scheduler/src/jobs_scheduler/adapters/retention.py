@@ -19,7 +19,6 @@ from sqlalchemy import (
     DateTime,
     Table,
     and_,
-    any_,
     bindparam,
     case,
     delete,
@@ -29,7 +28,7 @@ from sqlalchemy import (
     select,
     tuple_,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
@@ -47,8 +46,9 @@ from jobs_common.jobstore import (
     schedule_fires,
     schedules,
 )
+from jobs_scheduler.adapters.set_based import any_of
 
-UUID_ARRAY = ARRAY(UUID(as_uuid=True))
+_UUID = UUID(as_uuid=True)
 Cutoffs = Mapping[JobStatus, datetime]
 
 
@@ -135,14 +135,14 @@ async def delete_jobs(
         return {}
     ids = [job_id for job_id, _ in found]
     batch_ids = sorted({batch_id for _, batch_id in found if batch_id is not None})
-    in_ids = any_(bindparam("ids", ids, type_=UUID_ARRAY))
+    in_ids = any_of("ids", _UUID, ids)
     lines = await connection.execute(delete(job_logs).where(job_logs.c.job_id == in_ids))
     gone = await connection.execute(delete(jobs).where(jobs.c.id == in_ids))
     emptied = 0
     if batch_ids:
         result = await connection.execute(
             delete(batches).where(
-                batches.c.id == any_(bindparam("batch_ids", batch_ids, type_=UUID_ARRAY)),
+                batches.c.id == any_of("batch_ids", _UUID, batch_ids),
                 ~exists().where(jobs.c.batch_id == batches.c.id),
             )
         )
@@ -150,14 +150,21 @@ async def delete_jobs(
     return {"jobs": gone.rowcount, "job_logs": lines.rowcount, "batches": emptied}
 
 
-# Tables whose rows go once older than their window, by the time column they are kept by.
-AGED: dict[str, tuple[Table, Any, Any]] = {
-    "inbox": (inbox, inbox.c.received_at, inbox.c.message_id),
-    "poison_messages": (poison_messages, poison_messages.c.received_at, poison_messages.c.id),
+# Tables whose rows go once older than their window: the time column they are kept by, and
+# their key.
+AGED: dict[str, tuple[Table, Any, tuple[Any, ...]]] = {
+    "inbox": (inbox, inbox.c.received_at, (inbox.c.message_id,)),
+    "poison_messages": (poison_messages, poison_messages.c.received_at, (poison_messages.c.id,)),
     "dead_letter_actions": (
         dead_letter_actions,
         dead_letter_actions.c.at,
-        dead_letter_actions.c.id,
+        (dead_letter_actions.c.id,),
+    ),
+    # a fire time long past is never fired again
+    "schedule_fires": (
+        schedule_fires,
+        schedule_fires.c.fire_time,
+        (schedule_fires.c.schedule_id, schedule_fires.c.fire_time),
     ),
 }
 
@@ -168,41 +175,23 @@ async def delete_older(
     """Delete up to ``limit`` rows of an aged table older than ``before``, oldest first
     (locked first, then deleted: a locking subquery inside the DELETE could be run again per
     row and pass its LIMIT)."""
-    rows, at, key = AGED[table]
-    chosen = list(
-        (
-            await connection.execute(
-                select(key)
-                .where(at < before)
-                .order_by(at)
-                .limit(limit)
-                .with_for_update(skip_locked=True)
-            )
-        ).scalars()
-    )
-    if not chosen:
-        return 0
-    result = await connection.execute(delete(rows).where(key.in_(chosen)))
-    return int(result.rowcount)
-
-
-async def delete_old_fires(connection: AsyncConnection, before: datetime, limit: int) -> int:
-    """Fire records older than ``before`` (a fire time long past is never fired again)."""
+    rows, at, keys = AGED[table]
     chosen = (
         await connection.execute(
-            select(schedule_fires.c.schedule_id, schedule_fires.c.fire_time)
-            .where(schedule_fires.c.fire_time < before)
-            .order_by(schedule_fires.c.fire_time)
+            select(*keys)
+            .where(at < before)
+            .order_by(at)
             .limit(limit)
             .with_for_update(skip_locked=True)
         )
     ).all()
     if not chosen:
         return 0
-    pairs = tuple_(schedule_fires.c.schedule_id, schedule_fires.c.fire_time)
-    result = await connection.execute(
-        delete(schedule_fires).where(pairs.in_([tuple(row) for row in chosen]))
-    )
+    if len(keys) == 1:
+        chosen_rows = keys[0].in_([row[0] for row in chosen])
+    else:
+        chosen_rows = tuple_(*keys).in_([tuple(row) for row in chosen])
+    result = await connection.execute(delete(rows).where(chosen_rows))
     return int(result.rowcount)
 
 

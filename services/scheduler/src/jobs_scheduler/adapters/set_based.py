@@ -69,6 +69,9 @@ class ArrayRows:
         )
 
 
-def any_of(name: str, type_: TypeEngine[Any]) -> Any:
-    """``= ANY(:name)`` for an array parameter: one statement text for any number of values."""
-    return func.any(bindparam(name, type_=ARRAY(type_)))
+def any_of(name: str, type_: TypeEngine[Any], values: Iterable[Any] | None = None) -> Any:
+    """``= ANY(:name)`` for an array parameter: one statement text for any number of values
+    (bound here when ``values`` are given, else passed at execution)."""
+    if values is None:
+        return func.any(bindparam(name, type_=ARRAY(type_)))
+    return func.any(bindparam(name, list(values), type_=ARRAY(type_)))

@@ -62,17 +62,17 @@ async def prune(
         RETENTION_BEHIND.labels(status.value).set(
             0.0 if behind is None else (cutoffs[status] - behind).total_seconds()
         )
-    aged = {"inbox": windows.inbox, "poison_messages": windows.poison}
-    aged["dead_letter_actions"] = windows.audit
+    # A fire time older than every job retention is never fired again.
+    longest = max(keep.by_status().values(), default=timedelta(0))
+    aged = {
+        "inbox": windows.inbox,
+        "poison_messages": windows.poison,
+        "dead_letter_actions": windows.audit,
+        "schedule_fires": longest,
+    }
     for table, window in aged.items():
         if window > timedelta(0):
             count = await retention.delete_older(connection, table, now - window, limit)
             RETENTION_PRUNED.labels(table).inc(count)
             removed_in_all += count
-    # A fire time older than every job retention is never fired again.
-    longest = max(keep.by_status().values(), default=timedelta(0))
-    if longest > timedelta(0):
-        count = await retention.delete_old_fires(connection, now - longest, limit)
-        RETENTION_PRUNED.labels("schedule_fires").inc(count)
-        removed_in_all += count
     return removed_in_all
