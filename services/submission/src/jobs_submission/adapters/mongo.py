@@ -120,23 +120,25 @@ class SubmissionStore:
         current = await self.retention_index()
         if (current[1] if current else None) == seconds:
             return
+        log.info(
+            "submission retention set",
+            extra={
+                "action": "retention_index",
+                "expire_after_seconds": seconds,
+                "was": current[1] if current else None,
+            },
+        )
+        if current is not None and seconds is not None:  # in place, where the server can
+            index = {"name": current[0], "expireAfterSeconds": seconds}
+            await self.db.command("collMod", COLLECTION, index=index)
+            if await self.retention_index() == (current[0], seconds):
+                return
         if current is not None:
-            name = current[0]
-            if seconds is not None:  # in place, where the server changes it so (collMod)
-                index = {"name": name, "expireAfterSeconds": seconds}
-                await self.db.command("collMod", COLLECTION, index=index)
-                changed = await self.retention_index() == (name, seconds)
-            if seconds is None or not changed:
-                await self.collection.drop_index(name)
-                current = None
-        if current is None and seconds is not None:
+            await self.collection.drop_index(current[0])
+        if seconds is not None:
             await self.collection.create_index(
                 [("publishedAt", ASCENDING)], name=RETENTION_INDEX, expireAfterSeconds=seconds
             )
-        log.info(
-            "submission retention set",
-            extra={"action": "retention_index", "expire_after_seconds": seconds},
-        )
 
     async def ping(self) -> bool:
         try:
