@@ -55,6 +55,8 @@ export function register(body: UserCreate): Promise<RegistrationAccepted> {
 
 export interface JobListParams {
   pageNumber?: number;
+  /** A previous page's `nextCursor` (same filters and order): the page after it. */
+  cursor?: string;
   pageSize?: number;
   sortBy?: 'createdAt' | 'updatedAt' | 'priority' | 'status' | 'type';
   sortDirection?: 'asc' | 'desc';

@@ -1252,6 +1252,11 @@ export interface components {
         JobsPage: {
             /** Items */
             items: components["schemas"]["JobSummary"][];
+            /**
+             * Nextcursor
+             * @description Pass as cursor (same filters and order) for the next page; null on the last.
+             */
+            nextCursor?: string | null;
             /** Pagenumber */
             pageNumber: number;
             /** Pagesize */
@@ -3145,6 +3150,8 @@ export interface operations {
                 createdFrom?: string | null;
                 /** @description ISO datetime, exclusive (naive = UTC). */
                 createdTo?: string | null;
+                /** @description A previous page's nextCursor: the page after it (pageNumber ignored). */
+                cursor?: string | null;
                 pageNumber?: number;
                 pageSize?: number;
                 priority?: number | null;

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { ListTable, type ListTableProps } from './ListTable';
-import { Pagination } from './Pagination';
+import { Pagination, type PaginationProps } from './Pagination';
 import { TableRegion } from './TableRegion';
 import { Empty, ErrorState, Loading } from './states';
 
@@ -29,7 +29,7 @@ interface Props<T> {
   children: (items: readonly T[]) => ReactNode;
   tableLabel?: string;
   /** Page links under the items, for a paged list (the answer's `totalPages` and `totalItems`). */
-  pagination?: { page: number; onPage: (page: number) => void; label: string };
+  pagination?: Pick<PaginationProps, 'page' | 'onPage' | 'reachable' | 'jumps'> & { label: string };
 }
 
 /**
@@ -46,13 +46,7 @@ export function QueryList<T>({ query, loadingLabel, empty, children, tableLabel,
       {query.data && items.length === 0 ? <Empty>{empty}</Empty> : null}
       {shown !== null && tableLabel ? <TableRegion label={tableLabel}>{shown}</TableRegion> : shown}
       {pagination && query.data?.totalPages !== undefined && query.data.totalItems !== undefined ? (
-        <Pagination
-          page={pagination.page}
-          totalPages={query.data.totalPages}
-          totalItems={query.data.totalItems}
-          onPage={pagination.onPage}
-          label={pagination.label}
-        />
+        <Pagination {...pagination} totalPages={query.data.totalPages} totalItems={query.data.totalItems} />
       ) : null}
     </>
   );

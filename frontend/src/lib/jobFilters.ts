@@ -1,7 +1,9 @@
 /**
  * The jobs table's state lives in the URL query string (shareable views):
- * `?status=running,queued&type=email&priority=3&createdFrom=...&sortBy=priority&sortDirection=asc&page=2`.
- * Values the API would refuse are dropped when reading, defaults are left out when writing.
+ * `?status=running,queued&type=email&priority=3&createdFrom=...&sortBy=priority&sortDirection=asc&page=2`,
+ * and past the first pages the cursor the page was reached by (`&page=600&cursor=...`, see
+ * `jobPages.ts`). Values the API would refuse are dropped when reading, defaults are left out
+ * when writing.
  */
 import type { JobListParams } from '../api/endpoints';
 import { JOB_STATUSES, type JobStatus } from '../api/types';
@@ -23,6 +25,8 @@ export interface JobFilters {
   sortBy: SortField;
   sortDirection: SortDirection;
   page: number;
+  /** The previous page's `nextCursor` this page was reached by; '' for a page read by its number. */
+  cursor: string;
   pageSize: number;
 }
 
@@ -38,8 +42,12 @@ export const DEFAULT_FILTERS: JobFilters = {
   sortBy: 'createdAt',
   sortDirection: 'desc',
   page: 1,
+  cursor: '',
   pageSize: 20,
 };
+
+/** The longest `cursor` the API accepts. */
+const MAX_CURSOR_LENGTH = 2_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -58,6 +66,7 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
   const direction = search.get('sortDirection');
   const priority = search.get('priority') ?? '';
   const page = Number(search.get('page') ?? '1');
+  const cursor = (search.get('cursor') ?? '').trim();
   const pageSize = Number(search.get('pageSize') ?? String(DEFAULT_FILTERS.pageSize));
   const uuid = (name: string) => {
     const value = search.get(name) ?? '';
@@ -75,6 +84,7 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
     sortBy: (SORT_FIELDS as readonly string[]).includes(sortBy ?? '') ? (sortBy as SortField) : 'createdAt',
     sortDirection: direction === 'asc' ? 'asc' : 'desc',
     page: Number.isInteger(page) && page >= 1 ? page : 1,
+    cursor: cursor.length <= MAX_CURSOR_LENGTH ? cursor : '',
     pageSize: (PAGE_SIZES as readonly number[]).includes(pageSize) ? pageSize : DEFAULT_FILTERS.pageSize,
   };
 }
@@ -98,13 +108,15 @@ export function filtersToSearch(filters: JobFilters): URLSearchParams {
   if (filters.sortBy !== DEFAULT_FILTERS.sortBy) search.set('sortBy', filters.sortBy);
   if (filters.sortDirection !== DEFAULT_FILTERS.sortDirection) search.set('sortDirection', filters.sortDirection);
   if (filters.page !== 1) search.set('page', String(filters.page));
+  if (filters.cursor) search.set('cursor', filters.cursor);
   if (filters.pageSize !== DEFAULT_FILTERS.pageSize) search.set('pageSize', String(filters.pageSize));
   return search;
 }
 
 export function toListParams(filters: JobFilters): JobListParams {
   const params: JobListParams = {
-    pageNumber: filters.page,
+    // a cursor names its page (the API ignores pageNumber then, but still checks its range)
+    ...(filters.cursor ? { cursor: filters.cursor } : { pageNumber: filters.page }),
     pageSize: filters.pageSize,
     sortBy: filters.sortBy,
     sortDirection: filters.sortDirection,

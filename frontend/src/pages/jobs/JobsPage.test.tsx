@@ -1,6 +1,7 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
 import type { JobSummary, JobsPage as Page } from '../../api/types';
 import { filtersFromSearch, filtersToSearch, toListParams } from '../../lib/jobFilters';
@@ -29,6 +30,31 @@ function page(items: JobSummary[]): Page {
 }
 
 const location = () => screen.getByTestId('location').textContent;
+
+/** The last query sent to GET /api/jobs. */
+const lastParams = () => listJobs.mock.lastCall?.[0];
+
+/**
+ * A listing of 20,000 jobs (1,000 pages of 20, one job shown per page) as the API pages it:
+ * page p by its number or by the cursor `c-<p>` the page before it answered.
+ */
+function deepListing() {
+  listJobs.mockImplementation((params) => {
+    const pageNumber = params.cursor ? Number(params.cursor.slice(2)) : (params.pageNumber ?? 1);
+    const jobId = `aaaaaaaa-0000-4000-8000-${String(pageNumber).padStart(12, '0')}`;
+    return Promise.resolve(
+      jobsPage([jobSummary(jobId, 'queued')], {
+        pageNumber,
+        totalItems: 20_000,
+        totalPages: 1_000,
+        nextCursor: pageNumber < 1_000 ? `c-${pageNumber + 1}` : null,
+      }),
+    );
+  });
+}
+
+const pageNav = () => screen.getByRole('navigation', { name: 'Jobs pages' });
+const pageButton = (name: RegExp) => within(pageNav()).getByRole('button', { name });
 
 describe('job filters in the URL', () => {
   it('reads what the API accepts and drops the rest', () => {
@@ -59,6 +85,21 @@ describe('job filters in the URL', () => {
       sortBy: 'createdAt',
       sortDirection: 'desc',
     });
+  });
+
+  it('keeps the cursor a page was reached by beside its number, and asks by the cursor', () => {
+    const filters = filtersFromSearch(new URLSearchParams('status=dead&page=600&cursor=c-600'));
+    expect(filters).toMatchObject({ page: 600, cursor: 'c-600' });
+    expect(filtersToSearch(filters).toString()).toBe('status=dead&page=600&cursor=c-600');
+    // the cursor names its page: no pageNumber (the API would check it against its own range)
+    expect(toListParams(filters)).toEqual({
+      status: ['dead'],
+      cursor: 'c-600',
+      pageSize: 20,
+      sortBy: 'createdAt',
+      sortDirection: 'desc',
+    });
+    expect(filtersFromSearch(new URLSearchParams(`cursor=${'x'.repeat(2_001)}`)).cursor).toBe('');
   });
 });
 
@@ -183,6 +224,122 @@ describe('<JobsPage>', () => {
     renderWithProviders(<JobsPage />, { route: '/jobs?status=dead' });
     expect(await screen.findByText('No job matches these filters.')).toBeInTheDocument();
     expect(screen.queryByTestId('jobs-table')).not.toBeInTheDocument();
+  });
+
+  it('Next follows the nextCursor of the page shown, past the pages numbers reach; Previous steps back by the cursors seen', async () => {
+    deepListing();
+    const user = userEvent.setup();
+    // page 500 is the last one an offset reaches (its jobs 9,981-10,000)
+    renderWithProviders(<JobsPage />, { route: '/jobs?page=500' });
+    await screen.findByText(/Page 500 of 1000/);
+    expect(lastParams()).toEqual(expect.objectContaining({ pageNumber: 500 }));
+
+    await user.click(pageButton(/Next/));
+    expect(location()).toBe('/jobs?page=501&cursor=c-501');
+    await screen.findByText(/Page 501 of 1000/);
+    expect(lastParams()).toEqual(expect.objectContaining({ cursor: 'c-501' }));
+    expect(lastParams()).not.toHaveProperty('pageNumber');
+
+    await user.click(pageButton(/Next/));
+    expect(location()).toBe('/jobs?page=502&cursor=c-502');
+    await screen.findByText(/Page 502 of 1000/);
+    expect(lastParams()).toEqual(expect.objectContaining({ cursor: 'c-502' }));
+
+    // back by the cursor page 501 was read by (no offset reaches it)...
+    await user.click(pageButton(/Previous/));
+    expect(location()).toBe('/jobs?page=501&cursor=c-501');
+    await screen.findByText(/Page 501 of 1000/);
+    // ...and to page 500 by its number, as it was read
+    await user.click(pageButton(/Previous/));
+    expect(location()).toBe('/jobs?page=500');
+    await screen.findByText(/Page 500 of 1000/);
+  });
+
+  it('the cursors seen outlive the page (a reload, a visit to a job)', async () => {
+    deepListing();
+    const user = userEvent.setup();
+    const first = renderWithProviders(<JobsPage />, { route: '/jobs?page=500' });
+    await screen.findByText(/Page 500 of 1000/);
+    await user.click(pageButton(/Next/));
+    await screen.findByText(/Page 501 of 1000/);
+    await user.click(pageButton(/Next/));
+    await screen.findByText(/Page 502 of 1000/);
+    first.unmount();
+
+    renderWithProviders(<JobsPage />, { route: '/jobs?page=502&cursor=c-502' });
+    await screen.findByText(/Page 502 of 1000/);
+    await user.click(pageButton(/Previous/));
+    expect(location()).toBe('/jobs?page=501&cursor=c-501');
+  });
+
+  it('offers the last page only while page numbers reach it, and no Previous it cannot read', async () => {
+    const user = userEvent.setup();
+    // 45 jobs: page 3 is within the first 10,000, read by its number
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByText(/Page 2 of 3/);
+    await user.click(pageButton(/Last page/));
+    expect(location()).toBe('/jobs?page=3');
+    cleanup();
+
+    // 1,000 pages of 20: the last one is past the first 10,000 jobs
+    deepListing();
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByText(/Page 1 of 1000/);
+    expect(within(pageNav()).queryByRole('button', { name: /Last page/ })).not.toBeInTheDocument();
+    expect(pageButton(/Next/)).toBeEnabled();
+    cleanup();
+
+    // a deep page opened from a link: its page before is past the offset's reach and no cursor is known
+    renderWithProviders(<JobsPage />, { route: '/jobs?page=700&cursor=c-700' });
+    await screen.findByText(/Page 700 of 1000/);
+    expect(pageButton(/Previous/)).toBeDisabled();
+    expect(pageButton(/Next/)).toBeEnabled();
+    expect(within(pageNav()).queryByRole('button', { name: /Last page/ })).not.toBeInTheDocument();
+    await user.click(pageButton(/First page/));
+    expect(location()).toBe('/jobs');
+  });
+
+  it('a filter, the sort or the page size go back to page 1 without the cursor', async () => {
+    deepListing();
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs?status=running&page=600&cursor=c-600' });
+    await screen.findByText(/Page 600 of 1000/);
+    expect(lastParams()).toEqual(expect.objectContaining({ cursor: 'c-600' }));
+
+    await user.click(screen.getByRole('checkbox', { name: 'dead' }));
+    expect(location()).toBe('/jobs?status=running%2Cdead');
+    await waitFor(() =>
+      expect(lastParams()).toEqual(expect.objectContaining({ status: ['running', 'dead'], pageNumber: 1 })),
+    );
+    expect(lastParams()).not.toHaveProperty('cursor');
+    await screen.findByText(/Page 1 of 1000/);
+
+    await user.click(pageButton(/Next/));
+    expect(location()).toBe('/jobs?status=running%2Cdead&page=2&cursor=c-2');
+    await screen.findByText(/Page 2 of 1000/);
+    await user.click(screen.getByRole('button', { name: /^Priority/ }));
+    expect(location()).toBe('/jobs?status=running%2Cdead&sortBy=priority');
+    await screen.findByText(/Page 1 of 1000/);
+
+    await user.click(pageButton(/Next/));
+    expect(location()).toContain('cursor=c-2');
+    await screen.findByText(/Page 2 of 1000/);
+    await user.selectOptions(screen.getByLabelText('Rows per page'), '50');
+    expect(location()).toBe('/jobs?status=running%2Cdead&sortBy=priority&pageSize=50');
+  });
+
+  it('says when a page number is past what numbers reach and leads back to page 1', async () => {
+    listJobs.mockRejectedValue(
+      new ApiError(422, 'validation_error', 'request validation failed', [
+        { field: 'pageNumber', message: 'pageNumber reaches the first 10000 jobs; follow nextCursor past them' },
+      ]),
+    );
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs?status=dead&page=900' });
+    const note = await screen.findByTestId('jobs-page-unreachable');
+    expect(note).toHaveTextContent('Page 900 is past the first 10,000 jobs');
+    await user.click(within(note).getByRole('button', { name: 'Go to the first page' }));
+    expect(location()).toBe('/jobs?status=dead');
   });
 
   it('has no serious accessibility violations', async () => {

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type SyntheticEvent } from 'react';
+import { useEffect, useState, type SyntheticEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { errorMessage } from '../../api/client';
+import { errorMessage, isApiError } from '../../api/client';
 import { cancelJob, listJobs, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../../api/types';
@@ -26,6 +26,7 @@ import {
   type JobFilters,
   type SortField,
 } from '../../lib/jobFilters';
+import { listingOf, MAX_OFFSET_ROWS, pageTarget, rememberCursors } from '../../lib/jobPages';
 import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
@@ -45,6 +46,11 @@ const COLUMNS: { field: SortField | null; label: string; className?: string }[] 
 
 function isTerminal(status: JobStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
+}
+
+/** The API refused the page asked for: a number past the offset's reach, or a cursor not of this listing. */
+function unreachablePage(error: unknown): boolean {
+  return isApiError(error) && error.status === 422 && ['pageNumber', 'cursor'].includes(error.details[0]?.field ?? '');
 }
 
 /** A `datetime-local` input of a filter that holds an ISO instant ('' for none). */
@@ -121,9 +127,25 @@ export function JobsPage() {
   const items = jobs.data?.items ?? [];
   const selection = useSelection(items, (job) => job.jobId);
 
+  // the page links of the answer on screen; none while another page loads
+  const listing = listingOf(filters);
+  const shown = jobs.isPlaceholderData ? undefined : jobs.data;
+  const pageOf = (page: number) => (shown ? pageTarget(listing, shown, page) : null);
+  useEffect(() => {
+    if (!shown) return;
+    rememberCursors(listing, [
+      { page: shown.pageNumber, cursor: filters.cursor },
+      { page: shown.pageNumber + 1, cursor: shown.nextCursor ?? '' },
+    ]);
+  }, [listing, shown, filters.cursor]);
+
+  /** Apply `patch` to the URL-held state; anything but paging goes back to page 1 (no cursor). */
   const update = (patch: Partial<JobFilters>, keepPage = false) => {
     const next = { ...filters, ...patch };
-    if (!keepPage) next.page = 1;
+    if (!keepPage) {
+      next.page = 1;
+      next.cursor = '';
+    }
     setSearch(filtersToSearch(next));
     selection.clear();
   };
@@ -269,6 +291,18 @@ export function JobsPage() {
         {jobs.isFetching && !jobs.isPending ? <span className="muted">Refreshing…</span> : null}
       </div>
 
+      {unreachablePage(jobs.error) ? (
+        <p data-testid="jobs-page-unreachable">
+          {filters.cursor
+            ? 'The link to this page does not fit this listing any more.'
+            : `Page ${filters.page} is past the first ${MAX_OFFSET_ROWS.toLocaleString('en-US')} jobs, which page numbers reach.`}{' '}
+          <button type="button" onClick={() => update({})}>
+            Go to the first page
+          </button>{' '}
+          and follow Next from there.
+        </p>
+      ) : null}
+
       <QueryTable
         query={jobs}
         loadingLabel="Loading jobs…"
@@ -279,7 +313,16 @@ export function JobsPage() {
           </>
         }
         tableLabel="Jobs table"
-        pagination={{ page: filters.page, onPage: (page) => update({ page }, true), label: 'Jobs pages' }}
+        pagination={{
+          page: jobs.data?.pageNumber ?? filters.page,
+          onPage: (page) => {
+            const target = pageOf(page);
+            if (target) update(target, true);
+          },
+          reachable: (page) => pageOf(page) !== null,
+          jumps: true,
+          label: 'Jobs pages',
+        }}
         testId="jobs-table"
         caption={`Jobs, sorted by ${filters.sortBy} ${filters.sortDirection === 'asc' ? 'ascending' : 'descending'}`}
         hiddenCaption

@@ -3,6 +3,8 @@ the dashboard (reader). Migrations live in services/scheduler; a test checks the
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -90,6 +92,9 @@ Index(
 Index("ix_jobs_batch", jobs.c.batch_id, postgresql_where=text("batch_id IS NOT NULL"))
 Index("ix_jobs_status_created", jobs.c.status, jobs.c.created_at)
 Index("ix_jobs_type_created", jobs.c.type, jobs.c.created_at)
+# The listing's other orders (the dashboard's keyset pages, migration 0009).
+Index("ix_jobs_priority_created", jobs.c.priority, jobs.c.created_at)
+Index("ix_jobs_updated", jobs.c.updated_at)
 # The retention pruner's (the scheduler's adapters/retention.py): finished jobs, oldest first.
 Index(
     "ix_jobs_finished",
@@ -332,3 +337,60 @@ poison_messages = Table(
     Column("received_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 Index("ix_poison_messages_received", poison_messages.c.received_at)
+
+# Rollups (migration 0009): the jobs table counted as it changes, in three families, each a
+# delta table the triggers on ``jobs`` append to and rollup tables per time grain the
+# scheduler folds the deltas into (its adapters/rollups.py); readers add the deltas not folded
+# yet, so rollups plus deltas equal a count of ``jobs`` in the same snapshot.
+# - counts: jobs by created time, owner, type, priority and status;
+# - runtimes: succeeded jobs with both times, by created time, owner and runtime bucket (0
+#   under 1 ms; k >= 1 for [1.1**(k-1), 1.1**k) ms): how many, and their runtimes' sum;
+# - finishes: jobs by finished time (minute) and owner.
+ROLLUP_FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    # family: (key columns after the time bucket, measures, grains)
+    "counts": (
+        ("submitted_by", "type", "priority", "status"),
+        ("jobs",),
+        ("minute", "hour", "day"),
+    ),
+    "runtimes": (
+        ("submitted_by", "runtime_bucket"),
+        ("jobs", "runtime_ms"),
+        ("minute", "hour", "day"),
+    ),
+    "finishes": (("submitted_by",), ("jobs",), ("minute",)),
+}
+_ROLLUP_TYPES: dict[str, Any] = {
+    "submitted_by": Text,
+    "type": Text,
+    "priority": SmallInteger,
+    "status": Text,
+    "runtime_bucket": SmallInteger,
+    "jobs": BigInteger,
+    "runtime_ms": Float,
+}
+
+
+def _rollup_table(
+    name: str, key: tuple[str, ...], measures: tuple[str, ...], *, delta: bool
+) -> Table:
+    in_key = not delta
+    return Table(
+        name,
+        metadata,
+        *([Column("id", BigInteger, primary_key=True, autoincrement=True)] if delta else []),
+        Column("bucket", DateTime(timezone=True), primary_key=in_key, nullable=False),
+        *(Column(c, _ROLLUP_TYPES[c], primary_key=in_key, nullable=False) for c in key),
+        *(Column(m, _ROLLUP_TYPES[m], nullable=False) for m in measures),
+    )
+
+
+ROLLUPS: dict[str, dict[str, Table]] = {}
+for _family, (_key, _measures, _grains) in ROLLUP_FAMILIES.items():
+    ROLLUPS[_family] = {
+        "delta": _rollup_table(f"job_{_family}_deltas", _key, _measures, delta=True)
+    }
+    for _grain in _grains:
+        _table = _rollup_table(f"job_{_family}_{_grain}", _key, _measures, delta=False)
+        Index(f"ix_job_{_family}_{_grain}_owner", _table.c.submitted_by, _table.c.bucket)
+        ROLLUPS[_family][_grain] = _table

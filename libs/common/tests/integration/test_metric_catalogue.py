@@ -44,6 +44,8 @@ CATALOGUE: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "lease_expirations_total": ("counter", (), frozenset({"scheduler"})),
     # How far behind each scheduler replica reads a queue (its read horizon): consumer lag.
     "scheduler_consumer_lag_seconds": ("gauge", ("queue",), frozenset({"scheduler"})),
+    # Rollups (docs/dashboard.md): deltas folded.
+    "scheduler_rollup_deltas_folded_total": ("counter", (), frozenset({"scheduler"})),
     # Retention (docs/operations.md): rows pruned, the oldest finished job kept, the backlog.
     "scheduler_retention_pruned_total": ("counter", ("table",), frozenset({"scheduler"})),
     "scheduler_retention_oldest_finished_seconds": (

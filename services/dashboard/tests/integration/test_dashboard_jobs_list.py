@@ -113,7 +113,14 @@ async def test_paging_math(client: httpx.AsyncClient, auth: Any, job_factory: An
 
 async def test_empty_store_has_zero_pages(client: httpx.AsyncClient, auth: Any) -> None:
     body = (await client.get("/api/jobs", headers=auth.user)).json()
-    assert body == {"items": [], "pageNumber": 1, "pageSize": 20, "totalItems": 0, "totalPages": 0}
+    assert body == {
+        "items": [],
+        "pageNumber": 1,
+        "pageSize": 20,
+        "totalItems": 0,
+        "totalPages": 0,
+        "nextCursor": None,
+    }
 
 
 async def test_sorting_is_stable_with_id_tie_break(

@@ -79,6 +79,12 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # Where pruned jobs are written first, as gzip JSON lines, a file per hour and replica
     # (docs/operations.md, "Archive"); unset: they are not archived.
     archive_dir: Path | None = None
+    # Rollups (docs/dashboard.md, "Analytics from rollups"): the deltas the triggers on jobs
+    # append are folded into the per-minute and per-hour rollups this often, at most a batch
+    # per transaction. Reads add what is not folded yet, so this bounds their work, not
+    # their accuracy.
+    rollup_interval_seconds: float = Field(default=2.0, gt=0)
+    rollup_batch_size: int = Field(default=10_000, ge=1, le=100_000)
 
     # Loops.
     relay_batch_size: int = 500

@@ -1,22 +1,42 @@
-"""Job analytics: counts by status/type/priority in one scan plus one aggregate row."""
+"""Job analytics, series and listing totals from the rollups (the scheduler's migration 0009).
+
+Triggers on ``jobs`` keep job counts and succeeded runtimes by created minute, hour and day,
+and finishes by finished minute (``jobs_common.jobstore.ROLLUPS``), through deltas the
+scheduler folds in. A read adds the unfolded deltas and, for a created range that does not
+start or end on a whole minute, scans the partial minutes in ``jobs``
+(``domain.analytics.plan_spans``): in the caller's snapshot the answer equals a full count of
+``jobs``, and its cost follows the number of rollup rows, not of jobs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Float, cast, func, select, tuple_
+from sqlalchemy import func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import Select
 
-from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import jobs
-from jobs_dashboard.adapters.store import AnyRow
+from jobs_common.contracts import TERMINAL_STATUSES
+from jobs_common.jobstore import ROLLUPS, jobs
 from jobs_dashboard.domain import analytics as stats
+from jobs_dashboard.domain.analytics import (
+    DAY,
+    EPOCH,
+    HOUR,
+    MINUTE,
+    RuntimeBucket,
+    Source,
+    Span,
+    ceil_to,
+    plan_spans,
+)
 from jobs_dashboard.domain.models import JobAnalytics, JobSeries, RuntimeStats, SeriesBucket
 from jobs_dashboard.domain.query import CreatedRange, Visibility
 
-EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # windows are aligned on multiples of their length
+COUNTS, RUNTIMES, FINISHES = ROLLUPS["counts"], ROLLUPS["runtimes"], ROLLUPS["finishes"]
+TERMINAL = [s.value for s in TERMINAL_STATUSES]
 
 
 def visibility_conditions(visibility: Visibility) -> list[Any]:
@@ -32,63 +52,212 @@ def created_conditions(created: CreatedRange) -> list[Any]:
     return conditions
 
 
+@dataclass(frozen=True)
+class CountFilter:
+    """What the rollups can count by: owner, created range, statuses, type, priority."""
+
+    visibility: Visibility
+    created: CreatedRange = field(default_factory=CreatedRange)
+    statuses: tuple[str, ...] = ()
+    type: str | None = None
+    priority: int | None = None
+
+
+def _conditions(table: Any, time_column: Any, span: Span, where: CountFilter) -> list[Any]:
+    conditions = []
+    if span.start is not None:
+        conditions.append(time_column >= span.start)
+    if span.end is not None:
+        conditions.append(time_column < span.end)
+    if where.visibility.owner is not None:
+        conditions.append(table.c.submitted_by == where.visibility.owner)
+    if where.statuses:
+        conditions.append(table.c.status.in_(where.statuses))
+    if where.type is not None:
+        conditions.append(table.c.type == where.type)
+    if where.priority is not None:
+        conditions.append(table.c.priority == where.priority)
+    return conditions
+
+
+def _span_counts(span: Span, where: CountFilter) -> Select[Any]:
+    """(status, type, priority, jobs) rows of one span."""
+    if span.source is Source.JOBS:
+        return (
+            select(jobs.c.status, jobs.c.type, jobs.c.priority, func.count().label("jobs"))
+            .where(*_conditions(jobs, jobs.c.created_at, span, where))
+            .group_by(jobs.c.status, jobs.c.type, jobs.c.priority)
+        )
+    table = COUNTS[span.source.value]
+    return select(table.c.status, table.c.type, table.c.priority, table.c.jobs).where(
+        *_conditions(table, table.c.bucket, span, where)
+    )
+
+
+def _span_runtimes(span: Span, visibility: Visibility) -> Select[Any]:
+    """(runtime_bucket, jobs, runtime_ms) rows of one span."""
+    where = CountFilter(visibility)
+    if span.source is Source.JOBS:
+        ms = func.job_runtime_ms(jobs.c.status, jobs.c.started_at, jobs.c.finished_at)
+        bucket = func.job_runtime_bucket(ms)
+        return (
+            select(
+                bucket.label("runtime_bucket"),
+                func.count().label("jobs"),
+                func.sum(ms).label("runtime_ms"),
+            )
+            .where(ms.is_not(None), *_conditions(jobs, jobs.c.created_at, span, where))
+            .group_by(bucket)
+        )
+    table = RUNTIMES[span.source.value]
+    return select(table.c.runtime_bucket, table.c.jobs, table.c.runtime_ms).where(
+        *_conditions(table, table.c.bucket, span, where)
+    )
+
+
+@dataclass
+class Counts:
+    """Counted jobs by status, type and priority."""
+
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    by_priority: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_status.values())
+
+
+async def count_jobs(connection: AsyncConnection, where: CountFilter) -> Counts:
+    """Exact counts of the jobs ``where`` selects, from the rollups (one statement)."""
+    counts = Counts({}, {}, {})
+    spans = plan_spans(where.created.created_from, where.created.created_to)
+    if not spans:
+        return counts
+    parts = union_all(*(_span_counts(span, where) for span in spans)).subquery()
+    rows = await connection.execute(
+        select(parts.c.status, parts.c.type, parts.c.priority, func.sum(parts.c.jobs).label("n"))
+        .group_by(parts.c.status, parts.c.type, parts.c.priority)
+        .having(func.sum(parts.c.jobs) != 0)
+    )
+    for row in rows:
+        n = int(row.n)
+        counts.by_status[row.status] = counts.by_status.get(row.status, 0) + n
+        counts.by_type[row.type] = counts.by_type.get(row.type, 0) + n
+        key = str(row.priority)
+        counts.by_priority[key] = counts.by_priority.get(key, 0) + n
+    return counts
+
+
+async def runtimes(
+    connection: AsyncConnection, visibility: Visibility, created: CreatedRange
+) -> dict[int, RuntimeBucket]:
+    """The succeeded jobs' runtimes by bucket (how many, their sum), from the rollups."""
+    spans = plan_spans(created.created_from, created.created_to)
+    if not spans:
+        return {}
+    parts = union_all(*(_span_runtimes(span, visibility) for span in spans)).subquery()
+    rows = await connection.execute(
+        select(
+            parts.c.runtime_bucket,
+            func.sum(parts.c.jobs).label("jobs"),
+            func.sum(parts.c.runtime_ms).label("runtime_ms"),
+        )
+        .group_by(parts.c.runtime_bucket)
+        .having(func.sum(parts.c.jobs) != 0)
+    )
+    return {row.runtime_bucket: RuntimeBucket(int(row.jobs), float(row.runtime_ms)) for row in rows}
+
+
 async def job_analytics(
     connection: AsyncConnection, visibility: Visibility, created: CreatedRange
 ) -> JobAnalytics:
-    """Counts by status/type/priority (GROUPING SETS) plus one aggregate row."""
-    conditions = visibility_conditions(visibility) + created_conditions(created)
-    succeeded = jobs.c.status == JobStatus.SUCCEEDED.value
-    timed = succeeded & jobs.c.started_at.is_not(None) & jobs.c.finished_at.is_not(None)
-    duration_ms = cast(func.extract("epoch", jobs.c.finished_at - jobs.c.started_at), Float) * (
-        1000.0
-    )
-    grouped = (
-        select(jobs.c.status, jobs.c.type, jobs.c.priority, func.count().label("n"))
-        .where(*conditions)
-        .group_by(
-            func.grouping_sets(tuple_(jobs.c.status), tuple_(jobs.c.type), tuple_(jobs.c.priority))
-        )
-    )
-    aggregates = select(
-        func.avg(duration_ms).filter(timed).label("mean_ms"),
-        func.percentile_cont(0.95).within_group(duration_ms).filter(timed).label("p95_ms"),
-        func.count()
-        .filter(jobs.c.finished_at >= func.now() - timedelta(hours=1))
-        .label("last_hour"),
-    ).where(*conditions)
-    groups = (await connection.execute(grouped)).all()
-    aggregate = (await connection.execute(aggregates)).one()
-    by_status, by_type, by_priority = _split_groups(groups)
+    counts = await count_jobs(connection, CountFilter(visibility, created))
+    timings = await runtimes(connection, visibility, created)
+    timed = sum(b.jobs for b in timings.values())
     return JobAnalytics(
-        total=sum(by_status.values()),
-        counts_by_status=stats.status_counts(by_status),
-        counts_by_type=dict(sorted(by_type.items())),
-        counts_by_priority=stats.priority_counts(by_priority),
-        success_rate=stats.success_rate(by_status),
-        runtime=RuntimeStats(mean_ms=_float(aggregate.mean_ms), p95_ms=_float(aggregate.p95_ms)),
-        throughput_last_hour=int(aggregate.last_hour),
+        total=counts.total,
+        counts_by_status=stats.status_counts(counts.by_status),
+        counts_by_type=dict(sorted(counts.by_type.items())),
+        counts_by_priority=stats.priority_counts(counts.by_priority),
+        success_rate=stats.success_rate(counts.by_status),
+        runtime=RuntimeStats(
+            mean_ms=sum(b.runtime_ms for b in timings.values()) / timed if timed else None,
+            p95_ms=stats.runtime_percentile(timings, 0.95),
+        ),
+        throughput_last_hour=await finished_last_hour(connection, visibility, created),
     )
+
+
+async def finished_last_hour(
+    connection: AsyncConnection, visibility: Visibility, created: CreatedRange
+) -> int:
+    """Jobs whose ``finished_at`` is within the last hour of the database clock. Without a
+    created range, from ``job_finishes_minute`` (whole minutes) plus the partial first
+    minute's jobs; with one, from the jobs that finished in the hour (``ix_jobs_finished``)."""
+    now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+    since = now - timedelta(hours=1)
+    visible = visibility_conditions(visibility)
+    if created.created_from is not None or created.created_to is not None:
+        in_range = created_conditions(created)
+        parts = [_finished(status, since, None, *in_range, *visible) for status in TERMINAL]
+    else:
+        whole_minutes = ceil_to(since, MINUTE)
+        parts = [_finished(status, since, whole_minutes, *visible) for status in TERMINAL]
+        for table in (FINISHES["minute"], FINISHES["delta"]):
+            owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
+            parts.append(
+                select(func.coalesce(func.sum(table.c.jobs), 0).label("jobs")).where(
+                    table.c.bucket >= whole_minutes, *owner
+                )
+            )
+    every = union_all(*parts).subquery()
+    return int(await connection.scalar(select(func.sum(every.c.jobs))) or 0)
+
+
+def _finished(status: str, since: datetime, until: datetime | None, *where: Any) -> Select[Any]:
+    """The jobs of one terminal status that finished in [since, until): one range of
+    ``ix_jobs_finished (status, finished_at)`` (an IN over the statuses would scan all of it,
+    the partial index's predicate making the status look already checked)."""
+    bounds = [jobs.c.finished_at >= since]
+    if until is not None:
+        bounds.append(jobs.c.finished_at < until)
+    return select(func.count().label("jobs")).where(jobs.c.status == status, *bounds, *where)
 
 
 async def job_series(
     connection: AsyncConnection, visibility: Visibility, *, bucket_minutes: int, buckets: int
 ) -> JobSeries:
-    """One grouped scan of the jobs created in the last ``buckets`` windows (``ix_jobs_created``,
-    or ``ix_jobs_owner_created`` for one owner), windows aligned on the database clock."""
+    """The jobs created in each of the last ``buckets`` windows, by status, from the coarsest
+    rollups whose grain divides the window (day, hour or minute) plus the unfolded deltas;
+    windows aligned on the database clock."""
     step = timedelta(minutes=bucket_minutes)
     now: datetime = (await connection.execute(select(func.now()))).scalar_one()
     last = EPOCH + ((now - EPOCH) // step) * step  # the window holding now
     first = last - (buckets - 1) * step
-    start = func.date_bin(step, jobs.c.created_at, first).label("start")
+    grain = (
+        "day" if step % DAY == timedelta(0) else "hour" if step % HOUR == timedelta(0) else "minute"
+    )
+    parts = []
+    for table in (COUNTS[grain], COUNTS["delta"]):
+        owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
+        parts.append(
+            select(
+                func.date_bin(step, table.c.bucket, first).label("start"),
+                table.c.status,
+                table.c.jobs,
+            ).where(table.c.bucket >= first, *owner)
+        )
+    every = union_all(*parts).subquery()
     rows = await connection.execute(
-        select(start, jobs.c.status, func.count().label("n"))
-        .where(jobs.c.created_at >= first, *visibility_conditions(visibility))
-        .group_by(start, jobs.c.status)
+        select(every.c.start, every.c.status, func.sum(every.c.jobs).label("n")).group_by(
+            every.c.start, every.c.status
+        )
     )
     counts: dict[datetime, dict[str, int]] = {first + i * step: {} for i in range(buckets)}
     for row in rows:
         window = counts.get(row.start)
-        if window is not None:
+        if window is not None and row.n:
             window[row.status] = int(row.n)
     return JobSeries(
         bucket_minutes=bucket_minutes,
@@ -102,24 +271,3 @@ def series_bucket(start: datetime, by_status: dict[str, int]) -> SeriesBucket:
     return SeriesBucket(
         start=start, created=created, unfinished=created - sum(ended.values()), **ended
     )
-
-
-def _split_groups(
-    groups: Sequence[AnyRow],
-) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """GROUPING SETS rows carry exactly one non-null key (the job columns are NOT NULL)."""
-    by_status: dict[str, int] = {}
-    by_type: dict[str, int] = {}
-    by_priority: dict[str, int] = {}
-    for row in groups:
-        if row.status is not None:
-            by_status[row.status] = int(row.n)
-        elif row.type is not None:
-            by_type[row.type] = int(row.n)
-        elif row.priority is not None:
-            by_priority[str(row.priority)] = int(row.n)
-    return by_status, by_type, by_priority
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)

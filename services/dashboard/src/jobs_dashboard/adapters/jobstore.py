@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import func, literal, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.jobstore import (
@@ -26,6 +27,8 @@ from jobs_common.jobstore import (
     jobs,
 )
 from jobs_dashboard.adapters.analytics import (
+    CountFilter,
+    count_jobs,
     created_conditions,
     job_analytics,
     job_series,
@@ -49,11 +52,12 @@ from jobs_dashboard.domain.models import (
 )
 from jobs_dashboard.domain.query import (
     CreatedRange,
+    Cursor,
     JobFilters,
     JobListQuery,
     SortDirection,
     Visibility,
-    sort_column,
+    sort_key,
 )
 
 SUMMARY_COLUMNS = (
@@ -151,32 +155,71 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
 
 
 def order_by(query: JobListQuery) -> list[ColumnElement[Any]]:
-    column = jobs.c[sort_column(query.sort_by)]
+    columns = [jobs.c[name] for name in sort_key(query.sort_by)]
     if query.direction is SortDirection.ASC:
-        return [column.asc(), jobs.c.id.asc()]
-    return [column.desc(), jobs.c.id.desc()]
+        return [column.asc() for column in columns]
+    return [column.desc() for column in columns]
+
+
+def after_cursor(cursor: Cursor) -> list[ColumnElement[bool]]:
+    """The rows past the cursor's in its order: a row comparison on the sort key, with the
+    leading column bounded on its own too so the index's range starts there."""
+    columns = [jobs.c[name] for name in sort_key(cursor.sort_by)]
+    key, first = tuple_(*columns), columns[0]
+    values = tuple_(*(literal(v, c.type) for v, c in zip(cursor.after, columns, strict=True)))
+    if cursor.direction is SortDirection.ASC:
+        return [first >= cursor.after[0], key > values]
+    return [first <= cursor.after[0], key < values]
+
+
+def next_cursor(query: JobListQuery, last: AnyRow) -> str:
+    return Cursor(
+        query.sort_by,
+        query.direction,
+        tuple(getattr(last, name) for name in sort_key(query.sort_by)),
+        query.page.page_number + 1,
+    ).encode()
+
+
+async def count_matching(
+    connection: AsyncConnection, filters: JobFilters, conditions: list[ColumnElement[bool]]
+) -> int:
+    """The number of jobs the filters select: from the rollups (``adapters/analytics.py``),
+    or, filtered by a batch or schedule, a count over that one's own index."""
+    if filters.schedule_id is None and filters.batch_id is None:
+        counts = await count_jobs(
+            connection,
+            CountFilter(
+                visibility=filters.visibility,
+                created=filters.created,
+                statuses=tuple(s.value for s in filters.statuses),
+                type=filters.type,
+                priority=filters.priority,
+            ),
+        )
+        return counts.total
+    return int(
+        await connection.scalar(select(func.count()).select_from(jobs).where(*conditions)) or 0
+    )
 
 
 class JobReader(Store):
-    async def list_jobs(self, query: JobListQuery) -> tuple[list[JobSummary], int]:
-        """One page of jobs and the number of all jobs matching the filters."""
+    async def list_jobs(self, query: JobListQuery) -> tuple[list[JobSummary], int, str | None]:
+        """One page of jobs, the number of all jobs matching the filters and the cursor of
+        the next page (None on the last)."""
         conditions = filter_conditions(query.filters)
         async with self.snapshot() as connection:
-            total = int(
-                await connection.scalar(select(func.count()).select_from(jobs).where(*conditions))
-                or 0
-            )
-            if total <= query.page.offset:
-                return [], total
-            rows = (
-                await connection.execute(
-                    select(*SUMMARY_COLUMNS)
-                    .where(*conditions)
-                    .order_by(*order_by(query))
-                    .limit(query.page.limit)
-                    .offset(query.page.offset)
-                )
-            ).all()
+            total = await count_matching(connection, query.filters, conditions)
+            page = select(*SUMMARY_COLUMNS).order_by(*order_by(query)).limit(query.page.limit + 1)
+            if query.cursor is not None:
+                page = page.where(*conditions, *after_cursor(query.cursor))
+            elif total <= query.page.offset:
+                return [], total, None
+            else:
+                page = page.where(*conditions).offset(query.page.offset)
+            rows = (await connection.execute(page)).all()
+            more = len(rows) > query.page.limit
+            rows = rows[: query.page.limit]
             parents: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
             if rows:
                 found = await connection.execute(
@@ -186,7 +229,8 @@ class JobReader(Store):
                 )
                 for dependency in found:
                     parents[dependency.job_id].append(dependency.depends_on)
-        return [JobSummary(**_summary_fields(row, parents[row.id])) for row in rows], total
+        summaries = [JobSummary(**_summary_fields(row, parents[row.id])) for row in rows]
+        return summaries, total, next_cursor(query, rows[-1]) if more else None
 
     async def job_ref(self, job_id: uuid.UUID, visibility: Visibility) -> JobRef | None:
         async with self.engine.connect() as connection:

@@ -69,8 +69,15 @@ async def list_query(
     priority: Annotated[int | None, Query(ge=1, le=3)] = None,
     schedule_id: Annotated[uuid.UUID | None, Query(alias="scheduleId")] = None,
     batch_id: Annotated[uuid.UUID | None, Query(alias="batchId")] = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=2_000,
+            description="A previous page's nextCursor: the page after it (pageNumber ignored).",
+        ),
+    ] = None,
 ) -> JobListQuery:
-    return JobListQuery(
+    return JobListQuery.of(
         filters=JobFilters(
             visibility=visibility,
             statuses=parse_statuses(status),
@@ -83,6 +90,7 @@ async def list_query(
         page=page,
         sort_by=sort_by,
         direction=sort_direction,
+        cursor=cursor,
     )
 
 
@@ -92,8 +100,9 @@ async def list_jobs(
     identity: CurrentIdentity,
     reader: ReaderDep,
 ) -> JobsPage:
-    items, total = await reader.list_jobs(query)
-    return JobsPage.of(job_summaries_for(items, identity), total, query.page)
+    items, total, cursor = await reader.list_jobs(query)
+    page = JobsPage.of(job_summaries_for(items, identity), total, query.page)
+    return page.model_copy(update={"next_cursor": cursor})
 
 
 @router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")

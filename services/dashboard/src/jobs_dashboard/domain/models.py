@@ -124,7 +124,10 @@ class JobDetail(JobSummary):
 
 
 class JobsPage(Page[JobSummary]):
-    pass
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass as cursor (same filters and order) for the next page; null on the last.",
+    )
 
 
 class RuntimeStats(CamelModel):

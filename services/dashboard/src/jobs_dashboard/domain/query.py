@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import math
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
@@ -46,6 +49,20 @@ SORT_COLUMNS: dict[SortField, str] = {
 
 def sort_column(field: SortField) -> str:
     return SORT_COLUMNS[field]
+
+
+def sort_key(field: SortField) -> tuple[str, ...]:
+    """The columns a listing is ordered by, all in the sort's direction: the sort column,
+    then (unless it is a time already) the creation time, then the id; each such order has
+    an index (``ix_jobs_created``, ``ix_jobs_updated``, ``ix_jobs_<column>_created``)."""
+    column = SORT_COLUMNS[field]
+    if column in ("created_at", "updated_at"):
+        return (column, "id")
+    return (column, "created_at", "id")
+
+
+# pageNumber reaches this many rows into a listing (OFFSET); past them, nextCursor does.
+MAX_OFFSET_ROWS = 10_000
 
 
 def parse_statuses(values: Iterable[str] | None) -> tuple[JobStatus, ...]:
@@ -174,8 +191,111 @@ class Page(CamelModel, Generic[T]):
 
 
 @dataclass(frozen=True)
+class Cursor:
+    """Where the next page of a listing starts: after the row with sort key ``after``
+    (``sort_key``'s values), which was on page ``page_number - 1``. Opaque to clients."""
+
+    sort_by: SortField
+    direction: SortDirection
+    after: tuple[Any, ...]
+    page_number: int
+
+    def encode(self) -> str:
+        raw = json.dumps(
+            [
+                self.sort_by.value,
+                self.direction.value,
+                [_plain(v) for v in self.after],
+                self.page_number,
+            ],
+            separators=(",", ":"),
+        )
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, token: str) -> Cursor:
+        try:
+            raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            sort_by, direction = SortField(raw[0]), SortDirection(raw[1])
+            columns = sort_key(sort_by)
+            values = raw[2]
+            if len(values) != len(columns) or not isinstance(raw[3], int) or raw[3] < 2:
+                raise ValueError("wrong shape")
+            after = tuple(_typed(c, v) for c, v in zip(columns, values, strict=True))
+            return cls(sort_by, direction, after, raw[3])
+        except (ValueError, TypeError, KeyError, IndexError, binascii.Error) as error:
+            raise ValidationFailed(
+                "request validation failed",
+                details=[
+                    ErrorDetail(field="cursor", message=f"not a cursor of this listing ({error})")
+                ],
+            ) from None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _typed(column: str, value: Any) -> Any:
+    if column in ("created_at", "updated_at"):
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            raise ValueError("naive time")
+        return parsed
+    if column == "id":
+        return uuid.UUID(value)
+    if column == "priority":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError("priority is not a number")
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{column} is not a string")
+    return value
+
+
+@dataclass(frozen=True)
 class JobListQuery:
     filters: JobFilters
     page: PageRequest = PageRequest()
     sort_by: SortField = SortField.CREATED_AT
     direction: SortDirection = SortDirection.DESC
+    # Set: the page after the cursor's row (keyset); None: ``page``'s offset.
+    cursor: Cursor | None = None
+
+    @classmethod
+    def of(
+        cls,
+        filters: JobFilters,
+        page: PageRequest,
+        sort_by: SortField,
+        direction: SortDirection,
+        cursor: str | None,
+    ) -> JobListQuery:
+        """A cursor names its page and must come from a listing in the same order; without
+        one, ``pageNumber`` may reach MAX_OFFSET_ROWS rows in."""
+        if cursor is None:
+            if page.offset >= MAX_OFFSET_ROWS:
+                raise ValidationFailed(
+                    "request validation failed",
+                    details=[
+                        ErrorDetail(
+                            field="pageNumber",
+                            message=f"pageNumber reaches the first {MAX_OFFSET_ROWS} jobs; "
+                            "follow nextCursor past them",
+                        )
+                    ],
+                )
+            return cls(filters, page, sort_by, direction)
+        decoded = Cursor.decode(cursor)
+        if (decoded.sort_by, decoded.direction) != (sort_by, direction):
+            raise ValidationFailed(
+                "request validation failed",
+                details=[ErrorDetail(field="cursor", message="the cursor is for another order")],
+            )
+        return cls(
+            filters, PageRequest(decoded.page_number, page.page_size), sort_by, direction, decoded
+        )

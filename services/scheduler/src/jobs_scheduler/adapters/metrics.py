@@ -114,6 +114,10 @@ JOB_QUEUE_WAIT_SECONDS = Histogram(
     buckets=JOB_SECONDS_BUCKETS,
 )
 
+ROLLUP_FOLDED = Counter(
+    "scheduler_rollup_deltas_folded_total",
+    "Rollup deltas (appended by the triggers on jobs) folded into the rollup tables.",
+)
 RETENTION_PRUNED = Counter(
     "scheduler_retention_pruned_total",
     "Rows removed by retention, by table (a job's attempts, events and resolved dead letters "

@@ -1,6 +1,6 @@
 """Background loops: the generic :class:`Loop` runner and the time-driven sweeps it runs
-(promotion, reaper, dependencies, reconciler, cron, retention), each in a transaction of its
-own.
+(promotion, reaper, dependencies, reconciler, cron, retention, rollups), each in a transaction
+of its own.
 
 Each sweep is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
 LOCKED`` inside one transaction, so two replicas never handle the same row at once. The outbox
@@ -27,6 +27,7 @@ from jobs_scheduler.app.promotion import promote_due
 from jobs_scheduler.app.reaper import reap_expired
 from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.app.retention import Windows, prune
+from jobs_scheduler.app.rollups import fold_rollups
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retention import Retention
 
@@ -101,6 +102,9 @@ def sweeps_for(
     async def retention(c: AsyncConnection, ch: Changes) -> int:
         return await prune(c, ch, keep, windows, prune_batch, archive)
 
+    async def rollups(c: AsyncConnection, ch: Changes) -> int:
+        return await fold_rollups(c, settings.rollup_batch_size)
+
     return {
         "promotion": (promotion, settings.promotion_interval_seconds, batch),
         "reaper": (reaper, settings.reaper_interval_seconds, batch),
@@ -108,6 +112,7 @@ def sweeps_for(
         "reconciler": (reconciler, settings.reconcile_interval_seconds, batch),
         "cron": (cron, settings.cron_interval_seconds, batch),
         "retention": (retention, settings.retention_interval_seconds, prune_batch),
+        "rollups": (rollups, settings.rollup_interval_seconds, settings.rollup_batch_size),
     }
 
 
