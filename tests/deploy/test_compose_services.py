@@ -347,7 +347,8 @@ def migration_problems(doc: dict[str, Any]) -> Problems:
 def secret_problems(raw: dict[str, Any]) -> Problems:
     """Secrets come from the environment: every secret-looking variable, and the password in
     every URL, is a ${VARIABLE:-default} reference, never a literal. Every secret the code
-    has a default for, and every URL (its defaults point at 127.0.0.1), is set."""
+    has a default for, and every URL (its defaults point at 127.0.0.1), is set; an optional
+    URL (default None: unset turns its feature off) need not be."""
     problems = []
     reference = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^}]*)?\}")
     for name, spec in services(raw).items():
@@ -366,7 +367,8 @@ def secret_problems(raw: dict[str, Any]) -> Problems:
         for field, info in settings_class(target).model_fields.items():
             key = PREFIXES[target] + field.upper()
             secret = SECRETISH.search(field) and isinstance(info.default, str)
-            if (secret or field.endswith("_url")) and key not in env:
+            url = field.endswith("_url") and info.default is not None
+            if (secret or url) and key not in env:
                 problems.append(f"{name}: {key} not set (the code's default is for development)")
     return problems
 

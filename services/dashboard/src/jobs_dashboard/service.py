@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
@@ -33,19 +34,32 @@ from jobs_dashboard.settings import Settings
 log = logging.getLogger(__name__)
 
 
+async def dispose(engines: Iterable[AsyncEngine]) -> None:
+    for engine in engines:
+        await engine.dispose()
+
+
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+        # Snapshot reads on a hot standby when one is named (docs/scaling.md); else None:
+        # every store reads where it writes.
+        read_engine = (
+            None
+            if settings.database_read_url is None
+            else create_engine(settings.database_read_url, pool_size=settings.db_pool_size)
+        )
+        engines = [engine] if read_engine is None else [engine, read_engine]
         try:
             bus = await RabbitBus.open(settings.amqp_url, name="dashboard")
         except BaseException:
-            await engine.dispose()
+            await dispose(engines)
             raise
-        app.state.reader = JobReader(engine)
-        app.state.dead_letters = DeadLetterStore(engine)
-        app.state.schedules = ScheduleStore(engine)
-        app.state.registry = RegistryStore(engine)
+        app.state.reader = JobReader(engine, read_engine=read_engine)
+        app.state.dead_letters = DeadLetterStore(engine, read_engine=read_engine)
+        app.state.schedules = ScheduleStore(engine, read_engine=read_engine)
+        app.state.registry = RegistryStore(engine, read_engine=read_engine)
         submission = httpx.AsyncClient(
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
         )
@@ -60,7 +74,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.bus = bus
         gauges = PlatformGauges(
             registry=app.state.registry,
-            reads=GaugeReads(engine),
+            reads=GaugeReads(engine, read_engine=read_engine),
             bus=bus,
             interval=settings.gauge_refresh_interval_seconds,
             rate_window=settings.drain_rate_window_seconds,
@@ -78,7 +92,7 @@ def create_app(settings: Settings) -> FastAPI:
             await submission.aclose()
             await scheduler.aclose()
             await bus.close()
-            await engine.dispose()
+            await dispose(engines)
             log.info("dashboard stopped", extra={"action": "shutdown"})
 
     app = FastAPI(
@@ -98,19 +112,34 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 
+    async def answers(ping: Callable[[], Awaitable[None]], check: str) -> bool:
+        try:
+            async with asyncio.timeout(settings.ready_timeout_seconds):
+                await ping()
+        except Exception:
+            log.warning(
+                "database not ready",
+                extra={"action": "ready_check", "check": check},
+                exc_info=True,
+            )
+            return False
+        return True
+
     async def ready() -> dict[str, bool]:
         reader: JobReader | None = app.state.reader
         bus: RabbitBus | None = app.state.bus
-        database = False
+        # The standby is checked too when snapshots read there: a dashboard whose reads fail
+        # is not ready, whichever server is away.
+        names = ["database"]
+        if settings.database_read_url is not None:
+            names.append("database_replica")
+        checks = dict.fromkeys(names, False)
         if reader is not None:
-            try:
-                async with asyncio.timeout(settings.ready_timeout_seconds):
-                    await reader.ping()
-                database = True
-            except Exception:
-                log.warning("database not ready", extra={"action": "ready_check"}, exc_info=True)
+            pings = {"database": reader.ping, "database_replica": reader.ping_reads}
+            found = await asyncio.gather(*(answers(pings[name], name) for name in names))
+            checks = dict(zip(names, found, strict=True))
         broker = bus is not None and not bus.connection.is_closed and not bus.channel.is_closed
-        return {"database": database, "broker": broker}
+        return {**checks, "broker": broker}
 
     async def live() -> dict[str, bool]:
         # Not the broker being away: reads are still served then.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.body_limit import DEFAULT_MAX_BODY_BYTES, JOB_MAX_BODY_BYTES
@@ -13,8 +15,17 @@ from jobs_common.settings import (
     HttpBaseUrlList,
     InternalAuthMixin,
     PostgresSettingsMixin,
+    PostgresUrl,
     ServiceSettings,
 )
+
+
+def _unset_when_empty(value: Any) -> Any:
+    """An empty variable (a template's ``KEY=``) means unset, not a URL to check."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+OptionalPostgresUrl = Annotated[PostgresUrl | None, BeforeValidator(_unset_when_empty)]
 
 
 class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, InternalAuthMixin):
@@ -23,6 +34,10 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     )
 
     port: int = 8081
+    # A PostgreSQL hot standby of the job store (docs/scaling.md): every snapshot read
+    # (adapters/store.py) goes there; pings, point reads and writes stay on database_url.
+    # Unset: one engine. Not in repr: a URL may carry a password.
+    database_read_url: OptionalPostgresUrl = Field(default=None, repr=False)
     ready_timeout_seconds: float = Field(default=2.0, gt=0)
     # The submission service, which owns the job type registry: a schedule's template or an
     # edited requeue of a type that is not built in is checked there (adapters/job_types.py).
