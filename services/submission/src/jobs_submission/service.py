@@ -67,8 +67,9 @@ def create_app(settings: Settings) -> FastAPI:
             worker_interval=settings.worker_types_interval_seconds,
         )
         try:
-            await store.ensure_indexes(timedelta(days=settings.retention_days))
-            await batches.ensure_indexes()
+            retention = timedelta(days=settings.retention_days)
+            await store.ensure_indexes(retention)
+            await batches.ensure_indexes(retention)
             await quotas.ensure_indexes()
             await job_types.ensure_indexes()
             try:

@@ -44,7 +44,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     # (adapters/group_insert.py): at most this many documents per insert.
     insert_batch_max: int = Field(default=256, ge=1, le=5000)
     # A submission document goes this many days after its publish was confirmed (a TTL index
-    # on publishedAt; 0: kept): an Idempotency-Key replays its job within that window, and
+    # on publishedAt; 0: kept), an accepted batch's document as long after its acceptance
+    # (on acceptedAt): an Idempotency-Key replays its job or batch within that window, and
     # a dependency on a job submitted before it is refused as unknown, as the job itself is
     # gone from the job store by then (docs/operations.md, "Retention").
     retention_days: float = Field(default=7.0, ge=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 from pymongo import ASCENDING
 from pymongo.asynchronous.client_session import AsyncClientSession
@@ -18,6 +19,7 @@ from jobs_submission.adapters.mongo import (
     Document,
     SubmissionStore,
     claimed_by,
+    ensure_ttl,
     eq,
 )
 from jobs_submission.domain.documents import (
@@ -27,10 +29,12 @@ from jobs_submission.domain.documents import (
     OUTBOX_PENDING,
     OUTBOX_SENT,
 )
+from jobs_submission.domain.times import from_ms
 
 log = logging.getLogger(__name__)
 
 BATCH_IDEMPOTENCY_INDEX = "submittedBy_idempotencyKey_unique"
+BATCH_RETENTION_INDEX = "acceptedAt_ttl"
 DUPLICATE_KEY = 11000
 
 
@@ -44,7 +48,11 @@ class BatchStore:
         self.submissions = submissions.collection
         self.collection: AsyncCollection[Document] = submissions.db[BATCHES]
 
-    async def ensure_indexes(self) -> None:
+    async def ensure_indexes(self, retention: timedelta | None = None) -> None:
+        """The idempotency index, and the retention's TTL index: an accepted batch goes
+        ``retention`` after its acceptance (its members, published by then, go the same time
+        after their publish); a pending one never (docs/operations.md, "Retention")."""
+        await ensure_ttl(self.db, BATCHES, "acceptedAt", BATCH_RETENTION_INDEX, retention)
         await self.collection.create_index(
             [("submittedBy", ASCENDING), ("idempotencyKey", ASCENDING)],
             name=BATCH_IDEMPOTENCY_INDEX,
@@ -110,7 +118,14 @@ class BatchStore:
 
     async def mark_accepted(self, batch_id: str, *, now_ms: int) -> None:
         await self.collection.update_one(
-            {"_id": batch_id}, {"$set": {"state": BATCH_ACCEPTED, "acceptedAtMs": now_ms}}
+            {"_id": batch_id},
+            {
+                "$set": {
+                    "state": BATCH_ACCEPTED,
+                    "acceptedAtMs": now_ms,
+                    "acceptedAt": from_ms(now_ms),
+                }
+            },
         )
 
     async def discard(self, batch_id: str) -> None:

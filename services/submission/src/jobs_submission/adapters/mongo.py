@@ -38,6 +38,51 @@ BATCH_MEMBER_INDEX = "batchId"
 RETENTION_INDEX = "publishedAt_ttl"
 LOOKUP_CHUNK = 5_000
 
+
+async def ttl_index(collection: AsyncCollection[Document], field: str) -> tuple[str, int] | None:
+    """The TTL index on ``field`` (its name and seconds), found by its key: a server may name
+    it its own way."""
+    for name, index in (await collection.index_information()).items():
+        if index.get("key") == [(field, 1)] and "expireAfterSeconds" in index:
+            return name, int(index["expireAfterSeconds"])
+    return None
+
+
+async def ensure_ttl(
+    db: AsyncDatabase[Document],
+    collection: str,
+    field: str,
+    name: str,
+    retention: timedelta | None,
+) -> None:
+    """Documents of ``collection`` go ``retention`` after their ``field`` date (None or zero:
+    kept): the TTL index built, changed in place where the server can, or dropped."""
+    seconds = None if not retention else max(1, int(retention.total_seconds()))
+    current = await ttl_index(db[collection], field)
+    if (current[1] if current else None) == seconds:
+        return
+    log.info(
+        "retention set",
+        extra={
+            "action": "retention_index",
+            "collection": collection,
+            "expire_after_seconds": seconds,
+            "was": current[1] if current else None,
+        },
+    )
+    if current is not None and seconds is not None:  # in place, where the server can
+        index = {"name": current[0], "expireAfterSeconds": seconds}
+        await db.command("collMod", collection, index=index)
+        if await ttl_index(db[collection], field) == (current[0], seconds):
+            return
+    if current is not None:
+        await db[collection].drop_index(current[0])
+    if seconds is not None:
+        await db[collection].create_index(
+            [(field, ASCENDING)], name=name, expireAfterSeconds=seconds
+        )
+
+
 Document = dict[str, Any]
 
 
@@ -108,37 +153,11 @@ class SubmissionStore:
         )
 
     async def retention_index(self) -> tuple[str, int] | None:
-        """The TTL index on ``publishedAt`` (its name and seconds), found by its key: a
-        server may name it its own way."""
-        for name, index in (await self.collection.index_information()).items():
-            if index.get("key") == [("publishedAt", 1)] and "expireAfterSeconds" in index:
-                return name, int(index["expireAfterSeconds"])
-        return None
+        """The TTL index on ``publishedAt`` (its name and seconds)."""
+        return await ttl_index(self.collection, "publishedAt")
 
     async def _ensure_retention(self, retention: timedelta | None) -> None:
-        seconds = None if not retention else max(1, int(retention.total_seconds()))
-        current = await self.retention_index()
-        if (current[1] if current else None) == seconds:
-            return
-        log.info(
-            "submission retention set",
-            extra={
-                "action": "retention_index",
-                "expire_after_seconds": seconds,
-                "was": current[1] if current else None,
-            },
-        )
-        if current is not None and seconds is not None:  # in place, where the server can
-            index = {"name": current[0], "expireAfterSeconds": seconds}
-            await self.db.command("collMod", COLLECTION, index=index)
-            if await self.retention_index() == (current[0], seconds):
-                return
-        if current is not None:
-            await self.collection.drop_index(current[0])
-        if seconds is not None:
-            await self.collection.create_index(
-                [("publishedAt", ASCENDING)], name=RETENTION_INDEX, expireAfterSeconds=seconds
-            )
+        await ensure_ttl(self.db, COLLECTION, "publishedAt", RETENTION_INDEX, retention)
 
     async def ping(self) -> bool:
         try:
