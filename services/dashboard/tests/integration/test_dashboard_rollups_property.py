@@ -222,7 +222,7 @@ async def check_series_and_throughput(c: AsyncConnection, now: datetime) -> None
                 assert bucket.created == len(members)
                 assert bucket.succeeded == sum(r.status == "succeeded" for r in members)
                 assert bucket.dead == sum(r.status == "dead" for r in members)
-        finished = await finished_last_hour(c, Visibility(owner), CreatedRange())
+        finished = await finished_last_hour(c, Visibility(owner))
         assert finished == sum(
             r.finished_at is not None and r.finished_at >= db_now - timedelta(hours=1)
             for r in visible

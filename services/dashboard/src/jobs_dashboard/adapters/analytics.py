@@ -185,44 +185,37 @@ async def job_analytics(
             mean_ms=sum(b.runtime_ms for b in timings.values()) / timed if timed else None,
             p95_ms=stats.runtime_percentile(timings, 0.95),
         ),
-        throughput_last_hour=await finished_last_hour(connection, visibility, created),
+        throughput_last_hour=await finished_last_hour(connection, visibility),
     )
 
 
-async def finished_last_hour(
-    connection: AsyncConnection, visibility: Visibility, created: CreatedRange
-) -> int:
-    """Jobs whose ``finished_at`` is within the last hour of the database clock. Without a
-    created range, from ``job_finishes_minute`` (whole minutes) plus the partial first
-    minute's jobs; with one, from the jobs that finished in the hour (``ix_jobs_finished``)."""
+async def finished_last_hour(connection: AsyncConnection, visibility: Visibility) -> int:
+    """The caller's jobs whose ``finished_at`` is within the last hour of the database clock,
+    whenever they were created: ``job_finishes_minute`` (and its unfolded deltas) for the whole
+    minutes, the jobs that finished in the partial first minute (``ix_jobs_finished``)."""
     now: datetime = (await connection.execute(select(func.now()))).scalar_one()
     since = now - timedelta(hours=1)
     visible = visibility_conditions(visibility)
-    if created.created_from is not None or created.created_to is not None:
-        in_range = created_conditions(created)
-        parts = [_finished(status, since, None, *in_range, *visible) for status in TERMINAL]
-    else:
-        whole_minutes = ceil_to(since, MINUTE)
-        parts = [_finished(status, since, whole_minutes, *visible) for status in TERMINAL]
-        for table in (FINISHES["minute"], FINISHES["delta"]):
-            owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
-            parts.append(
-                select(func.coalesce(func.sum(table.c.jobs), 0).label("jobs")).where(
-                    table.c.bucket >= whole_minutes, *owner
-                )
+    whole_minutes = ceil_to(since, MINUTE)
+    parts = [_finished(status, since, whole_minutes, *visible) for status in TERMINAL]
+    for table in (FINISHES["minute"], FINISHES["delta"]):
+        owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
+        parts.append(
+            select(func.coalesce(func.sum(table.c.jobs), 0).label("jobs")).where(
+                table.c.bucket >= whole_minutes, *owner
             )
+        )
     every = union_all(*parts).subquery()
     return int(await connection.scalar(select(func.sum(every.c.jobs))) or 0)
 
 
-def _finished(status: str, since: datetime, until: datetime | None, *where: Any) -> Select[Any]:
+def _finished(status: str, since: datetime, until: datetime, *where: Any) -> Select[Any]:
     """The jobs of one terminal status that finished in [since, until): one range of
     ``ix_jobs_finished (status, finished_at)`` (an IN over the statuses would scan all of it,
     the partial index's predicate making the status look already checked)."""
-    bounds = [jobs.c.finished_at >= since]
-    if until is not None:
-        bounds.append(jobs.c.finished_at < until)
-    return select(func.count().label("jobs")).where(jobs.c.status == status, *bounds, *where)
+    return select(func.count().label("jobs")).where(
+        jobs.c.status == status, jobs.c.finished_at >= since, jobs.c.finished_at < until, *where
+    )
 
 
 async def job_series(

@@ -107,14 +107,21 @@ TRIGGERS = {
 }
 
 
-def _append(family: str, rows: str) -> str:
-    """INSERT INTO the family's deltas the grouped changes of ``rows`` (sign, columns, ms)."""
+def _append(family: str, rows: str, grain: str | None = None) -> str:
+    """INSERT INTO the family's deltas (or, with ``grain``, its rollups of that grain) the
+    grouped changes of ``rows`` (sign, the jobs columns, ms)."""
     time, key, measures, counted, _ = FAMILIES[family]
     select_key = ["job_runtime_bucket(ms)" if c == "runtime_bucket" else c for c in key]
+    bucket = (
+        f"job_minute({time})"
+        if grain in (None, "minute")
+        else (f"date_bin(interval '1 {grain}', {time}, {EPOCH})")
+    )
     groups = ", ".join(str(i) for i in range(1, len(key) + 2))
+    table = f"job_{family}_deltas" if grain is None else f"job_{family}_{grain}"
     return (
-        f"INSERT INTO job_{family}_deltas (bucket, {', '.join(key)}, {', '.join(measures)}) "
-        f"SELECT job_minute({time}), {', '.join(select_key)}, {', '.join(measures.values())} "
+        f"INSERT INTO {table} (bucket, {', '.join(key)}, {', '.join(measures)}) "
+        f"SELECT {bucket}, {', '.join(select_key)}, {', '.join(measures.values())} "
         f"FROM {rows} WHERE {counted} GROUP BY {groups} "
         f"HAVING {' OR '.join(f'{m} <> 0' for m in measures.values())}"
     )
@@ -146,7 +153,9 @@ def rebuild() -> str:
         f"job_{family}_{grain}" for family, spec in FAMILIES.items() for grain in spec[4]
     )
     deltas = ", ".join(f"job_{family}_deltas" for family in FAMILIES)
-    inserts = ";\n  ".join(_append(family, rows) for family in FAMILIES)
+    inserts = ";\n  ".join(
+        _append(family, rows, grain) for family, spec in FAMILIES.items() for grain in spec[4]
+    )
     return f"""
 CREATE FUNCTION job_rollups_rebuild() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
