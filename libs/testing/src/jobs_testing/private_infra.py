@@ -48,7 +48,7 @@ class InfraError(RuntimeError):
     """A private dependency did not start or stop as asked."""
 
 
-class _Managed:
+class Managed:
     """Context manager support: ``start()`` on enter, ``close()`` (stopped, files removed)
     on exit."""
 
@@ -84,7 +84,7 @@ def _tail(path: Path, lines: int = 30) -> str:
 # --- RabbitMQ ---------------------------------------------------------------------------------
 
 
-class PrivateRabbit(_Managed):
+class PrivateRabbit(Managed):
     """A RabbitMQ node of its own: ``start()``, ``stop_app()``/``start_app()`` (the fault),
     ``close_all_connections()`` (management API), ``stop()`` (clean shutdown, files removed)."""
 
@@ -272,7 +272,7 @@ class PrivateRabbit(_Managed):
 # --- PostgreSQL -------------------------------------------------------------------------------
 
 
-def _postgres_bin() -> Path:
+def postgres_bin() -> Path:
     versions = sorted(
         (p for p in POSTGRES_BIN_ROOT.glob("*/bin") if (p / "pg_ctl").exists()),
         key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
@@ -282,7 +282,7 @@ def _postgres_bin() -> Path:
     return versions[-1]
 
 
-class PrivatePostgres(_Managed):
+class PrivatePostgres(Managed):
     """A PostgreSQL cluster of its own: ``start()`` (initdb on first call), ``stop()`` /
     ``start()`` again (the fault: data kept), ``close()`` (stopped and files removed)."""
 
@@ -290,7 +290,7 @@ class PrivatePostgres(_Managed):
         self.os_user = os_user
         self.mode = mode  # pg_ctl stop mode: smart, fast or immediate
         self.port = free_port()
-        self.bin = _postgres_bin()
+        self.bin = postgres_bin()
         self.directory: Path | None = None
 
     @property
@@ -404,7 +404,7 @@ def _nx_27017() -> str:
     return executable
 
 
-class PrivateMongo(_Managed):
+class PrivateMongo(Managed):
     """The nx-27017 stand-in on a port of its own with its data in files: ``kill()`` (SIGKILL)
     and ``start()`` again keep the data; ``close()`` stops it and removes the files."""
 

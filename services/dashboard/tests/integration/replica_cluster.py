@@ -18,27 +18,14 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from jobs_testing.infra import free_port, wait_for_port
+from jobs_testing.private_infra import Managed, postgres_bin
 
-POSTGRES_BIN_ROOT = Path("/usr/lib/postgresql")
 OS_USER_UNDER_ROOT = "postgres"
 
 
-def postgres_bin() -> Path:
-    """The newest Debian PostgreSQL server's bin directory."""
-    found = sorted(
-        (p for p in POSTGRES_BIN_ROOT.glob("*/bin") if (p / "pg_basebackup").exists()),
-        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
-    )
-    if not found:
-        raise RuntimeError(f"no PostgreSQL server binaries under {POSTGRES_BIN_ROOT}")
-    return found[-1]
-
-
-class ReplicaCluster:
+class ReplicaCluster(Managed):
     """``start()``: a primary and a hot standby replaying its WAL; ``close()``: both stopped
     and their files removed (safe to call twice). A context manager."""
 
@@ -132,19 +119,3 @@ class ReplicaCluster:
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory = None
-
-    def __enter__(self) -> Self:
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -7,17 +7,9 @@ import httpx
 import pytest
 
 from jobs_common.contracts import JobStatus
+from jobs_testing.stats import percentile_cont
 
 pytestmark = pytest.mark.integration
-
-
-def percentile_cont(values: list[float], fraction: float) -> float:
-    """PostgreSQL's percentile_cont: linear interpolation between the closest ranks."""
-    ordered = sorted(values)
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 async def test_empty_analytics(client: httpx.AsyncClient, auth: Any) -> None:

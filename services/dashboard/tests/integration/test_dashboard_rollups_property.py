@@ -28,6 +28,7 @@ from jobs_dashboard.adapters.analytics import (
 from jobs_dashboard.domain.analytics import EPOCH, runtime_percentile
 from jobs_dashboard.domain.query import CreatedRange, Visibility
 from jobs_scheduler.adapters.rollups import fold, rebuild_rollups
+from jobs_testing.stats import percentile_cont
 
 pytestmark = pytest.mark.integration
 
@@ -115,16 +116,6 @@ class History:
                 status=self.rng.choice(["queued", "scheduled", "pending"]),
                 priority=jobs.c.priority % 3 + 1,
             )
-
-
-def percentile_cont(values: list[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def runtime_ms(row: Any) -> float | None:
