@@ -162,6 +162,7 @@ BEGIN
   LOCK TABLE jobs IN SHARE MODE;  -- no job changes while it is recounted
   TRUNCATE {deltas}, {tables};
   {inserts};
+  ANALYZE {tables};  -- the planner's statistics of the refilled tables, at once
 END
 $$"""
 
