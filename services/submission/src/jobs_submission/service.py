@@ -21,7 +21,7 @@ from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_context import LogContextMiddleware
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.job_types import JobTypeStore
-from jobs_submission.adapters.mongo import SubmissionStore
+from jobs_submission.adapters.mongo import SubmissionStore, has_ttl_monitor
 from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
@@ -30,6 +30,7 @@ from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
 from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
+from jobs_submission.app.expiry import Expiry
 from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.app.type_registry import TypeRegistry
@@ -66,10 +67,20 @@ def create_app(settings: Settings) -> FastAPI:
             refresh_seconds=settings.types_refresh_seconds,
             worker_interval=settings.worker_types_interval_seconds,
         )
+        expiry: Expiry | None = None
         try:
             retention = timedelta(days=settings.retention_days)
-            await store.ensure_indexes(retention)
-            await batches.ensure_indexes(retention)
+            monitor = await has_ttl_monitor(store.db)
+            await store.ensure_indexes(retention, ttl_monitor=monitor)
+            await batches.ensure_indexes(retention, ttl_monitor=monitor)
+            if not monitor and retention:
+                log.info(
+                    "no TTL monitor on this MongoDB server: the service expires documents",
+                    extra={"action": "expiry", "retention_days": settings.retention_days},
+                )
+                expiry = Expiry(store, batches, retention)
+                expiry.start()
+            app.state.expiry = expiry
             await quotas.ensure_indexes()
             await job_types.ensure_indexes()
             try:
@@ -104,6 +115,8 @@ def create_app(settings: Settings) -> FastAPI:
             log.info("submission service started", extra={"action": "startup"})
             yield
         finally:
+            if expiry is not None:
+                await expiry.stop()
             await types.stop()
             await relay.stop()
             await bus.close()

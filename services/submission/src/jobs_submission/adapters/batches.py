@@ -48,11 +48,15 @@ class BatchStore:
         self.submissions = submissions.collection
         self.collection: AsyncCollection[Document] = submissions.db[BATCHES]
 
-    async def ensure_indexes(self, retention: timedelta | None = None) -> None:
+    async def ensure_indexes(
+        self, retention: timedelta | None = None, *, ttl_monitor: bool = True
+    ) -> None:
         """The idempotency index, and the retention's TTL index: an accepted batch goes
         ``retention`` after its acceptance (its members, published by then, go the same time
-        after their publish); a pending one never (docs/operations.md, "Retention")."""
-        await ensure_ttl(self.db, BATCHES, "acceptedAt", BATCH_RETENTION_INDEX, retention)
+        after their publish); a pending one never (docs/operations.md, "Retention"). No TTL
+        monitor: no index, the service expires them (:meth:`delete_accepted_before`)."""
+        kept = retention if ttl_monitor else None
+        await ensure_ttl(self.db, BATCHES, "acceptedAt", BATCH_RETENTION_INDEX, kept)
         await self.collection.create_index(
             [("submittedBy", ASCENDING), ("idempotencyKey", ASCENDING)],
             name=BATCH_IDEMPOTENCY_INDEX,
@@ -127,6 +131,13 @@ class BatchStore:
                 }
             },
         )
+
+    async def delete_accepted_before(self, cutoff_ms: int) -> int:
+        """What the TTL index would expire: batches accepted before ``cutoff_ms``."""
+        deleted = await self.collection.delete_many(
+            {"state": BATCH_ACCEPTED, "acceptedAtMs": {"$lt": cutoff_ms}}
+        )
+        return deleted.deleted_count
 
     async def discard(self, batch_id: str) -> None:
         """Undo a pending batch that no one can resume (it has no Idempotency-Key): its

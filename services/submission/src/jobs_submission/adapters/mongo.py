@@ -39,6 +39,19 @@ RETENTION_INDEX = "publishedAt_ttl"
 LOOKUP_CHUNK = 5_000
 
 
+# What the nx-27017 stand-in answers in buildInfo's ``process``. It has no TTL monitor: it
+# looks for expired documents in a collection with a TTL index before every read of it (a
+# full scan: 0.7 of a core with 200,000 submissions), so there the service expires them
+# itself, once a minute (app/expiry.py), and builds no TTL index.
+STAND_IN_PROCESS = "nx_27017"
+
+
+async def has_ttl_monitor(db: AsyncDatabase[Document]) -> bool:
+    """Whether the server deletes a TTL index's expired documents in the background."""
+    info = await db.command("buildInfo")
+    return info.get("process") != STAND_IN_PROCESS
+
+
 async def ttl_index(collection: AsyncCollection[Document], field: str) -> tuple[str, int] | None:
     """The TTL index on ``field`` (its name and seconds), found by its key: a server may name
     it its own way."""
@@ -127,10 +140,13 @@ class SubmissionStore:
         self.db: AsyncDatabase[Document] = client[database]
         self.collection: AsyncCollection[Document] = self.db[COLLECTION]
 
-    async def ensure_indexes(self, retention: timedelta | None = None) -> None:
+    async def ensure_indexes(
+        self, retention: timedelta | None = None, *, ttl_monitor: bool = True
+    ) -> None:
         """The indexes the queries here use, and the retention's TTL index: ``retention``
-        after ``publishedAt`` (None or zero: submissions are kept)."""
-        await self._ensure_retention(retention)
+        after ``publishedAt`` (None or zero: submissions are kept; no TTL monitor: none, the
+        service expires them, :meth:`delete_published_before`)."""
+        await self._ensure_retention(retention if ttl_monitor else None)
         await self.collection.create_index(
             [("submittedBy", ASCENDING), ("idempotencyKey", ASCENDING)],
             name=IDEMPOTENCY_INDEX,
@@ -158,6 +174,13 @@ class SubmissionStore:
 
     async def _ensure_retention(self, retention: timedelta | None) -> None:
         await ensure_ttl(self.db, COLLECTION, "publishedAt", RETENTION_INDEX, retention)
+
+    async def delete_published_before(self, cutoff_ms: int) -> int:
+        """What the TTL index would expire: submissions published before ``cutoff_ms``."""
+        deleted = await self.collection.delete_many(
+            {"outbox.state": OUTBOX_SENT, "publishedAtMs": {"$lt": cutoff_ms}}
+        )
+        return deleted.deleted_count
 
     async def ping(self) -> bool:
         try:
