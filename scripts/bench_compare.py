@@ -2,11 +2,15 @@
 PostgreSQL, in one run, and the ratios that matter (issue 6).
 
 Our single-request path (64 HTTP clients through the gateway) is compared with Celery, our
-batch path with Dramatiq, end to end. Only ratios mean anything on a shared 2-core machine:
-each figure moves with whatever else runs, and the machine's speed itself drifts by a third
-within minutes. ``REPEAT=k`` runs the three k times, interleaved, and prints each round's
-ratios and their medians. Every run's outcomes are checked (each job succeeded once, ours on
-its first attempt); the script exits non-zero when one was not.
+batch path with Dramatiq, end to end. Ours runs as ``make bench`` runs it
+(``bench_pipeline.run``): every phase on the empty stores, then again with the history loaded
+(HISTORY_JOBS jobs in PostgreSQL, HISTORY_SUBMISSIONS submissions in MongoDB; HISTORY=0: the
+empty stores only), services at their default log level; each block's ratios are against the
+same Celery and Dramatiq runs (their result tables start empty). Only ratios mean anything on
+a shared 2-core machine: each figure moves with whatever else runs, and the machine's speed
+itself drifts by a third within minutes. ``REPEAT=k`` runs the three k times, interleaved,
+and prints each round's ratios and their medians. Every run's outcomes are checked (each job
+succeeded once, ours on its first attempt); the script exits non-zero when one was not.
 """
 
 from __future__ import annotations
@@ -24,50 +28,67 @@ def per_thousand(cpu_seconds: float, n: int) -> float:
     return cpu_seconds / n * 1000
 
 
-async def compare(n: int, concurrency: int, workers: int) -> tuple[bool, float, float]:
-    """One round: ours, Celery, Dramatiq; whether every outcome held, and the two ratios."""
-    ours = await bench_pipeline.run(n, concurrency, workers)
-    single, batch = ours[:2]  # the third phase (half of peak) has no baseline
+Ratios = dict[str, tuple[float, float]]  # block -> (single vs Celery, batch vs Dramatiq)
+
+
+async def compare(n: int, concurrency: int, workers: int) -> tuple[bool, Ratios]:
+    """One round: ours (each block), Celery, Dramatiq; whether every outcome held, and each
+    block's two ratios."""
+    blocks = await bench_pipeline.run(
+        n,
+        concurrency,
+        workers,
+        history=bench_pipeline.HistorySize.from_environment(),
+        log_level=os.environ.get("LOG_LEVEL") or None,
+    )
     celery = await bench_baselines.run_celery_async(n, concurrency)
     dramatiq = await bench_baselines.run_dramatiq_async(n, concurrency)
     bench_baselines.print_table([celery, dramatiq])
-    rows = [
-        ("single requests vs Celery", single.end_to_end_per_s, celery["end_to_end_per_s"]),
-        ("batch vs Dramatiq", batch.end_to_end_per_s, dramatiq["end_to_end_per_s"]),
-    ]
     print(f"\nratios, end to end, N={n}, {concurrency} clients, {workers} workers:")
-    for name, mine, theirs in rows:
-        print(f"  {name:28} {mine:7.0f} / {theirs:7.0f} jobs/s = {mine / theirs:5.2f}x")
-    print("CPU-seconds per 1,000 jobs (ours: every service process; theirs: the workers):")
-    print(
-        f"  ours single {per_thousand(single.cpu_s, n):.1f}, ours batch "
-        f"{per_thousand(batch.cpu_s, n):.1f}, Celery "
-        f"{per_thousand(celery['cpu_seconds'], n):.1f}, Dramatiq "
-        f"{per_thousand(dramatiq['cpu_seconds'], n):.1f}"
-    )
-    clean = all(p.outcomes.clean for p in ours) and celery["ok"] and dramatiq["ok"]
+    ratios: Ratios = {}
+    for label, phases in blocks.items():
+        single, batch = phases[:2]  # the third phase (half of peak) has no baseline
+        rows = [
+            ("single requests vs Celery", single.end_to_end_per_s, celery["end_to_end_per_s"]),
+            ("batch vs Dramatiq", batch.end_to_end_per_s, dramatiq["end_to_end_per_s"]),
+        ]
+        print(f"  ours, {label}:")
+        for name, mine, theirs in rows:
+            print(f"    {name:28} {mine:7.0f} / {theirs:7.0f} jobs/s = {mine / theirs:5.2f}x")
+        print(
+            "    CPU-seconds per 1,000 jobs (ours: every service process; theirs: the "
+            f"workers): ours single {per_thousand(single.cpu_s, n):.1f}, ours batch "
+            f"{per_thousand(batch.cpu_s, n):.1f}, Celery "
+            f"{per_thousand(celery['cpu_seconds'], n):.1f}, Dramatiq "
+            f"{per_thousand(dramatiq['cpu_seconds'], n):.1f}"
+        )
+        (_, s_ours, s_theirs), (_, b_ours, b_theirs) = rows
+        ratios[label] = (s_ours / s_theirs, b_ours / b_theirs)
+    ours_clean = all(p.outcomes.clean for phases in blocks.values() for p in phases)
+    clean = ours_clean and celery["ok"] and dramatiq["ok"]
     if not clean:
         print("\nbench-compare FAILED: an outcome check did not hold (see above)")
-    (_, single_ours, celery_rate), (_, batch_ours, dramatiq_rate) = rows
-    return clean, single_ours / celery_rate, batch_ours / dramatiq_rate
+    return clean, ratios
 
 
 async def rounds(n: int, concurrency: int, workers: int, repeat: int) -> bool:
     ok = True
-    singles: list[float] = []
-    batches: list[float] = []
+    by_block: dict[str, list[tuple[float, float]]] = {}
     for index in range(repeat):
         if repeat > 1:
             print(f"\n===== round {index + 1} of {repeat} =====")
-        clean, single, batch = await compare(n, concurrency, workers)
+        clean, ratios = await compare(n, concurrency, workers)
         ok = ok and clean
-        singles.append(single)
-        batches.append(batch)
+        for label, pair in ratios.items():
+            by_block.setdefault(label, []).append(pair)
     if repeat > 1:
         print(f"\nratios over {repeat} interleaved rounds (each round: ours, Celery, Dramatiq):")
-        for name, ratios in (("single vs Celery", singles), ("batch vs Dramatiq", batches)):
-            listed = ", ".join(f"{r:.2f}x" for r in ratios)
-            print(f"  {name:18} median {statistics.median(ratios):.2f}x  ({listed})")
+        for label, pairs in by_block.items():
+            print(f"  ours, {label}:")
+            for name, column in (("single vs Celery", 0), ("batch vs Dramatiq", 1)):
+                values = [pair[column] for pair in pairs]
+                listed = ", ".join(f"{r:.2f}x" for r in values)
+                print(f"    {name:18} median {statistics.median(values):.2f}x  ({listed})")
     return ok
 
 

@@ -1,4 +1,5 @@
-"""An open-loop load generator for the gateway (used by ``bench_overload.py``).
+"""An open-loop load generator for the gateway (used by ``bench_overload.py``), and the
+keep-alive client every bench sends its requests with.
 
 Requests fire at their scheduled times whatever the earlier answers (open loop), with a bound
 on the requests outstanding. The client is a minimal HTTP/1.1 keep-alive client: httpx costs
@@ -32,8 +33,8 @@ class _Connection:
 
 
 class KeepAliveClient:
-    """POST pre-encoded JSON bodies over keep-alive connections, one request per connection
-    at a time; connections are opened on demand and reused last-in first-out."""
+    """POST pre-encoded JSON bodies (or GET) over keep-alive connections, one request per
+    connection at a time; connections are opened on demand and reused last-in first-out."""
 
     IDLE_S = 3.0  # uvicorn closes a keep-alive connection idle for 5 s: never reuse one near it
 
@@ -50,9 +51,16 @@ class KeepAliveClient:
     async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
         """The status and body of the answer; TimeoutError, OSError, ProtocolError,
         IncompleteReadError when there was none."""
+        return await self.request("POST", path, body)
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        """As :meth:`post`, for a GET (``bench_history.py``'s reads)."""
+        return await self.request("GET", path, b"")
+
+    async def request(self, method: str, path: str, body: bytes) -> tuple[int, bytes]:
         connection = await self._acquire()
         head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         ).encode()
         try:

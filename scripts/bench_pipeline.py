@@ -1,18 +1,29 @@
 """Benchmark the whole pipeline on this machine: ``make bench`` (N=2000 WORKERS=2 by default).
 
 Starts every service as a real process on a fresh PostgreSQL database, RabbitMQ vhost and
-Mongo database (as the e2e tests do), submits N no-op ``simulate`` jobs through the gateway,
-single requests with C in flight and then one batch, and prints figures: submission rate,
-time until every job is terminal, end-to-end throughput, latency percentiles (accepted ->
-started, accepted -> finished, from PostgreSQL) and CPU-seconds of our processes per 1,000
-jobs. Nothing here asserts on speed, but outcomes are checked: every noop job must succeed on
-its first attempt with no lost lease, else the bench exits non-zero (a rate that hides re-runs
-or dead jobs is worse than no figure).
+Mongo database (as the e2e tests do), configured as ``make dev`` runs them (the default log
+level, INFO, and its readable log lines), submits N no-op ``simulate`` jobs through the
+gateway, single requests with C in flight, then one batch, then single requests paced at half
+the first phase's rate, and prints figures: submission rate, time until every job is terminal,
+end-to-end throughput, latency percentiles (accepted -> started, accepted -> finished, from
+PostgreSQL) and CPU-seconds of our processes per 1,000 jobs.
+
+Every phase runs twice on the same stack: on the empty stores, then with history
+(``history_loader``: HISTORY_JOBS, 1,000,000, finished jobs of the last five days in
+PostgreSQL, and HISTORY_SUBMISSIONS, 200,000, published submissions in MongoDB, loaded once the
+empty block is done, measured once the scheduler's retention sweep has passed over them), and
+the two blocks are compared. ``HISTORY=0``: the empty block only. ``LOG_LEVEL=WARNING``: every
+service at that level instead of its default (as the bench ran up to 2026-12-03).
+
+Nothing here asserts on speed, but outcomes are checked: every noop job must succeed on its
+first attempt with no lost lease, else the bench exits non-zero (a rate that hides re-runs or
+dead jobs is worse than no figure).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -22,14 +33,24 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
 from bench_loadgen import NOOP, KeepAliveClient, Traffic, offer, plan
+from history_loader import (
+    Loaded,
+    bench_history,
+    load_job_store,
+    load_submissions,
+    wait_until_folded,
+)
 
+from jobs_common.db import create_engine
 from jobs_testing.infra import (
     Resolved,
     free_port,
@@ -73,43 +94,83 @@ def service_cpu_seconds(stack: Stack) -> dict[str, float]:
     return cpu
 
 
-INFRA = {"postgres": "postgresql", "beam.smp": "rabbitmq"}
 CORES = os.cpu_count() or 1
 
 
-def infra_cpu_seconds() -> dict[str, float]:
-    """CPU seconds of the processes beside ours: PostgreSQL's, RabbitMQ's and the MongoDB
-    stand-in's (every process of the machine with that name, so run nothing else)."""
-    cpu: dict[str, float] = {}
+@dataclass
+class Beside:
+    """Which processes beside ours the figures count, on a machine other work may share: the
+    bench database's PostgreSQL backends (its name in their process title; the cluster's
+    shared writers and other databases' backends are left out), the bench's own MongoDB
+    stand-in (its port), RabbitMQ's ``beam.smp`` (one for every vhost: what others run on it
+    counts too, an upper bound). Unset: every process of that kind."""
+
+    database: str | None = None
+    mongo_port: int | None = None
+
+    def key_of(self, comm: str, title: str) -> str | None:
+        title += " "
+        if comm == "postgres":
+            own = self.database is None or f" {self.database} " in title
+            return "postgresql" if own else None
+        if comm == "beam.smp":
+            return "rabbitmq"
+        if "nx-27017" in title and (self.mongo_port is None or f"-p {self.mongo_port} " in title):
+            return "mongodb stand-in"
+        return None
+
+
+BESIDE = Beside()  # start_fresh_stack narrows it to the stack it starts
+
+
+def _processes() -> Iterator[tuple[int, str, str]]:
+    """(pid, comm, process title) of every process."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             comm = (proc / "comm").read_text().strip()
-            key = INFRA.get(comm)
-            if key is None and b"nx-27017" in (proc / "cmdline").read_bytes():
-                key = "mongodb stand-in"
-            if key is None:
-                continue
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        ticks = int(fields[11]) + int(fields[12])  # utime, stime: the process itself
-        cpu[key] = cpu.get(key, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
+        yield int(proc.name), comm, title
+
+
+def infra_cpu_seconds() -> dict[str, float]:
+    """CPU seconds of the processes beside ours (:data:`BESIDE`): PostgreSQL's, RabbitMQ's and
+    the MongoDB stand-in's."""
+    cpu: dict[str, float] = {}
+    for pid, comm, title in _processes():
+        key = BESIDE.key_of(comm, title)
+        if key is not None:
+            cpu[key] = cpu.get(key, 0.0) + process_cpu_seconds(pid)
     return cpu
 
 
+def stand_in_pids() -> list[int]:
+    """The bench's own MongoDB stand-in (a Python process: py-spy records it too)."""
+    return [
+        pid
+        for pid, comm, title in _processes()
+        if BESIDE.mongo_port is not None and BESIDE.key_of(comm, title) == "mongodb stand-in"
+    ]
+
+
 def start_profilers(stack: Stack, directory: Path) -> list[subprocess.Popen[bytes]]:
-    """py-spy on every service process (collapsed stacks, one file each): ``PROFILE=dir``."""
+    """py-spy on every service process and the MongoDB stand-in (collapsed stacks, one file
+    each): ``PROFILE=dir``."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     directory.mkdir(parents=True, exist_ok=True)
+    targets = {name: s.process.pid for name, s in stack.services.items() if s.process is not None}
+    for index, pid in enumerate(stand_in_pids()):
+        targets[f"mongodb-stand-in{index or ''}"] = pid
     return [
         subprocess.Popen(
             [
                 spy,
                 "record",
                 "--pid",
-                str(s.process.pid),
+                str(pid),
                 "--rate",
                 "50",
                 "--nonblocking",
@@ -121,8 +182,7 @@ def start_profilers(stack: Stack, directory: Path) -> list[subprocess.Popen[byte
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for name, s in stack.services.items()
-        if s.process is not None
+        for name, pid in targets.items()
     ]
 
 
@@ -287,13 +347,27 @@ class FreshStack:
             resolved.close()
 
 
-async def start_fresh_stack(workers: int) -> FreshStack:
-    """Start a fresh stack (as the e2e tests do); the caller waits for it to be ready."""
+def service_log_env(level: str | None) -> dict[str, str]:
+    """Every service's log level: ``level``, or None for each service's default (INFO, as
+    ``make dev`` and the compose file run them)."""
+    if not level:
+        return {}
+    services = ("SCHEDULER", "WORKER", "SUBMISSION", "GATEWAY", "DASHBOARD")
+    return {f"{service}_LOG_LEVEL": level.upper() for service in services}
+
+
+async def start_fresh_stack(workers: int, log_level: str | None = None) -> FreshStack:
+    """Start a fresh stack (as the e2e tests do, configured as ``make dev`` runs it: readable
+    log lines at each service's default level unless ``log_level``); the caller waits for it
+    to be ready."""
     postgres = resolve_postgres()
     rabbit, management = resolve_rabbitmq()
     mongo = resolve_mongo()
     print(f"PostgreSQL: {postgres.source}; RabbitMQ: {rabbit.source}; MongoDB: {mongo.source}")
+    BESIDE.mongo_port = urlsplit(mongo.url).port  # a stand-in listens on it (MONGO_URL too)
+    print(f"services log at {log_level.upper() if log_level else 'their default level (INFO)'}")
     database = f"bench_{uuid.uuid4().hex[:8]}"
+    BESIDE.database = database
     pg_server = PostgresServer(postgres.url)
     database_url = await pg_server.create(database)
     rabbit_server = RabbitServer(rabbit.url, management)
@@ -314,12 +388,9 @@ async def start_fresh_stack(workers: int) -> FreshStack:
         # Development: the demo logins the tests use are seeded only there (its secrets
         # are still fresh ones, StackConfig's).
         environment="development",
+        log_json=False,  # as `make dev` (scripts/dev.py) writes them
         extra_env={
-            "SCHEDULER_LOG_LEVEL": "WARNING",
-            "WORKER_LOG_LEVEL": "WARNING",
-            "SUBMISSION_LOG_LEVEL": "WARNING",
-            "GATEWAY_LOG_LEVEL": "WARNING",
-            "DASHBOARD_LOG_LEVEL": "WARNING",
+            **service_log_env(log_level),
             # The bench pushes hundreds of requests a second as one user: no per-user limit.
             "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
         },
@@ -329,6 +400,87 @@ async def start_fresh_stack(workers: int) -> FreshStack:
     return FreshStack(
         stack, database_url, database, vhost, pg_server, rabbit_server, (mongo, postgres, rabbit)
     )
+
+
+# The bench's history: ten owners with a tenth each, the demo user and admin among them.
+HISTORY_OWNERS = ("user@test.com", "admin@test.com", *(f"owner{i}@test.com" for i in range(8)))
+RETENTION_PASSED = "scheduler_retention_oldest_finished_seconds"
+
+
+@dataclass(frozen=True)
+class HistorySize:
+    jobs: int = 1_000_000  # finished jobs in PostgreSQL
+    submissions: int = 200_000  # published submissions in MongoDB (the newest jobs')
+
+    @staticmethod
+    def from_environment() -> HistorySize | None:
+        """HISTORY_JOBS, HISTORY_SUBMISSIONS; None with HISTORY=0 (no history block)."""
+        if os.environ.get("HISTORY", "1") == "0":
+            return None
+        return HistorySize(
+            jobs=int(os.environ.get("HISTORY_JOBS", "1000000")),
+            submissions=int(os.environ.get("HISTORY_SUBMISSIONS", "200000")),
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.jobs:,} jobs of history in PostgreSQL, {self.submissions:,} submissions "
+            "in MongoDB"
+        )
+
+
+async def oldest_kept_seconds(client: httpx.AsyncClient, url: str) -> float:
+    """The scheduler's ``scheduler_retention_oldest_finished_seconds{status="succeeded"}``,
+    set by each retention pass (0 before the first)."""
+    answer = await client.get(url)
+    for line in answer.text.splitlines():
+        if line.startswith(RETENTION_PASSED) and 'status="succeeded"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+async def wait_for_retention_pass(stack: Stack, *, older_than: timedelta, timeout: float) -> float:
+    """Wait until a retention pass has seen the history (the oldest succeeded job it keeps is
+    older than ``older_than``): the sweep runs every 60 s by default. Seconds waited."""
+    url = stack.services["scheduler"].metrics_url
+    started = time.perf_counter()
+    async with httpx.AsyncClient(timeout=10) as client:
+        while await oldest_kept_seconds(client, url) < older_than.total_seconds():
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(f"no retention pass over the history after {timeout:.0f} s")
+            await asyncio.sleep(1.0)
+    return time.perf_counter() - started
+
+
+async def load_history(fresh: FreshStack, size: HistorySize) -> Loaded:
+    """Load the history into the stack's own stores while it runs (``history_loader``), then
+    wait until the scheduler has no rollup delta left to fold and its retention sweep has
+    passed over the history."""
+    history = bench_history(size.jobs, HISTORY_OWNERS)
+    print(
+        f"\nloading the history: {history.describe()}; the submissions of the newest "
+        f"{size.submissions:,} into MongoDB",
+        flush=True,
+    )
+    loaded = Loaded()
+    engine = create_engine(fresh.database_url, pool_size=2)
+    try:
+        newest = await load_job_store(engine, history, loaded, newest=size.submissions)
+        config = fresh.stack.config
+        # The scheduler's fold and its retention sweep (every 60 s) run while MongoDB loads.
+        started = time.perf_counter()
+        await load_submissions(newest, config.mongo_url, config.mongo_db, loaded)
+        await wait_until_folded(engine, below=1_000, timeout=900.0)
+        loaded.seconds["until the rollups were folded (from the MongoDB load's start)"] = (
+            time.perf_counter() - started
+        )
+    finally:
+        await engine.dispose()
+    loaded.seconds["then until a retention pass had seen it"] = await wait_for_retention_pass(
+        fresh.stack, older_than=timedelta(days=1), timeout=300.0
+    )
+    print(loaded.report(), flush=True)
+    return loaded
 
 
 async def measure(
@@ -374,68 +526,191 @@ async def half_of_peak(
     return await measure(stack, database_url, name, submit)
 
 
+@dataclass
+class Submitter:
+    """The bench's clients on a stack's gateway, logged in as the admin: single requests over
+    the keep-alive client (httpx costs about 1.1 ms of CPU per request here, that client about
+    0.1 ms: the load must not take the CPU it measures), a batch through httpx."""
+
+    client: httpx.AsyncClient
+    fast: KeepAliveClient
+    concurrency: int
+    bodies: list[bytes] = field(
+        default_factory=lambda: [
+            json.dumps({"type": "simulate", "priority": p, "payload": NOOP}).encode()
+            for p in (1, 2, 3)
+        ]
+    )
+
+    @classmethod
+    async def login(cls, gateway: str, concurrency: int) -> Submitter:
+        client = httpx.AsyncClient(base_url=gateway, timeout=60)
+        login = await client.post(
+            "/auth/login", json={"email": "admin@test.com", "password": "admin123"}
+        )
+        token = login.json()["token"]
+        client.headers["Authorization"] = f"Bearer {token}"
+        fast = KeepAliveClient(gateway, timeout=60)
+        fast.authorize(token)
+        return cls(client, fast, concurrency)
+
+    async def singles(self, n: int) -> list[str]:
+        """``n`` jobs, one request each, ``concurrency`` in flight; their ids."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int) -> str:
+            async with gate:
+                status, body = await self.fast.post("/api/jobs", self.bodies[i % 3])
+                if status != 202:
+                    raise RuntimeError(f"POST /api/jobs answered {status}: {body[:300]!r}")
+                return str(json.loads(body)["jobId"])
+
+        return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+    async def batch(self, n: int) -> list[str]:
+        spec = {"type": "simulate", "priority": 2, "payload": NOOP}
+        answer = await self.client.post("/api/batches", json={"jobs": [spec] * n})
+        answer.raise_for_status()
+        return [str(j) for j in answer.json()["jobIds"]]
+
+    async def close(self) -> None:
+        self.fast.close()
+        await self.client.aclose()
+
+
+WARM_UP = 200  # jobs, single and as a batch, before the first block
+
+
+async def warm_up(fresh: FreshStack, concurrency: int) -> None:
+    """Jobs through the fresh stack before anything is measured, so that neither block pays
+    what each process does once (imports on first use, statements compiled and cached, pools
+    filled): without them the first block ran on a cold stack, the second on a warm one."""
+    submitter = await Submitter.login(fresh.stack.services["gateway"].url, concurrency)
+    try:
+        ids = await submitter.singles(WARM_UP) + await submitter.batch(WARM_UP)
+        outcomes = await wait_terminal(fresh.database_url, ids)
+    finally:
+        await submitter.close()
+    print(f"warm-up: {len(ids)} jobs, {outcomes.succeeded} succeeded (not measured)", flush=True)
+
+
+async def phases(
+    fresh: FreshStack,
+    n: int,
+    concurrency: int,
+    workers: int,
+    half_peak_seconds: float,
+    profile_dir: Path | None,
+) -> list[Phase]:
+    """The three phases on ``fresh``; each phase's figures and outcomes."""
+    stack, database_url = fresh.stack, fresh.database_url
+    result: list[Phase] = []
+    profilers = start_profilers(stack, profile_dir) if profile_dir else []
+    submitter = await Submitter.login(stack.services["gateway"].url, concurrency)
+    try:
+        name = f"single submissions ({concurrency} in flight, {workers} workers)"
+        result.append(
+            await measure(stack, database_url, name, functools.partial(submitter.singles, n))
+        )
+        result.append(
+            await measure(stack, database_url, "one batch", functools.partial(submitter.batch, n))
+        )
+        rate = result[0].end_to_end_per_s / 2
+        result.append(
+            await half_of_peak(submitter.fast, stack, database_url, rate, half_peak_seconds)
+        )
+    finally:
+        await submitter.close()
+        stop_profilers(profilers)
+    return result
+
+
+EMPTY = "empty stores"
+
+
+def compare_blocks(blocks: dict[str, list[Phase]]) -> str:
+    """Each phase's figures on the empty stores against the same with history."""
+    if len(blocks) < 2:
+        return ""
+    (_, empty), (label, full) = list(blocks.items())[:2]
+    lines = [f"\n{EMPTY} -> {label}:"]
+    for before, after in zip(empty, full, strict=True):
+        name = before.name.split(" (")[0]
+        rate = after.end_to_end_per_s / before.end_to_end_per_s
+        lines.append(
+            f"  {name:24} {before.end_to_end_per_s:6.0f} -> {after.end_to_end_per_s:6.0f} jobs/s"
+            f" end to end ({rate:.2f}x); accepted->finished p50 "
+            f"{percentile(before.outcomes.latencies, 0.5):.3f} -> "
+            f"{percentile(after.outcomes.latencies, 0.5):.3f} s; CPU-s per 1,000 jobs "
+            f"{before.cpu_s / before.n * 1000:.1f} -> {after.cpu_s / after.n * 1000:.1f}"
+        )
+        services = sorted(
+            set(before.cpu_by_service) | set(after.cpu_by_service),
+            key=lambda k: -after.cpu_by_service.get(k, 0.0),
+        )
+        beside = sorted(
+            set(before.cpu_beside) | set(after.cpu_beside),
+            key=lambda k: -after.cpu_beside.get(k, 0.0),
+        )
+        lines.append(
+            "    "
+            + ", ".join(
+                f"{k} {before.cpu_by_service.get(k, 0.0) / before.n * 1000:.2f} -> "
+                f"{after.cpu_by_service.get(k, 0.0) / after.n * 1000:.2f}"
+                for k in services
+            )
+            + "; beside: "
+            + ", ".join(
+                f"{k} {before.cpu_beside.get(k, 0.0) / before.n * 1000:.2f} -> "
+                f"{after.cpu_beside.get(k, 0.0) / after.n * 1000:.2f}"
+                for k in beside
+            )
+        )
+    return "\n".join(lines)
+
+
 async def run(
     n: int,
     concurrency: int,
     workers: int,
     profile_dir: Path | None = None,
     half_peak_seconds: float = 15.0,
-) -> list[Phase]:
-    """The three phases on a fresh stack; each phase's figures and outcomes."""
-    phases: list[Phase] = []
-    fresh = await start_fresh_stack(workers)
-    stack, database_url = fresh.stack, fresh.database_url
-    profilers: list[subprocess.Popen[bytes]] = []
+    history: HistorySize | None = None,
+    log_level: str | None = None,
+) -> dict[str, list[Phase]]:
+    """The three phases on a fresh stack's empty stores, then (``history``) the same again
+    once the history is loaded into them: each block's phases, by label (empty first).
+    ``PROFILE`` records each block in a folder of its own (``empty``, ``history``)."""
+    blocks: dict[str, list[Phase]] = {}
+    fresh = await start_fresh_stack(workers, log_level)
     try:
-        await asyncio.to_thread(stack.wait_ready, 90.0)
-        if profile_dir:
-            profilers = start_profilers(stack, profile_dir)
-        gateway = stack.services["gateway"].url
-        async with httpx.AsyncClient(base_url=gateway, timeout=60) as client:
-            login = await client.post(
-                "/auth/login", json={"email": "admin@test.com", "password": "admin123"}
+        await asyncio.to_thread(fresh.stack.wait_ready, 90.0)
+        await warm_up(fresh, concurrency)
+        print(f"\n===== {EMPTY} =====", flush=True)
+        blocks[EMPTY] = await phases(
+            fresh,
+            n,
+            concurrency,
+            workers,
+            half_peak_seconds,
+            profile_dir / "empty" if profile_dir else None,
+        )
+        if history is not None:
+            await load_history(fresh, history)
+            label = f"with history ({history.describe()})"
+            print(f"\n===== {label} =====", flush=True)
+            blocks[label] = await phases(
+                fresh,
+                n,
+                concurrency,
+                workers,
+                half_peak_seconds,
+                profile_dir / "history" if profile_dir else None,
             )
-            token = login.json()["token"]
-            client.headers["Authorization"] = f"Bearer {token}"
-            # The load must not take the CPU it measures: httpx costs about 1.1 ms of CPU per
-            # request here, this keep-alive client about 0.1 ms.
-            fast = KeepAliveClient(gateway, timeout=60)
-            fast.authorize(token)
-            bodies = [
-                json.dumps({"type": "simulate", "priority": p, "payload": NOOP}).encode()
-                for p in (1, 2, 3)
-            ]
-            gate = asyncio.Semaphore(concurrency)
-
-            async def one(i: int) -> str:
-                async with gate:
-                    status, body = await fast.post("/api/jobs", bodies[i % 3])
-                    if status != 202:
-                        raise RuntimeError(f"POST /api/jobs answered {status}: {body[:300]!r}")
-                    return str(json.loads(body)["jobId"])
-
-            async def singles() -> list[str]:
-                return list(await asyncio.gather(*(one(i) for i in range(n))))
-
-            async def batch() -> list[str]:
-                spec = {"type": "simulate", "priority": 2, "payload": NOOP}
-                r = await client.post("/api/batches", json={"jobs": [spec] * n})
-                r.raise_for_status()
-                return [str(j) for j in r.json()["jobIds"]]
-
-            name = f"single submissions ({concurrency} in flight, {workers} workers)"
-            phases.append(await measure(stack, database_url, name, singles))
-            phases.append(await measure(stack, database_url, "one batch", batch))
-            phases.append(
-                await half_of_peak(
-                    fast, stack, database_url, phases[0].end_to_end_per_s / 2, half_peak_seconds
-                )
-            )
-            fast.close()
+            print(compare_blocks(blocks), flush=True)
     finally:
-        stop_profilers(profilers)
         await fresh.close()
-    return phases
+    return blocks
 
 
 def main() -> None:
@@ -444,9 +719,19 @@ def main() -> None:
     workers = int(os.environ.get("WORKERS", "2"))
     profile_dir = Path(os.environ["PROFILE"]) if os.environ.get("PROFILE") else None
     half_peak_seconds = float(os.environ.get("HALF_PEAK_SECONDS", "15"))
-    phases = asyncio.run(run(n, concurrency, workers, profile_dir, half_peak_seconds))
+    blocks = asyncio.run(
+        run(
+            n,
+            concurrency,
+            workers,
+            profile_dir,
+            half_peak_seconds,
+            HistorySize.from_environment(),
+            os.environ.get("LOG_LEVEL") or None,
+        )
+    )
     sys.stdout.flush()
-    if not all(phase.outcomes.clean for phase in phases):
+    if not all(phase.outcomes.clean for block in blocks.values() for phase in block):
         print("\nbench FAILED: some noop job did not succeed on its first attempt")
         sys.exit(1)
 

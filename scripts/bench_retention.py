@@ -2,8 +2,9 @@
 
     python scripts/bench_retention.py            # JOBS=1000000 DAYS=30 BATCH=1000
 
-Creates a scratch database (migrated), loads JOBS finished jobs (one attempt and three events
-each, finish times spread over DAYS days, a quarter of them dead with resolved letters), then
+Creates a scratch database (migrated), loads JOBS finished jobs (``history_loader``: one attempt
+and three events each, finish times spread over DAYS days, a quarter of them dead with resolved
+letters, a tenth cancelled), then
 runs the scheduler's retention sweep (``app/retention.py``, the defaults: succeeded and
 cancelled 7 days, dead 30) pass after pass until nothing is due, while a writer keeps
 inserting jobs and moving them through their statuses, one short transaction each, as the
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
+from history_loader import TABLES, History, load_jobs, vacuum_analyze
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -37,34 +39,6 @@ ADMIN_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432
 JOBS = int(os.environ.get("JOBS", "1000000"))
 DAYS = int(os.environ.get("DAYS", "30"))
 BATCH = int(os.environ.get("BATCH", "1000"))
-TABLES = ("jobs", "job_attempts", "job_events", "job_logs", "dead_letters")
-
-LOAD = """
-INSERT INTO jobs (id, type, priority, payload, submitted_by, status, attempt, max_attempts,
-                  attempt_limit, timeout_seconds, created_at, updated_at, finished_at)
-SELECT gen_random_uuid(), 'email', 2, '{}'::jsonb, 'user' || (n % 50) || '@test.com',
-       CASE WHEN n % 4 = 0 THEN 'dead' WHEN n % 10 = 1 THEN 'cancelled' ELSE 'succeeded' END,
-       1, 3, 3, 60, at, at, at
-FROM (SELECT n, now() - (n::float / :jobs) * make_interval(days => :days) AS at
-      FROM generate_series(1, :jobs) AS n) AS history
-"""
-LOAD_ATTEMPTS = """
-INSERT INTO job_attempts (job_id, attempt, status, dispatched_at, started_at, finished_at)
-SELECT id, 1, 'succeeded', finished_at, finished_at, finished_at FROM jobs
-"""
-LOAD_EVENTS = """
-INSERT INTO job_events (job_id, attempt, from_status, to_status, reason, at)
-SELECT id, 1, step.from_status, step.to_status, 'history', finished_at
-FROM jobs, (VALUES (NULL, 'queued'), ('queued', 'running'), ('running', 'succeeded'))
-     AS step(from_status, to_status)
-"""
-LOAD_LETTERS = """
-INSERT INTO dead_letters (id, job_id, attempt, reason, payload_snapshot, created_at,
-                          resolved_at, resolved_by, resolution)
-SELECT gen_random_uuid(), id, 1, 'max_attempts', '{}'::jsonb, finished_at, finished_at,
-       'ops', 'discarded'
-FROM jobs WHERE status = 'dead'
-"""
 
 
 @dataclass
@@ -149,12 +123,8 @@ async def main() -> None:
         await upgrade_async(url)
         started = time.perf_counter()
         async with engine.begin() as connection:
-            await connection.execute(text(LOAD), {"jobs": JOBS, "days": DAYS})
-            for statement in (LOAD_ATTEMPTS, LOAD_EVENTS, LOAD_LETTERS):
-                await connection.execute(text(statement))
-        async with engine.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.execute(text("VACUUM ANALYZE"))
+            await load_jobs(connection, History(jobs=JOBS, span=timedelta(days=DAYS)))
+        await vacuum_analyze(engine)
         loaded_in = time.perf_counter() - started
         print(f"loaded {JOBS:,} finished jobs over {DAYS} days in {loaded_in:.0f} s")
 
