@@ -17,6 +17,7 @@ from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.json_response import JsonResponse
 from jobs_common.mongo import create_client
 from jobs_common.ops_routes import add_ops_routes
+from jobs_common.periodic import BackgroundLoops
 from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_context import LogContextMiddleware
 from jobs_submission.adapters.batches import BatchStore
@@ -30,7 +31,7 @@ from jobs_submission.api.limits import body_limits
 from jobs_submission.api.routes import build_router
 from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
-from jobs_submission.app.expiry import Expiry
+from jobs_submission.app.expiry import INTERVAL_SECONDS, Expiry
 from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.app.type_registry import TypeRegistry
@@ -67,7 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
             refresh_seconds=settings.types_refresh_seconds,
             worker_interval=settings.worker_types_interval_seconds,
         )
-        expiry: Expiry | None = None
+        loops = BackgroundLoops()
         try:
             retention = timedelta(days=settings.retention_days)
             monitor = await has_ttl_monitor(store.db)
@@ -79,8 +80,7 @@ def create_app(settings: Settings) -> FastAPI:
                     extra={"action": "expiry", "retention_days": settings.retention_days},
                 )
                 expiry = Expiry(store, batches, retention)
-                expiry.start()
-            app.state.expiry = expiry
+                loops.start(INTERVAL_SECONDS, expiry.run_once, name="expire")
             await quotas.ensure_indexes()
             await job_types.ensure_indexes()
             try:
@@ -115,8 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
             log.info("submission service started", extra={"action": "startup"})
             yield
         finally:
-            if expiry is not None:
-                await expiry.stop()
+            await loops.stop()
             await types.stop()
             await relay.stop()
             await bus.close()

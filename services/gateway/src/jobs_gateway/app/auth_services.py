@@ -9,8 +9,8 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import TokenKeys
+from jobs_common.periodic import BackgroundLoops
 from jobs_gateway.adapters.passwords import Passwords
-from jobs_gateway.adapters.periodic import BackgroundLoops
 from jobs_gateway.adapters.rate_limits import RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
 from jobs_gateway.adapters.users import UserRepository

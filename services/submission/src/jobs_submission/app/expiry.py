@@ -5,8 +5,6 @@ deleted (``adapters/mongo.py``, ``adapters/batches.py``). On MongoDB the TTL ind
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from datetime import timedelta
@@ -20,44 +18,20 @@ INTERVAL_SECONDS = 60.0  # MongoDB's TTL monitor's pace
 
 
 class Expiry:
-    def __init__(
-        self,
-        store: SubmissionStore,
-        batches: BatchStore,
-        retention: timedelta,
-        *,
-        interval: float = INTERVAL_SECONDS,
-    ) -> None:
+    """Deletes what the TTL indexes would have expired (``run_once``, every INTERVAL_SECONDS
+    through ``jobs_common.periodic``, as the service starts it)."""
+
+    def __init__(self, store: SubmissionStore, batches: BatchStore, retention: timedelta) -> None:
         self.store = store
         self.batches = batches
         self.retention = retention
-        self.interval = interval
-        self.task: asyncio.Task[None] | None = None
 
     async def run_once(self, now_ms: int | None = None) -> int:
         """Delete what has expired by ``now_ms`` (default: now); returns how many."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
         cutoff = now - int(self.retention.total_seconds() * 1000)
-        return await self.store.delete_published_before(
-            cutoff
-        ) + await self.batches.delete_accepted_before(cutoff)
-
-    def start(self) -> None:
-        self.task = asyncio.create_task(self._run(), name="expiry")
-
-    async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-            self.task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                deleted = await self.run_once()
-                if deleted:
-                    log.info("expired", extra={"action": "expire", "count": deleted})
-            except Exception:
-                log.warning("expiry failed", extra={"action": "expire"}, exc_info=True)
-            await asyncio.sleep(self.interval)
+        deleted = await self.store.delete_published_before(cutoff)
+        deleted += await self.batches.delete_accepted_before(cutoff)
+        if deleted:
+            log.info("expired", extra={"action": "expire", "count": deleted})
+        return deleted

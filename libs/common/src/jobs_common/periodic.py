@@ -1,4 +1,4 @@
-"""The gateway's background work: periodic actions that log their failures and go on."""
+"""Background work: periodic actions that log their failures and go on."""
 
 from __future__ import annotations
 
