@@ -145,11 +145,14 @@ def resolve_secret(settings: BaseSettings, field: str, value: str, *, developmen
 
 
 class AmqpSettingsMixin(BaseSettings):
-    amqp_url: AmqpUrl = "amqp://guest:guest@127.0.0.1:5672/"
+    # repr=False: a URL may carry a password, and a settings object may be logged.
+    amqp_url: AmqpUrl = Field(default="amqp://guest:guest@127.0.0.1:5672/", repr=False)
 
 
 class PostgresSettingsMixin(BaseSettings):
-    database_url: PostgresUrl = "postgresql+asyncpg://postgres@127.0.0.1:5432/jobs"
+    database_url: PostgresUrl = Field(
+        default="postgresql+asyncpg://postgres@127.0.0.1:5432/jobs", repr=False
+    )
     db_pool_size: int = Field(default=10, ge=1)
 
 

@@ -111,3 +111,21 @@ def test_the_token_being_rotated_out_is_held_to_the_same_rules(
         settings_from_environment(Backend)
     monkeypatch.setenv("DEMO_INTERNAL_TOKEN_PREVIOUS", REAL + "-old")
     assert settings_from_environment(Backend).previous_internal_tokens == (REAL + "-old",)
+
+
+def test_connection_urls_stay_out_of_a_settings_repr() -> None:
+    """A URL may carry a password; a settings object may end up in a log line."""
+    from jobs_common.settings import AmqpSettingsMixin
+    from jobs_submission.settings import Settings as SubmissionSettings
+
+    class Service(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin):
+        model_config = SettingsConfigDict(env_prefix="DEMO_", extra="ignore")
+
+    service = Service(
+        database_url="postgresql://jobs:pg-password@db:5432/jobs",
+        amqp_url="amqp://jobs:mq-password@mq:5672/",
+    )
+    submission = SubmissionSettings(mongo_url="mongodb://jobs:mongo-password@mongo:27017")
+    for shown in (repr(service), str(service), repr(submission)):
+        assert "password" not in shown, shown
+    assert service.database_url.endswith("@db:5432/jobs")  # still there to use

@@ -23,7 +23,7 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     model_config = SettingsConfigDict(env_prefix="SUBMISSION_", extra="ignore")
 
     port: int = 3001
-    mongo_url: MongoUrl = "mongodb://127.0.0.1:27017"
+    mongo_url: MongoUrl = Field(default="mongodb://127.0.0.1:27017", repr=False)  # a password
     mongo_db: str = "jobs_submission"
 
     # Request bodies (jobs_common.body_limit, api/limits.py): 413 above these.
