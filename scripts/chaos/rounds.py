@@ -41,6 +41,19 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def cron_due_by(fault: FaultRecord, slack: float) -> datetime:
+    """Minutes up to this are due now: each had ``slack`` seconds from its start, or from the
+    platform being ready again when the fault covered it (a minute whose fire an outage
+    held back fires once the scheduler is back, and is checked in a later round)."""
+    now = utcnow()
+    due_by = now - timedelta(seconds=slack)
+    if fault.ended is not None:
+        ready = fault.ended + timedelta(seconds=fault.recovered_s or 0.0)
+        if ready > due_by:  # no minute can be judged yet: the later rounds will
+            return min(due_by, fault.started)
+    return due_by
+
+
 def due_minutes(after: datetime, until: datetime) -> list[datetime]:
     """Minute boundaries in (after, until]."""
     minute = after.replace(second=0, microsecond=0) + timedelta(minutes=1)
@@ -111,7 +124,7 @@ async def run_round(
     expected = dict(load.accepted)
     # Cron jobs whose minute is due are the round's too (checked from the last round on).
     # Never before the schedule existed or an earlier round looked (the window only grows).
-    cron_until = max(state.cron_checked_until, utcnow() - timedelta(seconds=knobs.cron_slack))
+    cron_until = max(state.cron_checked_until, cron_due_by(fault, knobs.cron_slack))
     url = platform.database_url
     fires = await cron_fires(url, state.schedule_id, state.cron_checked_until)
     fires = [fire for fire in fires if fire.fire_time <= cron_until]

@@ -28,7 +28,7 @@ from scripts.chaos.knobs import (
     Knobs,
 )
 from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
-from scripts.chaos.rounds import due_minutes
+from scripts.chaos.rounds import cron_due_by, due_minutes
 
 pytestmark = pytest.mark.unit
 
@@ -198,3 +198,17 @@ def test_a_scheduler_kill_excuses_no_re_run() -> None:
     at_the_kill.runs = [Run(1, HEALTHY, at(1.201)), Run(1, KILLED_WORKER, at(3.2))]
     assert not touched(at_the_kill, fault)
     assert verdicts(round_input(KILL_SCHEDULERS, [at_the_kill]))["re-runs"] == BROKEN
+
+
+def test_a_minute_an_outage_held_back_is_judged_only_after_the_platform_is_back() -> None:
+    """The scheduler cannot fire a minute the database was down across until it is back: the
+    minute is judged a later round, not on the heels of the outage."""
+    now = datetime.now(UTC)
+    quiet = FaultRecord("kill-worker", started=now - timedelta(seconds=40))
+    quiet.ended, quiet.recovered_s = now - timedelta(seconds=39), 0.5
+    assert abs((cron_due_by(quiet, 15.0) - (now - timedelta(seconds=15))).total_seconds()) < 1
+    outage = FaultRecord("postgres-stop", started=now - timedelta(seconds=23))
+    outage.ended, outage.recovered_s = now - timedelta(seconds=2), 1.5
+    assert cron_due_by(outage, 15.0) == outage.started  # minutes from the outage on wait
+    unended = cron_due_by(FaultRecord("none", started=now), 15.0)
+    assert abs((unended - (now - timedelta(seconds=15))).total_seconds()) < 1
