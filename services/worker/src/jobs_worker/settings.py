@@ -66,6 +66,8 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     cancelled_ttl: float = Field(default=3600.0, gt=0)
     # Handler log lines shipped to jobs.logs (at this level and above).
     job_log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Handler log lines also written to the worker's own log (at this level and above).
+    job_log_local_level: Literal["debug", "info", "warning", "error"] = "warning"
     job_log_queue_size: int = Field(default=10_000, ge=1)
     job_log_batch_size: int = Field(default=200, ge=1, le=1_000)  # lines per message
     job_log_linger: float = Field(default=0.05, ge=0, le=1.0)  # seconds a message waits to fill

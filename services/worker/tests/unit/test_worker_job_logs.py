@@ -66,6 +66,32 @@ def test_logger_forwards_rendered_lines_at_or_above_its_level() -> None:
     ]
 
 
+def test_only_lines_at_the_local_level_reach_the_workers_own_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Routine handler lines go to the job's page only; warnings and errors are also in the
+    worker's own log (WORKER_JOB_LOG_LOCAL_LEVEL, warning by default)."""
+    lines: list[tuple[int, str]] = []
+    logger = JobLogger(
+        logging.getLogger("test.worker.joblogs"),
+        {"job_id": "j"},
+        forward=lambda level, text: lines.append((level, text)),
+        forward_level=logging.INFO,
+        local_level=logging.WARNING,
+    )
+    with caplog.at_level(logging.DEBUG, logger="test.worker.joblogs"):
+        logger.info("resized")
+        logger.warning("slow source")
+    assert [text for _, text in lines] == ["resized", "slow source"]
+    assert [record.getMessage() for record in caplog.records] == ["slow source"]
+
+
+def test_the_worker_writes_handler_lines_locally_from_warning_by_default() -> None:
+    from jobs_worker.settings import Settings
+
+    assert Settings().job_log_local_level == "warning"
+
+
 def test_a_broken_format_still_renders_a_line() -> None:
     assert render_line("bad %d", ("text",), None) == "bad %d ('text',)"
     assert render_line({"not": "a string"}, (), None) == "{'not': 'a string'}"

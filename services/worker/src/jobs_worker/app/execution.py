@@ -106,7 +106,9 @@ class JobExecutor:
         self.active = active
         self.cancelled = cancelled
         self.log_forwarder = log_forwarder
-        self.forward_level = logging.getLevelNamesMapping()[settings.job_log_level.upper()]
+        levels = logging.getLevelNamesMapping()
+        self.forward_level = levels[settings.job_log_level.upper()]
+        self.local_level = levels[settings.job_log_local_level.upper()]
         self.settler = acks.Settler(settings.ack_policy, capacity=settings.requeue_counts_capacity)
         self.results = ResultBatcher(
             partial(publisher.publish, RESULTS),
@@ -179,7 +181,13 @@ class JobExecutor:
 
     def _logger(self, job: ActiveJob, fields: dict[str, Any]) -> JobLogger:
         forward = self.log_forwarder(job.dispatch) if self.log_forwarder is not None else None
-        return JobLogger(job_log, fields, forward=forward, forward_level=self.forward_level)
+        return JobLogger(
+            job_log,
+            fields,
+            forward=forward,
+            forward_level=self.forward_level,
+            local_level=self.local_level,
+        )
 
     async def _refuse(self, message: AbstractIncomingMessage, job: ActiveJob, reason: str) -> None:
         """A delivery of a cancelled attempt: report it cancelled without starting it."""
