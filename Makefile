@@ -15,7 +15,7 @@ PYTEST_WORKERS ?= 3
 UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
-.PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e \
+.PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e test-compose \
         ui ui-install test-ui dev demo bench bench-compare bench-overload bench-retention migrate openapi topology-definitions clean
 
 help:
@@ -60,7 +60,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/chaos tests/architecture
+	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/compose tests/chaos tests/architecture
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.
@@ -91,6 +91,16 @@ test-e2e: install infra
 # The chaos pass starts with the UI suite (it builds what the browser tests drive).
 test: install infra lint test-unit test-integration ui-install
 	bash scripts/beside_chaos.sh "$(MAKE) --no-print-directory test-ui" "$(E2E)"
+
+# docker-compose.yml built and run for real under podman (no Docker engine, no registry):
+# Debian's podman, podman-compose and debootstrap, local base and infrastructure images (cached
+# after the first run), then tests/compose: start order through the health checks, a smoke run
+# through the gateway, --scale worker=3 scheduler=2, a killed worker, down -v. docs/operations.md,
+# "The compose stack under podman".
+test-compose: install infra
+	bash scripts/podman/ensure-podman.sh
+	bash scripts/podman/build-base-images.sh
+	$(BIN)/pytest -m compose -q -s tests/compose
 
 migrate: install
 	$(PY) -m jobs_scheduler.migrate

@@ -93,3 +93,7 @@ else
   echo "promtool: not installed and no apt-get; tests/deploy needs /usr/bin/promtool" >&2
   exit 1
 fi
+
+# tests/compose/test_compose_translation.py (part of `make test-unit`) has podman-compose
+# translate docker-compose.yml (dry run, nothing started); `make test-compose` runs it for real.
+bash "$(dirname "${BASH_SOURCE[0]}")/podman/ensure-podman.sh"

@@ -233,7 +233,7 @@ def port_problems(
         if exposed != [settings.port]:
             problems.append(f"{name}: image EXPOSEs {exposed}, Settings port is {settings.port}")
         spec = services(doc)[name]
-        test = " ".join(str(part) for part in (spec.get("healthcheck") or {}).get("test") or [])
+        test = str((spec.get("healthcheck") or {}).get("test") or "")
         health = HEALTH_URL.search(test)
         if health is None:
             problems.append(f"{name}: health check calls no /health or /ready on localhost")
@@ -256,8 +256,12 @@ def port_problems(
 
 
 def healthcheck_problems(doc: dict[str, Any]) -> Problems:
-    """Every long-running container has a health check; the services' is a Python one-liner
-    (their images have no curl) that compiles."""
+    """Every long-running container has a health check, written as one string (Compose runs it
+    with the container's shell, as `CMD-SHELL`). podman-compose 1.0.3 mangles both list forms:
+    it joins a `CMD` list's arguments into one shell word, and it pops the first item of the
+    list in place, so a scaled service's second replica fails to be created (`make
+    test-compose` found both). The services' is a Python one-liner (their images have no
+    curl) that compiles."""
     problems = []
     apps = app_services(doc)
     for name, spec in long_running(doc).items():
@@ -266,14 +270,16 @@ def healthcheck_problems(doc: dict[str, Any]) -> Problems:
             problems.append(f"{name}: no health check")
             continue
         test = check["test"]
+        if not isinstance(test, str):
+            problems.append(f"{name}: health check is not one string")
+            continue
         if name in apps:
-            if not (
-                isinstance(test, list) and test[:3] == ["CMD", "python", "-c"] and len(test) == 4
-            ):
-                problems.append(f"{name}: health check is not ['CMD', 'python', '-c', code]")
+            words = shlex.split(test)
+            if not (words[:2] == ["python", "-c"] and len(words) == 3):
+                problems.append(f"{name}: health check is not python -c <code>")
                 continue
             try:
-                compile(test[3], f"<{name} healthcheck>", "exec")
+                compile(words[2], f"<{name} healthcheck>", "exec")
             except SyntaxError as exc:
                 problems.append(f"{name}: health check does not compile: {exc}")
     return problems
@@ -587,7 +593,7 @@ def test_mongo_is_a_replica_set_the_submission_service_names(
     mongo = services(resolved)["mongo"]
     command = mongo["command"]
     replica_set = command[command.index("--replSet") + 1]
-    script = mongo["healthcheck"]["test"][-1]
+    script = mongo["healthcheck"]["test"]
     assert f"_id: '{replica_set}'" in script and "rs.initiate(" in script
     assert "host: 'mongo:27017'" in script  # the member's address, as the clients reach it
     submission = container_settings(resolved, "submission", dockerfile, monkeypatch)
@@ -625,8 +631,10 @@ def test_a_misspelt_variable_is_found(resolved: dict[str, Any], dockerfile: Dock
 @pytest.mark.parametrize(
     "change",
     [
-        lambda doc: doc["services"]["scheduler"]["healthcheck"]["test"].__setitem__(
-            3, "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8081/ready')"
+        lambda doc: doc["services"]["scheduler"]["healthcheck"].__setitem__(
+            "test",
+            'python -c "import urllib.request; '
+            "urllib.request.urlopen('http://127.0.0.1:8081/ready')\"",
         ),
         lambda doc: env_of(doc, "gateway").__setitem__(
             "GATEWAY_SUBMISSION_URL", "http://submission:3002"
@@ -650,12 +658,23 @@ def test_a_missing_or_broken_health_check_is_found(resolved: dict[str, Any]) -> 
         del doc["services"]["mailpit"]["healthcheck"]
 
     def bad_code(doc: dict[str, Any]) -> None:
-        doc["services"]["worker"]["healthcheck"]["test"][3] = "import urllib.request;("
+        doc["services"]["worker"]["healthcheck"]["test"] = 'python -c "import urllib.request;("'
+
+    def argument_list(doc: dict[str, Any]) -> None:
+        doc["services"]["rabbitmq"]["healthcheck"]["test"] = [
+            "CMD",
+            "rabbitmq-diagnostics",
+            "-q",
+            "check_port_connectivity",
+        ]
 
     assert healthcheck_problems(broken(resolved, no_check)) == ["mailpit: no health check"]
     assert healthcheck_problems(broken(resolved, bad_code))[0].startswith(
         "worker: health check does not compile"
     )
+    assert healthcheck_problems(broken(resolved, argument_list)) == [
+        "rabbitmq: health check is not one string"
+    ]
 
 
 def test_a_wrong_start_order_is_found(resolved: dict[str, Any]) -> None:
