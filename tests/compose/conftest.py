@@ -37,7 +37,7 @@ def compose_stack() -> Iterator[ComposeStack]:
     try:
         yield stack
     finally:
-        stack.save_logs(stack.workdir / "logs")
+        stack.save_logs(stack.workdir / "logs")  # nothing left if the last test took it down
         stack.down()
 
 

@@ -304,5 +304,6 @@ def test_image_facts(compose_stack: ComposeStack) -> None:
 
 
 def test_down_v_leaves_nothing_running(compose_stack: ComposeStack) -> None:
+    compose_stack.save_logs(compose_stack.workdir / "logs")
     compose_stack.down()
     assert compose_stack.leftovers() == {}
