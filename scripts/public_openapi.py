@@ -125,9 +125,10 @@ def _error(description: str) -> dict[str, Any]:
 
 
 def _own_body(response: Document) -> bool:
-    """An error response documented with a body of its own (``/health``'s 503 report)."""
+    """An error response documented with a body of its own (``/health``'s and ``/ready``'s
+    503 reports)."""
     schema = response.get("content", {}).get("application/json", {}).get("schema", {})
-    return schema.get("$ref", "").endswith("/HealthReport")
+    return schema.get("$ref", "").endswith(("/HealthReport", "/ReadyReport"))
 
 
 def _with_envelopes(operation: Document) -> Document:

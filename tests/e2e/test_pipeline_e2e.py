@@ -261,6 +261,9 @@ async def test_idempotency_key_returns_the_first_job(user: httpx.AsyncClient) ->
     )
     assert first.status_code == second.status_code == 202
     assert first.json()["jobId"] == second.json()["jobId"]
+    # The repeat says it is one, through the gateway (the only public entry).
+    replayed = sorted(r.headers.get("Idempotent-Replayed", "") for r in (first, second))
+    assert replayed == ["", "true"]
     other = await user.post(
         "/api/jobs", json={**body, "priority": 2}, headers={"Idempotency-Key": key}
     )

@@ -635,6 +635,8 @@ export interface components {
         BatchAccepted: {
             /** Batchid */
             batchId: string;
+            /** Idempotencykey */
+            idempotencyKey?: string | null;
             /** Jobids */
             jobIds: string[];
             /**
@@ -1066,6 +1068,8 @@ export interface components {
         };
         /** JobAccepted */
         JobAccepted: {
+            /** Idempotencykey */
+            idempotencyKey?: string | null;
             /** Jobid */
             jobId: string;
             /**
@@ -1525,6 +1529,22 @@ export interface components {
              * @description The default queue first, then named queues with queued jobs, by name; high priority first within each.
              */
             items: components["schemas"]["QueueDepth"][];
+        };
+        /**
+         * ReadyReport
+         * @description ``/ready``: ``ready`` (200) when every check passes, else ``not_ready`` (503); ``checks``
+         *     names each dependency with whether it answered.
+         */
+        ReadyReport: {
+            /** Checks */
+            checks: {
+                [key: string]: boolean;
+            };
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ready" | "not_ready";
         };
         /** RefreshRequest */
         RefreshRequest: {
@@ -2342,7 +2362,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchStatusPublic"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2360,35 +2380,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not allowed to submit for another user */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Unknown job/batch or not yours */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Idempotency-Key reused with another body */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body above the route's limit */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3816,7 +3809,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmissionPublic"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3834,35 +3827,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not allowed to submit for another user */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Unknown job/batch or not yours */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Idempotency-Key reused with another body */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body above the route's limit */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5275,7 +5241,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ReadyReport"];
+                };
+            };
+            /** @description A dependency is not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadyReport"];
                 };
             };
         };

@@ -1,6 +1,6 @@
-"""The error envelope on every HTTP answer: platform errors, request validation (422 with
-field paths), Starlette's 404/405/413 (a 405 with the path's ``Allow``) and the unexpected
-(500, no internals)."""
+"""The error envelope on every HTTP answer: platform errors, a body that is not JSON (400),
+request validation (422 with field paths), Starlette's 404/405/413 (a 405 with the path's
+``Allow``) and the unexpected (500, no internals)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from jobs_common.errors import ErrorDetail, ErrorEnvelope, PlatformError
 from jobs_common.json_response import JsonResponse
 
 log = logging.getLogger(__name__)
+
+UNPARSABLE_BODY = "request body is not valid JSON"
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -59,6 +61,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JsonResponse:
+        if any(error.get("type") == "json_invalid" for error in exc.errors()):
+            # One rule on every route: a body that cannot be parsed is a 400, not a 422 that
+            # names a character position as its "field".
+            unparsable = ErrorEnvelope(error="bad_request", message=UNPARSABLE_BODY)
+            return JsonResponse(unparsable.model_dump(), status_code=400)
         body = ErrorEnvelope(
             error="validation_error",
             message="request validation failed",

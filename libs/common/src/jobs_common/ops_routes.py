@@ -29,6 +29,14 @@ class HealthReport(BaseModel):
     giveUpAfterSeconds: float | None = None
 
 
+class ReadyReport(BaseModel):
+    """``/ready``: ``ready`` (200) when every check passes, else ``not_ready`` (503); ``checks``
+    names each dependency with whether it answered."""
+
+    status: Literal["ready", "not_ready"]
+    checks: dict[str, bool]
+
+
 def add_ops_routes(
     app: FastAPI,
     ready: ReadyCheck,
@@ -64,7 +72,12 @@ def add_ops_routes(
         status, body = watchdog.report() if watchdog is not None else (200, {"status": "ok"})
         return JsonResponse(body, status_code=status)
 
-    @app.get("/ready", tags=["ops"])
+    @app.get(
+        "/ready",
+        tags=["ops"],
+        response_model=ReadyReport,
+        responses={503: {"model": ReadyReport, "description": "A dependency is not ready"}},
+    )
     async def readiness() -> JsonResponse:
         checks = await ready()
         ok = all(checks.values())

@@ -158,10 +158,11 @@ class ReportPayload(Payload):
 
 class SimulatePayload(Payload):
     """Demo work, as in the reference pipeline: maybe fail at once, else run a while then flip
-    a coin. Every knob is optional; ``seed`` makes the outcome deterministic for tests."""
+    a coin. Every knob is optional and it fails only when asked to: both failure rates default
+    to 0 (``{}`` runs 1-4 s and succeeds); ``seed`` makes the outcome deterministic."""
 
-    immediate_failure_rate: float = Field(default=0.2, ge=0, le=1, alias="immediateFailureRate")
-    failure_rate: float = Field(default=0.5, ge=0, le=1, alias="failureRate")
+    immediate_failure_rate: float = Field(default=0.0, ge=0, le=1, alias="immediateFailureRate")
+    failure_rate: float = Field(default=0.0, ge=0, le=1, alias="failureRate")
     min_seconds: float = Field(default=1.0, ge=0, le=300, alias="minSeconds")
     max_seconds: float = Field(default=4.0, ge=0, le=300, alias="maxSeconds")
     seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)

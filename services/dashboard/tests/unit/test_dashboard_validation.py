@@ -163,7 +163,7 @@ async def test_schedule_template_is_stored_camel_case_with_the_validated_payload
     stored = job.stored(checked)
     assert registry.asked == []  # a built-in type is checked here
     assert stored["payload"]["failureRate"] == 0.1
-    assert stored["payload"]["immediateFailureRate"] == 0.2  # the type's defaults filled in
+    assert stored["payload"]["maxSeconds"] == 4.0  # the type's defaults filled in
     assert "failure_rate" not in stored["payload"]
     assert stored["retryPolicy"] == {"strategy": "fixed", "baseDelayMs": 250}
     assert (stored["type"], stored["priority"], stored["maxAttempts"]) == ("simulate", 2, 4)

@@ -25,7 +25,7 @@ from jobs_gateway.adapters.upstream import Upstreams, build_client
 from jobs_gateway.api import auth, events, proxy
 from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
-from jobs_gateway.api.openapi import install_public_openapi
+from jobs_gateway.api.openapi import install_docs, install_public_openapi
 from jobs_gateway.api.ui import install_ui
 from jobs_gateway.app.auth_services import AuthServices
 from jobs_gateway.app.live_hub import LiveHub
@@ -116,10 +116,13 @@ def create_app(settings: Settings) -> FastAPI:
         version="0.1.0",
         description="The public HTTP entry: authentication and the proxied job API.",
         lifespan=lifespan,
+        docs_url=None,  # install_docs: Swagger UI with its assets served here, not from a CDN
+        redoc_url=None,  # FastAPI's would load Redoc from a CDN: /docs is the one API page
     )
     app.state.internal_token = settings.internal_token
     install_error_handlers(app)
     install_public_openapi(app)
+    install_docs(app)
 
     async def ready() -> dict[str, bool]:
         async def database() -> bool:
@@ -157,7 +160,8 @@ def create_app(settings: Settings) -> FastAPI:
         allow_credentials=True,
         allow_methods=["*"],
         allow_headers=["*"],
-        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER, "Retry-After"],  # 429s say when
+        # 429s say when; a replayed submission says so
+        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER, "Retry-After", "Idempotent-Replayed"],
     )
     app.add_middleware(RequestContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)  # counts what the others answer too

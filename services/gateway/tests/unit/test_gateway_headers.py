@@ -95,3 +95,10 @@ def test_response_headers_keep_content_type_and_drop_the_rest() -> None:
         }
     )
     assert result == {"content-type": "application/problem+json", "location": "/api/jobs/1"}
+
+
+def test_a_replayed_submission_says_so_through_the_gateway() -> None:
+    result = client_response_headers(
+        {"Content-Type": "application/json", "Idempotent-Replayed": "true"}
+    )
+    assert result["idempotent-replayed"] == "true"

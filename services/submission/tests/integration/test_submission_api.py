@@ -75,10 +75,14 @@ async def test_concurrent_duplicates_with_one_key_make_one_job(
         job_ids = {r.json()["jobId"] for r in responses}
         assert len(job_ids) == 1
         assert sum(r.headers.get("Idempotent-Replayed") == "true" for r in responses) == 19
-        assert await collection.count_documents({}) == 1
+        # the key the service applied is in every answer; without one, null
+        assert {r.json()["idempotencyKey"] for r in responses} == {"same-key"}
+        assert (await app.submit()).json()["idempotencyKey"] is None
+        assert await collection.count_documents({}) == 2
         # later retries get the same first answer
         again = await app.submit(key="same-key")
         assert again.status_code == 202 and again.json()["jobId"] in job_ids
+        assert await collection.count_documents({}) == 2
 
 
 async def test_same_key_with_another_body_is_a_conflict(

@@ -35,7 +35,7 @@ async def test_a_batch_of_1000_is_stored_once_and_relayed_with_its_batch_id(
         response = await app.submit_batch({"jobs": specs, "name": "nightly"}, key="b-1")
         assert response.status_code == 202, response.text
         answer = response.json()
-        assert set(answer) == {"batchId", "jobIds", "status"}
+        assert set(answer) == {"batchId", "jobIds", "status", "idempotencyKey"}
         assert answer["status"] == "accepted"
         batch_id, job_ids = answer["batchId"], answer["jobIds"]
         assert len(job_ids) == 1000 == len(set(job_ids))
@@ -111,6 +111,7 @@ async def test_batch_replay_and_conflict(
     async with app_factory(relay_enabled=False) as app:
         first = await app.submit_batch(body, key="k")
         assert first.status_code == 202
+        assert first.json()["idempotencyKey"] == "k"
         replays = await asyncio.gather(*(app.submit_batch(body, key="k") for _ in range(5)))
         for replay in replays:
             assert replay.status_code == 202

@@ -165,7 +165,7 @@ async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
         }
         builtin = await check("simulate", {"payload": {}})
         assert builtin.status_code == 200
-        assert builtin.json()["payload"]["failureRate"] == 0.5  # normalised by its model
+        assert builtin.json()["payload"]["minSeconds"] == 1.0  # its model filled in the defaults
         assert builtin.json()["maxAttempts"] is None  # the platform's default
 
         bad = await check("acme.reverse", {"payload": {"text": "x" * 21}})

@@ -148,7 +148,7 @@ def test_request_hash_is_stable_across_key_order_and_defaults() -> None:
     assert a.request_hash() == b.request_hash()
     assert len(a.request_hash()) == 64
     sim_default = request_for({"type": "simulate", "priority": 1, "payload": {}})
-    sim_explicit = request_for({"type": "simulate", "priority": 1, "payload": {"failureRate": 0.5}})
+    sim_explicit = request_for({"type": "simulate", "priority": 1, "payload": {"failureRate": 0}})
     assert sim_default.request_hash() == sim_explicit.request_hash()
 
 

@@ -48,8 +48,21 @@ FORWARDED_REQUEST_HEADERS = frozenset(
     }
 )
 
+# `idempotent-replayed: true`: the submission service answered a repeated Idempotency-Key
+# with the job it accepted the first time.
+REPLAYED_HEADER = "idempotent-replayed"
+
 FORWARDED_RESPONSE_HEADERS = frozenset(
-    {"content-type", "location", "retry-after", "etag", "cache-control", "last-modified", "allow"}
+    {
+        "content-type",
+        "location",
+        "retry-after",
+        "etag",
+        "cache-control",
+        "last-modified",
+        "allow",
+        REPLAYED_HEADER,
+    }
 )
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request, Response
 
 from jobs_submission.api.deps import BatchServiceDep, CurrentIdentity, IdempotencyKey, TraceId
-from jobs_submission.api.routes import ERRORS, REPLAYED_HEADER, json_body
+from jobs_submission.api.routes import ERRORS, READ_ERRORS, REPLAYED_HEADER, json_body
 from jobs_submission.domain.batches import BatchCreate
 from jobs_submission.domain.documents import BatchAccepted, BatchStatusPublic
 
@@ -51,9 +51,11 @@ def build_batch_router() -> APIRouter:
         )
         if accepted.replayed:
             response.headers[REPLAYED_HEADER] = "true"
-        return BatchAccepted(batch_id=accepted.batch_id, job_ids=accepted.job_ids)
+        return BatchAccepted(
+            batch_id=accepted.batch_id, job_ids=accepted.job_ids, idempotency_key=idempotency_key
+        )
 
-    @router.get("/{batchId}/status", response_model=BatchStatusPublic, responses=ERRORS)
+    @router.get("/{batchId}/status", response_model=BatchStatusPublic, responses=READ_ERRORS)
     async def batch_status(
         batch_id: Annotated[uuid.UUID, Path(alias="batchId")],
         identity: CurrentIdentity,

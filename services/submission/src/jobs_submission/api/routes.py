@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Request, Response
 
+from jobs_common.error_handlers import UNPARSABLE_BODY
 from jobs_common.errors import BadRequest, ErrorEnvelope
 from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
 from jobs_submission.domain.documents import JobAccepted, SubmissionPublic
@@ -27,13 +28,15 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         422: "Validation error",
     }.items()
 }
+# What a read by id can answer (no body, so no 400/409/413 of its own).
+READ_ERRORS: dict[int | str, dict[str, Any]] = {code: ERRORS[code] for code in (401, 404, 422)}
 
 
 async def json_body(request: Request) -> Any:
     try:
         return orjson.loads(await request.body())
     except orjson.JSONDecodeError as exc:
-        raise BadRequest("request body is not valid JSON") from exc
+        raise BadRequest(UNPARSABLE_BODY) from exc
 
 
 def build_router() -> APIRouter:
@@ -75,9 +78,9 @@ def build_router() -> APIRouter:
         )
         if accepted.replayed:
             response.headers[REPLAYED_HEADER] = "true"
-        return JobAccepted(job_id=accepted.job_id)
+        return JobAccepted(job_id=accepted.job_id, idempotency_key=idempotency_key)
 
-    @router.get("/{jobId}/status", response_model=SubmissionPublic, responses=ERRORS)
+    @router.get("/{jobId}/status", response_model=SubmissionPublic, responses=READ_ERRORS)
     async def job_status(
         job_id: Annotated[uuid.UUID, Path(alias="jobId")],
         identity: CurrentIdentity,

@@ -114,6 +114,9 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
 class JobAccepted(CamelModel):
     job_id: str
     status: SubmissionStatus = "accepted"
+    # The Idempotency-Key the service applied, null without one: a client whose key never
+    # arrived (a shell substitution that failed, a proxy that dropped it) sees it here.
+    idempotency_key: str | None = None
 
 
 class SubmissionPublic(CamelModel):
@@ -184,6 +187,7 @@ class BatchAccepted(CamelModel):
     batch_id: str
     job_ids: list[str]
     status: Literal["accepted"] = "accepted"
+    idempotency_key: str | None = None  # as JobAccepted's
 
 
 class BatchStatusPublic(CamelModel):
