@@ -296,14 +296,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_block(starting: str) -> str:
-    """The README's fenced Python block that starts with ``starting``."""
-    readme = (ROOT / "README.md").read_text()
+    """docs/api.md's fenced Python block that starts with ``starting`` (the README's first
+    screen links there)."""
+    readme = (ROOT / "docs" / "api.md").read_text()
     blocks = [part.split("```", 1)[0] for part in readme.split("```python\n")[1:]]
     return next(block for block in blocks if block.startswith(starting))
 
 
 def readme_handler_is_the_example_s() -> bool:
-    """The README's ``@handler(...)`` line is acme.reverse's in examples/acme_jobs."""
+    """docs/api.md's ``@handler(...)`` line is acme.reverse's in examples/acme_jobs."""
     decorator = readme_block("from pydantic import BaseModel, Field").split("@handler(")[1]
     arguments = decorator.split(")\n")[0]
     source = (ROOT / "examples/acme_jobs/src/acme_jobs/handlers.py").read_text()
@@ -313,7 +314,7 @@ def readme_handler_is_the_example_s() -> bool:
 async def test_the_readme_s_handler_and_client_calls_work_as_printed(
     acme_worker: AcmeWorker, stack: Stack
 ) -> None:
-    """The README's first screen: its handler is examples/acme_jobs' acme.reverse, and its
+    """docs/api.md's example: its handler is examples/acme_jobs' acme.reverse, and its
     client snippet, run as printed, prints what its comment says."""
     assert readme_handler_is_the_example_s()
     env = {k: v for k, v in os.environ.items() if k != "JOBS_TOKEN"}

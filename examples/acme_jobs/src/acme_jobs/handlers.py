@@ -1,7 +1,7 @@
 """Four job types on the ``acme`` queue, served by workers started with
 ``WORKER_HANDLER_MODULES=acme_jobs.handlers`` (``make dev HANDLERS=acme_jobs.handlers``).
 
-- ``acme.reverse``: the README's example.
+- ``acme.reverse``: the example in docs/api.md.
 - ``acme.invoice``: async; reports progress per line, asks to be retried later while the
   (simulated) partner is busy, fails permanently for an unknown customer.
 - ``acme.wordcount``: sync (runs in the worker's thread pool); CPU work with a result model.
@@ -29,7 +29,7 @@ class Reverse(BaseModel):
 
 @handler("acme.reverse", payload=Reverse, timeout_seconds=30, max_attempts=3, queue=QUEUE)
 async def reverse(ctx: JobContext, payload: Reverse) -> dict[str, str]:
-    """The README's example."""
+    """The example in docs/api.md."""
     ctx.log.info("reversing %d characters", len(payload.text))
     await ctx.progress(50, "half way")
     return {"reversed": payload.text[::-1]}
