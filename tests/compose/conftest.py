@@ -3,21 +3,16 @@ taken down with `down -v` at the end (tests/compose/stack.py)."""
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
+from jobs_testing.gateway_session import signed_in
+from jobs_testing.infra import free_port
+
 from .stack import LEFT_OUT, ROOT, ComposeStack, StartLog
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="session")
@@ -61,18 +56,7 @@ def gateway_url(compose_stack: ComposeStack, start_log: StartLog) -> str:
     return f"http://127.0.0.1:{compose_stack.ports['HTTP_PORT']}"
 
 
-async def login(gateway_url: str, email: str, password: str) -> str:
-    async with httpx.AsyncClient(base_url=gateway_url, timeout=30) as client:
-        response = await client.post("/auth/login", json={"email": email, "password": password})
-    assert response.status_code == 200, response.text
-    token: str = response.json()["token"]
-    return token
-
-
 @pytest.fixture
 async def admin(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    token = await login(gateway_url, "admin@test.com", "admin123")
-    async with httpx.AsyncClient(
-        base_url=gateway_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ) as client:
+    async with signed_in(gateway_url, "admin@test.com", "admin123") as client:
         yield client

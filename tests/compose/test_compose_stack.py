@@ -21,7 +21,8 @@ import pytest
 from PIL import Image
 from websockets.asyncio.client import connect
 
-from .conftest import login
+from jobs_testing.gateway_session import login
+
 from .stack import ComposeStack, StartLog
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(900)]

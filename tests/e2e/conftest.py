@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jobs_testing.gateway_session import signed_in
 from jobs_testing.infra import free_port
 from jobs_testing.plugin import (
     PostgresServer,
@@ -107,29 +108,15 @@ def gateway_url(stack: Stack) -> str:
     return stack.services["gateway"].url
 
 
-async def login(gateway_url: str, email: str, password: str) -> str:
-    async with httpx.AsyncClient(base_url=gateway_url, timeout=10) as client:
-        response = await client.post("/auth/login", json={"email": email, "password": password})
-    assert response.status_code == 200, response.text
-    token: str = response.json()["token"]
-    return token
-
-
 @pytest.fixture(scope="session")
 async def admin(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    token = await login(gateway_url, "admin@test.com", "admin123")
-    async with httpx.AsyncClient(
-        base_url=gateway_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ) as client:
+    async with signed_in(gateway_url, "admin@test.com", "admin123") as client:
         yield client
 
 
 @pytest.fixture(scope="session")
 async def user(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    token = await login(gateway_url, "user@test.com", "user123")
-    async with httpx.AsyncClient(
-        base_url=gateway_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ) as client:
+    async with signed_in(gateway_url, "user@test.com", "user123") as client:
         yield client
 
 

@@ -15,13 +15,14 @@ import httpx
 import pytest
 
 from jobs_common.liveness import EXIT_UNHEALTHY
+from jobs_testing.gateway_session import login
 from jobs_testing.infra import free_port
 from jobs_testing.plugin import PostgresServer
 from jobs_testing.private_infra import PrivateRabbit
 from jobs_testing.stack import Stack
 from jobs_testing.supervisor import Supervisor, supervise_stack
 
-from .conftest import isolated_config, login
+from .conftest import isolated_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 

@@ -17,7 +17,9 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from .conftest import login, wait_for_job
+from jobs_testing.gateway_session import login
+
+from .conftest import wait_for_job
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
