@@ -21,7 +21,7 @@ import pytest
 from PIL import Image
 from websockets.asyncio.client import connect
 
-from jobs_testing.gateway_session import login
+from jobs_testing.gateway_session import login, signed_in
 
 from .stack import ComposeStack, StartLog
 
@@ -188,10 +188,7 @@ async def test_the_ui_the_rabbitmq_console_and_prometheus_answer(
 
 @pytest.fixture(scope="module")
 async def cron_schedule(gateway_url: str) -> str:
-    token = await login(gateway_url, "admin@test.com", "admin123")
-    async with httpx.AsyncClient(
-        base_url=gateway_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ) as client:
+    async with signed_in(gateway_url, "admin@test.com", "admin123") as client:
         created = await client.post(
             "/api/schedules",
             json={
