@@ -50,8 +50,8 @@ class ComposeError(AssertionError):
     """The stack did not do what the compose file says."""
 
 
-def podman_env(extra: Mapping[str, str] = ()) -> dict[str, str]:  # type: ignore[assignment]
-    return {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF), **dict(extra)}
+def podman_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF), **(extra or {})}
 
 
 def run(

@@ -14,6 +14,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from sqlalchemy.ext.asyncio import AsyncEngine
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from jobs_common.api_models import REPLAYED_HEADER
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
 from jobs_common.error_handlers import install_error_handlers
@@ -161,7 +162,7 @@ def create_app(settings: Settings) -> FastAPI:
         allow_methods=["*"],
         allow_headers=["*"],
         # 429s say when; a replayed submission says so
-        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER, "Retry-After", "Idempotent-Replayed"],
+        expose_headers=[REQUEST_ID_HEADER, TRACE_ID_HEADER, "Retry-After", REPLAYED_HEADER],
     )
     app.add_middleware(RequestContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)  # counts what the others answer too

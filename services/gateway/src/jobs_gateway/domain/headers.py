@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from jobs_common.api_models import REPLAYED_HEADER
 from jobs_common.auth import IDENTITY_HEADERS, Identity
 
 REQUEST_ID_HEADER = "x-request-id"
@@ -48,10 +49,6 @@ FORWARDED_REQUEST_HEADERS = frozenset(
     }
 )
 
-# `idempotent-replayed: true`: the submission service answered a repeated Idempotency-Key
-# with the job it accepted the first time.
-REPLAYED_HEADER = "idempotent-replayed"
-
 FORWARDED_RESPONSE_HEADERS = frozenset(
     {
         "content-type",
@@ -61,7 +58,7 @@ FORWARDED_RESPONSE_HEADERS = frozenset(
         "cache-control",
         "last-modified",
         "allow",
-        REPLAYED_HEADER,
+        REPLAYED_HEADER.lower(),
     }
 )
 

@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, Response
 
+from jobs_common.api_models import REPLAYED_HEADER
 from jobs_submission.api.deps import BatchServiceDep, CurrentIdentity, IdempotencyKey, TraceId
-from jobs_submission.api.routes import ERRORS, READ_ERRORS, REPLAYED_HEADER, json_body
+from jobs_submission.api.routes import ERRORS, READ_ERRORS, json_body
 from jobs_submission.domain.batches import BatchCreate
 from jobs_submission.domain.documents import BatchAccepted, BatchStatusPublic
 

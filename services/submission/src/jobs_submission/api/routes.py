@@ -8,13 +8,12 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Request, Response
 
+from jobs_common.api_models import REPLAYED_HEADER
 from jobs_common.error_handlers import UNPARSABLE_BODY
 from jobs_common.errors import BadRequest, ErrorEnvelope
 from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
 from jobs_submission.domain.documents import JobAccepted, SubmissionPublic
 from jobs_submission.domain.requests import JobCreate
-
-REPLAYED_HEADER = "Idempotent-Replayed"
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope, "description": text}
