@@ -274,7 +274,7 @@ class ComposeStack:
     def healthy(self, container: str) -> bool:
         return run(["podman", "healthcheck", "run", container], check=False).returncode == 0
 
-    def wait_healthy(self, service: str, *, at_most: float | None = None) -> float:
+    def wait_healthy(self, service: str) -> float:
         """Runs the service's own health check on each of its containers until all pass;
         gives up after what Compose would allow (start period + retries x (interval +
         timeout)). Returns when they passed."""
@@ -284,7 +284,7 @@ class ComposeStack:
         allowed = seconds(check.get("start_period"), 0) + int(check.get("retries", 3)) * (
             seconds(check.get("interval"), 30) + seconds(check.get("timeout"), 30)
         )
-        deadline = time.monotonic() + (at_most or allowed)
+        deadline = time.monotonic() + allowed
         pending = {container.name for container in self.containers(service)}
         if not pending:
             raise ComposeError(f"{service} has no container")
