@@ -152,9 +152,14 @@ class JobRunning(Message):
     attempt: int = Field(ge=1)
     worker_id: str
     started_at: AwareDatetime
-    # The broker redelivered the ready message (its first worker's connection died): the
-    # scheduler hands the running attempt over to this worker instead of waiting for a lease.
+    # A claim, not a start: the broker redelivered the ready message (its first holder's
+    # connection died, or the holder died), so the worker asks before it runs anything. The
+    # scheduler answers with a ``ClaimVerdict`` and starts (or takes over) the attempt only
+    # when no live worker can still be running it (``domain/claims.py``).
     redelivered: bool = False
+    # When this worker first asked for this delivery (a repeated ask keeps it): the claim of
+    # an attempt that no worker ever reported waits until every live holder would have.
+    claim_since: AwareDatetime | None = None
 
 
 class ErrorKind(StrEnum):
@@ -310,6 +315,25 @@ class CancelAttempt(Message):
     reason: str
     # Only this worker acts on it (an attempt it lost); None: every worker (a cancelled job).
     worker_id: str | None = None
+
+
+ClaimAnswer = Literal["run", "skip", "wait"]
+
+
+class ClaimVerdict(Message):
+    """scheduler -> the claiming worker (jobs.events, routing key ``control.claim``, seen by
+    every worker, acted on by ``worker_id`` only): may a redelivered attempt run there?
+    ``run``: it is this worker's now (started or taken over, under a fresh lease); ``skip``:
+    the attempt ended or moved on, ack the copy without running it; ``wait``: another worker
+    may still hold it, ask again after ``retry_after`` seconds."""
+
+    type: Literal["control.claim"] = "control.claim"
+    job_id: uuid.UUID
+    attempt: int = Field(ge=1)
+    worker_id: str
+    verdict: ClaimAnswer
+    reason: str = Field(max_length=500)
+    retry_after: float | None = Field(default=None, ge=0)
 
 
 class JobLogLines(Envelope):

@@ -44,6 +44,7 @@ TYPES: Final = "jobs.types"  # WorkerTypes: the job types workers serve -> the t
 
 # Routing keys on jobs.events: scheduler -> workers control, and live UI events.
 CONTROL_CANCEL: Final = "control.cancel"
+CONTROL_CLAIM: Final = "control.claim"  # ClaimVerdict: the answer to a redelivered attempt
 CONTROL_PATTERN: Final = "control.#"
 JOB_EVENT_PATTERN: Final = "job.#"
 JOB_CHANGES: Final = "job.changes"  # JobChanges: status changes, for live views

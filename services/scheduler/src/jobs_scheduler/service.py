@@ -49,6 +49,7 @@ def job_defaults(settings: Settings) -> JobDefaults:
         retry_policy_by_type=settings.retry_policy_by_type,
         lease_seconds=settings.lease_seconds,
         poison_threshold=settings.poison_threshold,
+        horizon_stale_seconds=settings.horizon_stale_seconds,
         timeout_seconds=settings.default_timeout_seconds,
         max_timeout_seconds=settings.max_timeout_seconds,
         timeout_grace_seconds=settings.timeout_grace_seconds,

@@ -114,6 +114,7 @@ class WorkerRuntime:
             worker_id=self.worker_id,
             active=self.active,
             cancelled=self.cancelled,
+            claims=self.control.claims,
             log_forwarder=self.logs.forwarder,
             queued_lines=self.logs.buffer,
         )

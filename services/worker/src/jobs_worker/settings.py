@@ -58,6 +58,14 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # An attempt that ends sooner sends no JobRunning, only its JobResult (a message less per
     # job); one that runs longer is announced then. 0 announces every attempt before it runs.
     running_report_delay: float = Field(default=0.2, ge=0, le=2.0)
+    # A redelivered attempt runs only when the scheduler grants its claim (docs/worker.md):
+    # an ask unanswered this long is asked again; between asks the worker pauses this long
+    # (or as long as a ``wait`` answer says).
+    claim_answer_timeout: float = Field(default=5.0, gt=0)
+    claim_retry_pause: float = Field(default=1.0, gt=0)
+    # A result the broker did not confirm is kept and published again, the pause doubling from
+    # requeue_pause up to this (never handed back for another run).
+    result_retry_pause_max: float = Field(default=5.0, gt=0)
     # Results that became ready while the previous JobResults message waited for its confirm
     # go out together, at most this many to a message.
     result_batch_size: int = Field(default=200, ge=1, le=1000)

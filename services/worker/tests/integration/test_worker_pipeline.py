@@ -235,18 +235,26 @@ async def test_corrupt_image_fails_permanently(start_worker: Any, observer: Obse
     )
 
 
-async def test_unconfirmed_result_is_not_acked(start_worker: Any, observer: Observer) -> None:
-    """With jobs.results gone the result publish is returned unroutable: the delivery is
-    handed back (not acked) and runs again until the result can be published."""
+async def test_an_unconfirmed_result_is_kept_and_published_again_never_re_run(
+    start_worker: Any, observer: Observer
+) -> None:
+    """With jobs.results gone the result publish is returned unroutable: the worker keeps
+    the outcome and publishes it again until the broker confirms it; the handler runs once
+    and the delivery is acked then (issue 31: a computed result is never thrown away)."""
     running = await observer.collect(RUNNING)
-    runtime = await start_worker()  # declares the topology, jobs.results included
+    runtime = await start_worker(running_report_delay=0, requeue_pause=0.1)
     channel = observer.bus.channel
     await channel.queue_delete(RESULTS)
     dispatch = make_dispatch("simulate", quick_simulate())
     await observer.publish(dispatch)
 
     async with asyncio.timeout(20):
-        await running.wait_for(lambda m: job_of(m) == str(dispatch.job_id), count=2)
+        await running.wait_for(lambda m: job_of(m) == str(dispatch.job_id), count=1)
+    await asyncio.sleep(2)  # several failed publishes of the result meanwhile
+    assert runtime.active.get((dispatch.job_id, dispatch.attempt)) is not None
+    assert (dispatch.job_id, dispatch.attempt) in {
+        (job_id, attempt) for job_id, attempt, _ in runtime.active.leased()
+    }  # the heartbeat keeps its lease while the result waits
 
     queue = await channel.declare_queue(RESULTS, durable=True, arguments=queue_arguments(RESULTS))
     await queue.bind(observer.bus.topology.jobs, routing_key=RESULTS)
@@ -255,6 +263,7 @@ async def test_unconfirmed_result_is_not_acked(start_worker: Any, observer: Obse
     assert result.outcome == "succeeded"
     await runtime.stop()
     assert await observer.message_count(READY_HIGH) == 0
+    assert len([m for m in running.messages if job_of(m) == str(dispatch.job_id)]) == 1
 
 
 async def test_run_until_idle_processes_everything_queued(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs_common.contracts import JobDispatch
+from jobs_common.contracts import JobDispatch, utcnow
 from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
 
 pytestmark = pytest.mark.unit
@@ -94,30 +94,43 @@ async def test_cancel_matching_one_attempt_or_every_attempt_of_a_job() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def test_leased_lists_confirmed_running_attempts_only() -> None:
+async def test_leased_lists_attempts_that_run_or_wait_for_their_result() -> None:
+    """Announced or not (a quick attempt sends no JobRunning): a claim of a redelivered copy
+    must see every attempt this worker runs or holds a result for (issue 31)."""
     registry = ActiveJobs()
     task = asyncio.create_task(asyncio.Event().wait())
+    at = utcnow()
     starting = ActiveJob(dispatch=dispatch(), queue="q", task=task)
+    announcing = ActiveJob(dispatch=dispatch(), queue="q", task=task, started_at=at)
     running = ActiveJob(
-        dispatch=dispatch(), queue="q", task=task, phase=Phase.RUNNING, running_confirmed=True
+        dispatch=dispatch(),
+        queue="q",
+        task=task,
+        phase=Phase.RUNNING,
+        running_confirmed=True,
+        started_at=at,
+    )
+    unannounced = ActiveJob(
+        dispatch=dispatch(), queue="q", task=task, phase=Phase.RUNNING, started_at=at
     )
     reporting = ActiveJob(
-        dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING, running_confirmed=True
+        dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING, started_at=at
     )
     finished = ActiveJob(
         dispatch=dispatch(),
         queue="q",
         task=task,
         phase=Phase.REPORTING,
-        running_confirmed=True,
+        started_at=at,
         result_confirmed=True,
     )
     refused = ActiveJob(dispatch=dispatch(), queue="q", task=task, phase=Phase.REPORTING)
-    for job in (starting, running, reporting, finished, refused):
+    for job in (starting, announcing, running, unannounced, reporting, finished, refused):
         registry.add(job)
     leased = sorted(registry.leased(), key=lambda held: str(held[0]))
     assert leased == sorted(
-        [(*running.key, None), (*reporting.key, None)], key=lambda held: str(held[0])
+        [(*job.key, at) for job in (running, unannounced, reporting)],
+        key=lambda held: str(held[0]),
     )
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from jobs_common.contracts import ActiveAttempt, CancelAttempt, JobDispatch, JobLogLine
+from jobs_common.contracts import ActiveAttempt, CancelAttempt, JobDispatch, JobLogLine, utcnow
 from jobs_worker.api.control import ControlConsumer
 from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
 from jobs_worker.app.heartbeat import WorkerIdentity, build_heartbeat, package_version
@@ -108,7 +108,12 @@ async def test_heartbeat_lists_leased_attempts_and_the_last_lists_none() -> None
     active = ActiveJobs()
     task = asyncio.create_task(asyncio.Event().wait())
     leased = ActiveJob(
-        dispatch=dispatch(2), queue="q", task=task, phase=Phase.RUNNING, running_confirmed=True
+        dispatch=dispatch(2),
+        queue="q",
+        task=task,
+        phase=Phase.RUNNING,
+        running_confirmed=True,
+        started_at=utcnow(),
     )
     starting = ActiveJob(dispatch=dispatch(), queue="q", task=task)
     active.add(leased)
@@ -117,7 +122,9 @@ async def test_heartbeat_lists_leased_attempts_and_the_last_lists_none() -> None
     assert identity.version == package_version() != ""
 
     beat = build_heartbeat(identity, active, stopping=False)
-    assert beat.active == [ActiveAttempt(job_id=leased.dispatch.job_id, attempt=2)]
+    assert beat.active == [
+        ActiveAttempt(job_id=leased.dispatch.job_id, attempt=2, started_at=leased.started_at)
+    ]
     assert (beat.worker_id, beat.queues, beat.concurrency, beat.stopping) == (
         "w-1",
         ["a", "b"],

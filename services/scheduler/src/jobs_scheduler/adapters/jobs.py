@@ -228,3 +228,16 @@ async def lock_reported(
     """The jobs (every column, and ``queued_at``) still at one of ``attempts`` and in a
     status it may end from, locked in id order (one statement, whatever their number)."""
     return list((await connection.execute(LOCK_REPORTED, REPORTED.params(attempts))).all())
+
+
+async def lock_claimed(
+    connection: AsyncConnection, job_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, JobRow]:
+    """The rows a claim is judged on (status, attempt, holder, lease), locked in id order."""
+    query = (
+        select(jobs.c.id, jobs.c.status, jobs.c.attempt, jobs.c.worker_id, jobs.c.lease_expires_at)
+        .where(jobs.c.id.in_(sorted(set(job_ids))))
+        .order_by(jobs.c.id)
+        .with_for_update()
+    )
+    return {row.id: row for row in await connection.execute(query)}

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import (
     CancelAttempt,
+    ClaimVerdict,
     JobDispatch,
     JobLogLine,
     JobStatus,
@@ -21,7 +22,13 @@ from jobs_common.contracts import (
     utcnow,
 )
 from jobs_common.jobstore import dead_letters, job_events, jobs, outbox
-from jobs_common.topology import CONTROL_CANCEL, EVENTS_EXCHANGE, JOBS_EXCHANGE, ready_queue_for
+from jobs_common.topology import (
+    CONTROL_CANCEL,
+    CONTROL_CLAIM,
+    EVENTS_EXCHANGE,
+    JOBS_EXCHANGE,
+    ready_queue_for,
+)
 from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.set_based import ArrayRows, any_of
 from jobs_scheduler.domain.fingerprint import fingerprint
@@ -172,6 +179,10 @@ class Changes:
             CONTROL_CANCEL,
             CancelAttempt(job_id=job_id, attempt=attempt, reason=reason, worker_id=worker_id),
         )
+
+    def answer_claim(self, verdict: ClaimVerdict) -> None:
+        """Answer a worker's claim of a redelivered attempt (``app/claims.py``)."""
+        self._publish(EVENTS_EXCHANGE, CONTROL_CLAIM, verdict)
 
     def dead_letter(
         self, job: Any, *, attempt: int, reason: str, error: str | None, error_class: str | None

@@ -1,5 +1,5 @@
 """Attempts that started on a worker (``jobs.running``), set-based; a redelivered attempt
-is taken over by its new worker."""
+is a claim (``app/claims.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from jobs_common.contracts import JobRunning, JobStatus
 from jobs_scheduler.adapters import attempts, job_writes
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, apply_transitions
+from jobs_scheduler.app.claims import answer_claims
 from jobs_scheduler.domain.defaults import JobDefaults
 
 S = JobStatus
@@ -53,17 +54,18 @@ async def apply_running(
     defaults: JobDefaults,
 ) -> list[bool]:
     """Attempts that started on a worker, set-based: one UPDATE of the jobs, one of their
-    attempt rows. A redelivered attempt that already runs elsewhere is taken over; anything
-    else matching no queued attempt is stale. Returns, per message, whether it applied."""
-    firsts: dict[tuple[Any, int], JobRunning] = {}
-    later: list[JobRunning] = []  # more messages for an attempt seen earlier in the batch
+    attempt rows; anything matching no queued attempt is stale. A redelivered attempt is a
+    claim, answered by ``app/claims.py`` (the last claim of an attempt in the batch counts:
+    the earlier ones are repeats of it). Returns, per message, whether it applied."""
+    starts: dict[tuple[Any, int], JobRunning] = {}
+    claims: dict[tuple[Any, int], JobRunning] = {}
     for message in messages:
         key = (message.job_id, message.attempt)
-        if key in firsts:
-            later.append(message)
+        if message.redelivered:
+            claims[key] = message
         else:
-            firsts[key] = message
-    unique = sorted(firsts.values(), key=lambda m: m.job_id)
+            starts.setdefault(key, message)
+    unique = sorted(starts.values(), key=lambda m: m.job_id)
     params = job_writes.lease_params(defaults)
     started = await apply_transitions(
         connection,
@@ -73,34 +75,12 @@ async def apply_running(
         params,
     )
     applied: list[JobRunning] = _count_started(changes, started, unique)
-    redelivered = [m for m in unique if m.redelivered and (m.job_id, m.attempt) not in started]
-    applied += await _taken_over(connection, changes, redelivered, defaults)
-    for message in later:
-        if message.redelivered:
-            applied += await _taken_over(connection, changes, [message], defaults)
+    applied += await answer_claims(connection, changes, list(claims.values()), defaults)
     if applied:
         # The last applied message of an attempt names its current worker.
         await attempts.start(connection, {(m.job_id, m.attempt): m for m in applied}.values())
     applied_ids = {id(m) for m in applied}
     return [id(m) in applied_ids for m in messages]
-
-
-async def _taken_over(
-    connection: AsyncConnection,
-    changes: Changes,
-    messages: Sequence[JobRunning],
-    defaults: JobDefaults,
-) -> list[JobRunning]:
-    """The broker redelivered running attempts: their worker's connection died. The new
-    worker continues the same attempt, under a fresh lease. Returns the messages applied."""
-    taken = await apply_transitions(
-        connection,
-        changes,
-        [_move(m, S.RUNNING, f"redelivered; taken over by {m.worker_id}") for m in messages],
-        job_writes.TAKE_OVER,
-        job_writes.lease_params(defaults),
-    )
-    return [m for m in messages if (m.job_id, m.attempt) in taken]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ class JobDefaults:
     ttl_redispatch_limit: int
     lease_seconds: int = 10
     poison_threshold: int = 3
+    # A read horizon not moved for this long no longer counts (see settings).
+    horizon_stale_seconds: float = 90.0
     max_attempts_by_type: dict[str, int] = field(default_factory=dict)
     retry_policy_by_type: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -45,6 +45,15 @@ CANCELLATIONS = Counter(
     "Cancel requests applied: a running attempt stopped, or a cancelled delivery not started",
     ["where"],
 )
+CLAIMS = Counter(
+    "worker_claims_total",
+    "Answers to claims of redelivered attempts (run, skip, wait, unanswered)",
+    ["verdict"],
+)
+RESULTS_KEPT = Counter(
+    "worker_results_kept_total",
+    "Results the broker did not confirm, kept and published again",
+)
 CONTROL_MESSAGES = Counter(
     "worker_control_messages_total", "Messages received on the control queue", ["type"]
 )

@@ -3,7 +3,9 @@
 Each worker declares its own exclusive, auto-delete queue ``jobs.control.{worker_id}`` bound
 with ``control.#``, so every worker sees every control message. ``CancelAttempt``: remember it
 (a delivery of that attempt is never started here) and cancel the attempt if it runs here.
-Other types and unparseable bodies are logged and dropped. Every message is acked: a control
+``ClaimVerdict``: the scheduler's answer to a claim of a redelivered attempt, handed to the
+delivery waiting for it (``app/claims.py``) when it is this worker's. Other types and
+unparseable bodies are logged and dropped. Every message is acked: a control
 message has no durable effect to wait for, and redelivering one cannot make it more right.
 """
 
@@ -20,11 +22,12 @@ from aio_pika.abc import (
 )
 from pydantic import ValidationError
 
-from jobs_common.contracts import CancelAttempt
+from jobs_common.contracts import CancelAttempt, ClaimVerdict
 from jobs_common.rabbit import has_consumers, open_channel
 from jobs_common.topology import CONTROL_PATTERN, EVENTS_EXCHANGE
 from jobs_worker.adapters import metrics
 from jobs_worker.app.active_jobs import ActiveJobs
+from jobs_worker.app.claims import ClaimWaiters
 from jobs_worker.domain.cancellations import CancelledSet
 
 log = logging.getLogger(__name__)
@@ -43,10 +46,12 @@ class ControlConsumer:
         worker_id: str,
         cancelled: CancelledSet,
         active: ActiveJobs,
+        claims: ClaimWaiters | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.cancelled = cancelled
         self.active = active
+        self.claims = claims if claims is not None else ClaimWaiters(worker_id)
         self.channel: AbstractChannel | None = None
         self.queue: AbstractQueue | None = None
         self.consumer_tag: str | None = None
@@ -101,6 +106,9 @@ class ControlConsumer:
             self._invalid(f"not JSON: {exc}")
             return
         kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "control.claim":
+            self._claim_answered(data)
+            return
         if kind != "control.cancel":
             metrics.CONTROL_MESSAGES.labels("other").inc()
             log.info(
@@ -115,6 +123,21 @@ class ControlConsumer:
             return
         metrics.CONTROL_MESSAGES.labels(cancel.type).inc()
         self.apply(cancel)
+
+    def _claim_answered(self, data: dict[str, object]) -> None:
+        if data.get("worker_id") != self.worker_id:
+            return  # another worker's answer: every worker sees every control message
+        try:
+            verdict = ClaimVerdict.model_validate(data)
+        except ValidationError as exc:
+            self._invalid(str(exc))
+            return
+        metrics.CONTROL_MESSAGES.labels(verdict.type).inc()
+        if not self.claims.deliver(verdict):
+            log.debug(
+                "claim answer with no one waiting",
+                extra={"action": "claim_unawaited", "job_id": str(verdict.job_id)},
+            )
 
     def apply(self, cancel: CancelAttempt) -> None:
         if cancel.worker_id is not None and cancel.worker_id != self.worker_id:

@@ -1,7 +1,7 @@
 """The jobs running on this worker, keyed by ``(job_id, attempt)``.
 
-The heartbeat loop reports :meth:`ActiveJobs.leased` (the attempts whose ``JobRunning`` was
-confirmed and whose result is not yet), and the control consumer calls
+The heartbeat loop reports :meth:`ActiveJobs.leased` (the attempts that run here or whose
+result is not confirmed yet), and the control consumer calls
 :meth:`ActiveJobs.cancel_matching` for a ``CancelAttempt``.
 
 Each job moves through three phases: ``starting`` (publishing ``JobRunning``), ``running``
@@ -90,12 +90,16 @@ class ActiveJobs:
         return list(self._jobs.values())
 
     def leased(self) -> list[tuple[uuid.UUID, int, datetime | None]]:
-        """Attempts the scheduler holds as running on this worker, with their start times:
-        ``JobRunning`` confirmed, ``JobResult`` not yet. The heartbeat renews their leases."""
+        """Attempts that run here or whose result waits for its confirm, with their start
+        times: announced or not (a quick attempt sends no ``JobRunning``), the heartbeat lists
+        them all, which renews their leases, starts the unannounced ones in the record, and so
+        keeps a claim of a redelivered copy waiting (``app/claims.py``)."""
         return [
             (*key, job.started_at)
             for key, job in self._jobs.items()
-            if job.running_confirmed and not job.result_confirmed
+            if job.started_at is not None
+            and job.phase is not Phase.STARTING
+            and not job.result_confirmed
         ]
 
     def cancel(self, key: JobKey, *, reason: str) -> bool:

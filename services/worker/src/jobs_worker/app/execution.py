@@ -6,10 +6,17 @@
   then ack; ``JobRunning`` (confirmed) goes out when the handler has run
   ``running_report_delay`` (a quick attempt sends only its result, which says when it
   started), or before the handler starts when the delay is 0 or the delivery is a redelivery;
-- a publish that is not confirmed: the delivery is handed back (``nack(requeue=True)`` after a
-  growing pause, or left to the broker when the channel is gone) and nothing is acked; after
-  ``max_requeues`` hand-backs by this worker it is rejected to ``jobs.dead`` instead, where the
-  scheduler re-dispatches the job or, past its limit, dead-letters it;
+- a redelivered message may be a copy of an attempt another worker still runs or has run (its
+  connection was cut): it runs only when the scheduler grants a claim (``app/claims.py``);
+  ``skip`` acks it without running anything;
+- a ``JobRunning`` that is not confirmed before the handler starts: the delivery is handed
+  back (``nack(requeue=True)`` after a growing pause, or left to the broker when the channel
+  is gone); after ``max_requeues`` hand-backs by this worker it is rejected to ``jobs.dead``
+  instead, where the scheduler re-dispatches the job or, past its limit, dead-letters it;
+- a ``JobResult`` that is not confirmed: the outcome is kept and published again (same
+  attempt, the scheduler's fencing token) after a growing pause until the broker confirms
+  it; meanwhile the heartbeat lists the attempt, so its lease holds and a claim of its
+  redelivered copy waits. A computed result is never thrown away for another run;
 - a ``CancelAttempt`` for the attempt (remembered in the cancelled set, or arriving while it
   runs): its handler task is cancelled (or never started), ``JobResult`` with outcome
   ``cancelled`` is published (confirmed) and the delivery acked;
@@ -48,6 +55,7 @@ from jobs_common.topology import RESULTS, RUNNING
 from jobs_worker.adapters import metrics
 from jobs_worker.adapters.result_batches import QueuedLines, ResultBatcher
 from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
+from jobs_worker.app.claims import ClaimWaiters
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
 from jobs_worker.domain.errors import JobFailure, classify, public_message
@@ -92,6 +100,7 @@ class JobExecutor:
         queued_lines: QueuedLines | None = None,
         resources: Mapping[str, Any] | None = None,
         slots: int | None = None,
+        claims: ClaimWaiters | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -105,6 +114,7 @@ class JobExecutor:
         self.worker_id = worker_id
         self.active = active
         self.cancelled = cancelled
+        self.claims = claims if claims is not None else ClaimWaiters(worker_id)
         self.log_forwarder = log_forwarder
         levels = logging.getLevelNamesMapping()
         self.forward_level = levels[settings.job_log_level.upper()]
@@ -155,10 +165,15 @@ class JobExecutor:
             reason = self.cancelled.reason_for(dispatch.job_id, dispatch.attempt)
             if reason is not None:
                 await self._refuse(message, job, reason)
+            elif message.redelivered and (claim := await self._claimed(job)) != "run":
+                if claim == "skip":
+                    await self._ack(message, job)
+                else:
+                    await self._hand_back(message, job, "claim not confirmed")
             else:
                 spec = self.registry.get(dispatch.job_type)
                 async with self.slots.hold(spec.slots if spec is not None else 1):
-                    await self._execute(message, job)
+                    await self._execute(message, job, claimed=bool(message.redelivered))
         except asyncio.CancelledError:
             log.warning(
                 "job abandoned; left unacked",
@@ -201,7 +216,58 @@ class JobExecutor:
         )
         await self._report(message, job, _cancelled(reason), started_at=now, duration=None)
 
-    async def _execute(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
+    async def _claimed(self, job: ActiveJob) -> Literal["run", "skip", "refused"]:
+        """Ask the scheduler whether this redelivered attempt may run here, until it answers
+        ``run`` (the attempt is recorded as running here) or ``skip``. Each ask is a
+        confirmed ``JobRunning`` with ``redelivered``; one not answered in
+        ``claim_answer_timeout`` is asked again; one the broker refuses ends in ``refused``
+        (the delivery is handed back, bounded by the requeue limit)."""
+        dispatch = job.dispatch
+        fields = self._fields(job)
+        since = utcnow()
+        pause = self.settings.claim_retry_pause
+        while True:
+            waiter = self.claims.expect(job.key)
+            ask = JobRunning(
+                job_id=dispatch.job_id,
+                attempt=dispatch.attempt,
+                worker_id=self.worker_id,
+                started_at=utcnow(),
+                trace_id=dispatch.trace_id,
+                redelivered=True,
+                claim_since=since,
+            )
+            try:
+                if not await self._publish(RUNNING, ask, fields):
+                    return "refused"
+                verdict = await asyncio.wait_for(waiter, self.settings.claim_answer_timeout)
+            except TimeoutError:
+                verdict = None
+            finally:
+                self.claims.forget(job.key, waiter)
+            if verdict is not None and verdict.verdict != "wait":
+                metrics.CLAIMS.labels(verdict.verdict).inc()
+                log.info(
+                    f"redelivered attempt: {verdict.verdict}",
+                    extra={
+                        **fields,
+                        "action": f"claim_{verdict.verdict}",
+                        "reason": verdict.reason,
+                    },
+                )
+                return verdict.verdict
+            metrics.CLAIMS.labels("wait" if verdict is not None else "unanswered").inc()
+            if verdict is not None and verdict.retry_after is not None:
+                pause = verdict.retry_after
+            log.debug(
+                "claim pending",
+                extra={**fields, "action": "claim_wait", "reason": verdict and verdict.reason},
+            )
+            await asyncio.sleep(pause)
+
+    async def _execute(
+        self, message: AbstractIncomingMessage, job: ActiveJob, *, claimed: bool = False
+    ) -> None:
         dispatch = job.dispatch
         fields = self._fields(job)
         job.started_at = started_at = utcnow()
@@ -211,14 +277,14 @@ class JobExecutor:
             worker_id=self.worker_id,
             started_at=started_at,
             trace_id=dispatch.trace_id,
-            # A redelivery means the previous holder's connection died: take the attempt over.
-            redelivered=bool(message.redelivered),
         )
         # A quick attempt reports only its result, which says when it started: JobRunning goes
-        # out once the handler has run RUNNING_REPORT_DELAY, and at once for a redelivery
-        # (the scheduler must hand the attempt over before it takes this worker's result).
-        deferred = self.settings.running_report_delay > 0 and not message.redelivered
-        if not deferred and not await self._announce(running, job, fields):
+        # out once the handler has run RUNNING_REPORT_DELAY. A claimed attempt is recorded as
+        # running here already (the claim's answer).
+        deferred = self.settings.running_report_delay > 0 and not claimed
+        if claimed:
+            job.running_confirmed = True
+        elif not deferred and not await self._announce(running, job, fields):
             await self._hand_back(message, job, "JobRunning not confirmed")
             return
         job.phase = Phase.RUNNING
@@ -291,9 +357,7 @@ class JobExecutor:
             finished_at=utcnow(),
             trace_id=dispatch.trace_id,
         )
-        if not await self._publish(RESULTS, report, fields):
-            await self._hand_back(message, job, "JobResult not confirmed")
-            return
+        await self._publish_kept(report, fields)
         job.result_confirmed = True
         kind = error.kind.value if error is not None and name == "failed" else "none"
         metrics.JOBS_FINISHED.labels(label, name, kind).inc()
@@ -435,6 +499,20 @@ class JobExecutor:
             )
             return False
         return True
+
+    async def _publish_kept(self, report: JobResult, fields: dict[str, Any]) -> None:
+        """Publish ``report`` until the broker confirms it, pausing between tries (doubling
+        from ``requeue_pause`` to ``result_retry_pause_max``): the outcome is computed, and
+        handing the delivery back would run the handler again. A shutdown cancels this."""
+        pause = self.settings.requeue_pause
+        while not await self._publish(RESULTS, report, fields):
+            metrics.RESULTS_KEPT.inc()
+            log.warning(
+                "result kept; published again once the broker confirms",
+                extra={**fields, "action": "result_kept", "pause": pause},
+            )
+            await asyncio.sleep(pause)
+            pause = min(max(pause * 2, 0.1), self.settings.result_retry_pause_max)
 
     async def _hand_back(self, message: AbstractIncomingMessage, job: ActiveJob, why: str) -> None:
         """Return the delivery to its queue without acking (the attempt runs again later), or

@@ -1,0 +1,91 @@
+"""May a redelivered attempt run on the worker that received it? (a claim)
+
+The broker redelivers a ready message when the channel that held it closed: its worker died,
+or only its connection did and the worker still runs the handler (or has run it and could not
+get its result confirmed; it publishes that result again once connected). Running every
+redelivery, as RabbitMQ's at-least-once delivery invites, runs such a handler twice: an email
+sent twice. So a redelivered attempt runs only when the scheduler's record says that no live
+worker can still hold it:
+
+- the job is at another attempt, ended, or waits for a retry: ``skip`` (the copy is acked
+  and nothing runs);
+- it runs on the claimant already (an earlier answer was lost): ``run``;
+- it runs on another worker: ``run`` (taken over) only once that worker's lease expired by
+  the read horizon (:mod:`~jobs_scheduler.domain.leases`: the scheduler has read past the
+  heartbeat that would have renewed it), else ``wait``;
+- no worker ever reported it (``queued``: a quick attempt sends only its result): a live
+  holder lists every attempt it runs or holds a result for in each heartbeat, which starts it
+  in the record. So ``run`` only once the scheduler has read heartbeats and results sent a
+  lease after the claimant first asked (``claim_since``): a holder that stayed silent that
+  long died, or was cut off as long as a paused worker past its lease. Else ``wait``.
+
+Clocks: ``claim_since`` is the worker's clock, the horizon the scheduler's (as for leases).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from jobs_common.contracts import ClaimAnswer
+
+# The shortest pause a ``wait`` asks for: claims are rare (faults only), asks cheap.
+MIN_RETRY = 0.5
+MAX_RETRY = 5.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    verdict: ClaimAnswer
+    reason: str
+    # ``run`` from ``queued`` starts the attempt; from another worker's ``running``, takes it over.
+    write: str | None = None  # "start" | "take_over" | None
+    retry_after: float | None = None
+
+
+def _retry_after(*, until: datetime | None, horizon: datetime | None) -> float:
+    if until is None or horizon is None:
+        return MAX_RETRY / 2
+    seconds = (until - horizon).total_seconds()
+    return min(MAX_RETRY, max(MIN_RETRY, seconds))
+
+
+def claim_verdict(
+    *,
+    attempt: int,
+    claimant: str,
+    claim_since: datetime,
+    status: str | None,
+    current_attempt: int | None,
+    holder: str | None,
+    lease_expires_at: datetime | None,
+    horizon: datetime | None,
+    lease: timedelta,
+) -> Claim:
+    """The answer to ``claimant`` asking to run ``attempt`` of a job whose row reads
+    ``status`` / ``current_attempt`` / ``holder`` / ``lease_expires_at`` (locked), with the
+    scheduler's read ``horizon`` (None: some queue that decides leases has no live reader)."""
+    if status is None:
+        return Claim("skip", "the job is not recorded (pruned)")
+    if current_attempt != attempt:
+        return Claim("skip", f"the job is at attempt {current_attempt}")
+    if status not in ("queued", "running"):
+        return Claim("skip", f"the attempt is {status}")
+    if status == "running":
+        if holder == claimant:
+            return Claim("run", "the attempt is this worker's")
+        if horizon is not None and (lease_expires_at is None or lease_expires_at < horizon):
+            return Claim("run", f"taken over from {holder}: its lease expired", "take_over")
+        return Claim(
+            "wait",
+            f"running on {holder} under a live lease",
+            retry_after=_retry_after(until=lease_expires_at, horizon=horizon),
+        )
+    quiet_until = claim_since + lease
+    if horizon is not None and horizon >= quiet_until:
+        return Claim("run", "no worker reported the attempt within a lease", "start")
+    return Claim(
+        "wait",
+        "no worker reported the attempt yet; a live holder would within a lease",
+        retry_after=_retry_after(until=quiet_until, horizon=horizon),
+    )
