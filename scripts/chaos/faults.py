@@ -21,10 +21,10 @@ from .platform import ChaosPlatform
 KILLED = "killed"
 PAUSED = "paused"
 
-# Faults whose victims' jobs may legitimately run again: a worker that died or froze, and a
-# broker that lost its deliveries.
+# Faults whose victims' jobs may legitimately run again: a worker that died or froze. (A broker
+# that took its deliveries back, stopped or restarted or with every connection closed, no
+# longer excuses a re-run: a redelivered copy runs only when its claim is granted.)
 WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
-BROKER_FAULTS = frozenset({k.RABBITMQ_STOP, k.AMQP_CLOSE})
 # Faults that kill a scheduler process, possibly in the middle of an outbox relay pass.
 SCHEDULER_KILLS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
 
@@ -148,10 +148,12 @@ async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> Faul
             _kill(platform, record, await busiest_worker(platform, rng))
         elif kind in (k.KILL_SUBMISSION, k.KILL_GATEWAY, k.KILL_DASHBOARD):
             _kill(platform, record, kind.removeprefix("kill-"))
-        elif kind == k.RABBITMQ_STOP:
+        elif kind in (k.RABBITMQ_STOP, k.RABBITMQ_RESTART):
             await asyncio.to_thread(platform.rabbit.stop_app)
             try:
-                await asyncio.sleep(knobs.outage_seconds)
+                await asyncio.sleep(
+                    knobs.restart_seconds if kind == k.RABBITMQ_RESTART else knobs.outage_seconds
+                )
             finally:
                 await asyncio.to_thread(platform.rabbit.start_app)
         elif kind == k.POSTGRES_STOP:

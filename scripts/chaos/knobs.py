@@ -19,6 +19,7 @@ KILL_SUBMISSION = "kill-submission"
 KILL_GATEWAY = "kill-gateway"
 KILL_DASHBOARD = "kill-dashboard"
 RABBITMQ_STOP = "rabbitmq-stop"
+RABBITMQ_RESTART = "rabbitmq-restart"
 POSTGRES_STOP = "postgres-stop"
 MONGO_STOP = "mongo-stop"
 AMQP_CLOSE = "amqp-close"
@@ -34,6 +35,7 @@ FAULT_KINDS: tuple[str, ...] = (
     KILL_GATEWAY,
     KILL_DASHBOARD,
     RABBITMQ_STOP,
+    RABBITMQ_RESTART,
     POSTGRES_STOP,
     MONGO_STOP,
     AMQP_CLOSE,
@@ -63,6 +65,7 @@ class Knobs:
     workers: int = 3
     schedulers: int = 2
     outage_seconds: float = 10.0  # RabbitMQ, PostgreSQL, MongoDB stopped this long
+    restart_seconds: float = 20.0  # rabbitmq-restart: stop_app, start_app this much later
     scheduler_pause_seconds: float = 30.0
     lease_seconds: int = 10  # SCHEDULER_LEASE_SECONDS; a paused worker stays paused longer
     recover_timeout: float = 120.0  # every service ready again after the fault

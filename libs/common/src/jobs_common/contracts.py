@@ -142,6 +142,15 @@ class JobDispatch(Message):
     payload: dict[str, Any]
     timeout_seconds: int = Field(ge=1)
     dispatched_at: AwareDatetime
+    # Until then a worker runs a first delivery without asking; a later one (it waited in the
+    # queue) may have a copy (``COPY_HEADER``), so it is claimed first. None: always fresh.
+    fresh_until: AwareDatetime | None = None
+
+
+# An AMQP header on a ready message the scheduler's relay published again because it could not
+# know whether the broker took the first one (the pass died, or the confirm was lost): a copy
+# is always claimed before it runs.
+COPY_HEADER = "x-jobs-copy"
 
 
 class JobRunning(Message):
@@ -157,8 +166,11 @@ class JobRunning(Message):
     # scheduler answers with a ``ClaimVerdict`` and starts (or takes over) the attempt only
     # when no live worker can still be running it (``domain/claims.py``).
     redelivered: bool = False
-    # When this worker first asked for this delivery (a repeated ask keeps it): the claim of
-    # an attempt that no worker ever reported waits until every live holder would have.
+    # The claim of an attempt that no worker reported yet waits until the scheduler has read
+    # a lease of heartbeats and results since then, by when every live holder would have
+    # reported it: for a redelivery, when this worker first asked (a repeated ask keeps it);
+    # for a relay's copy, when the attempt was dispatched. None: a first delivery that waited
+    # past its ``fresh_until``; no other copy can run unasked then, so it need not wait.
     claim_since: AwareDatetime | None = None
 
 

@@ -137,7 +137,7 @@ async def test_a_copy_of_an_attempt_nobody_reported_runs_once_a_lease_passed_in_
     assert (utcnow() - since).total_seconds() >= LEASE
     row = await job_row(db, job_id)
     assert (row.status, row.attempt, row.worker_id) == ("running", 1, "w-second")
-    assert "redelivered; started on w-second" in await timeline_reasons(db, job_id)
+    assert "claimed; started on w-second" in await timeline_reasons(db, job_id)
     # Asked again (the answer was lost): still this worker's.
     again = await claim(bus, answers, job_id, "w-second", since=since)
     assert again.verdict == "run"

@@ -1,8 +1,9 @@
-"""The outbox relay publishes a dispatch at most once: a relay pass that fails after the broker
-confirmed its publishes (a deadlock victim, a cancelled task, the process killed) must not
-publish them again, and a publish whose outcome is unknown is left to the reconciler. And the
+"""The outbox relay publishes a dispatch once, plus a marked copy when it cannot know: a relay
+pass that fails after the broker confirmed its publishes (a deadlock victim, a cancelled task,
+the process killed), or a publish whose confirm was lost, is sent again at once as a copy
+(``x-jobs-copy``), which workers claim before running (issue 31: recovery in seconds). And the
 reconciler's clock: never a lost message while the dispatch waits in the outbox, restarted for
-a dispatch published late or dropped."""
+a dispatch published late."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import JobDispatch, JobSubmitted, parse_message
+from jobs_common.contracts import COPY_HEADER, JobDispatch, JobSubmitted, parse_message
 from jobs_common.jobstore import dead_letters, jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher, RabbitBus
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
@@ -211,49 +212,61 @@ async def pass_rows(db: AsyncEngine) -> list[Any]:
         return list(await connection.execute(select(outbox_passes.c.ids)))
 
 
-async def test_a_relay_killed_after_the_confirm_never_publishes_the_dispatch_again(
+async def ready_copies(client_bus: RabbitBus) -> list[tuple[uuid.UUID, int, bool]]:
+    """The ready messages waiting: (job id, attempt, marked as a copy)."""
+    ready = client_bus.topology.queues[topology.READY_MEDIUM]
+    await asyncio.sleep(0.2)
+    found = []
+    while (message := await ready.get(no_ack=True, fail=False)) is not None:
+        dispatch = parse_message(JobDispatch, message.body)
+        copy = bool((message.headers or {}).get(COPY_HEADER))
+        found.append((dispatch.job_id, dispatch.attempt, copy))
+    return found
+
+
+async def test_a_relay_killed_after_the_confirm_publishes_the_dispatch_again_as_a_copy(
     db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
 ) -> None:
     """The order of issue 19's double run: the broker confirmed the ready message, the
-    scheduler died before its relay recorded it as sent, the restarted relay found the row."""
+    scheduler died before its relay recorded it as sent, the restarted relay found the row.
+    It cannot know whether the broker has it: it sends it again at once, marked as a copy
+    (a worker claims a copy before it runs it), instead of leaving it to the reconciler."""
     job = await record(db, scheduler_settings)
     real = Publisher(client_bus.topology.jobs)
     dying = relay(db, {topology.JOBS_EXCHANGE: Scripted(real, after=hang)})
     passing = asyncio.create_task(dying.pass_once())
-    first = await eventually(lambda: ready_messages(client_bus), what="the confirmed dispatch")
-    assert [(m.job_id, m.attempt) for m in first] == [(job.job_id, 1)]
+    first = await eventually(lambda: ready_copies(client_bus), what="the confirmed dispatch")
+    assert first == [(job.job_id, 1, False)]
     passing.cancel()  # kill -9: the pass never settles (it hangs past its stop grace)
     await asyncio.gather(passing, return_exceptions=True)
     assert len(await pass_rows(db)) == 1  # what the dead pass may have published
     clock = await queued_at(db, job)
 
     restarted = relay(db, {topology.JOBS_EXCHANGE: real})
-    assert await restarted.pass_once() == 0
-    assert await ready_messages(client_bus) == []  # published once, on the killed pass
-    assert await outbox_rows(db) == []  # dropped: the reconciler's clock runs from now
+    assert await restarted.pass_once() == 1
+    assert await ready_copies(client_bus) == [(job.job_id, 1, True)]  # the same attempt, marked
+    assert await outbox_rows(db) == []
     assert await pass_rows(db) == []
     assert await queued_at(db, job) > clock
-    async with db.begin() as connection:
-        defaults = job_defaults(scheduler_settings)
-        assert await reconcile_lost_dispatches(connection, Changes(), 100, 60.0, defaults) == 0
+    assert await restarted.pass_once() == 0  # sent once more, not again and again
 
 
-async def test_a_publish_lost_with_its_connection_is_left_to_the_reconciler(
+async def test_a_publish_lost_with_its_connection_is_sent_again_as_a_copy(
     db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
 ) -> None:
     """The publish went out and its confirm never came: the broker may hold the message, so
-    the dispatch is dropped (no second copy) and its reconciler clock restarted; had the
-    broker lost it, the reconciler dispatches a new attempt once the clock runs out."""
+    the next pass sends the dispatch again marked as a copy (never unmarked twice)."""
     job = await record(db, scheduler_settings)
     clock = await queued_at(db, job)
     real = Publisher(client_bus.topology.jobs)
     failing = relay(db, {topology.JOBS_EXCHANGE: Scripted(real, after=connection_lost)})
     assert await failing.pass_once() == 0
-    assert [m.job_id for m in await ready_messages(client_bus)] == [job.job_id]
-    assert await relay(db, {topology.JOBS_EXCHANGE: real}).pass_once() == 0
-    assert await ready_messages(client_bus) == []
-    assert await outbox_rows(db) == []
-    assert await queued_at(db, job) > clock
+    assert await ready_copies(client_bus) == [(job.job_id, 1, False)]
+    assert len(await outbox_rows(db)) == 1 and len(await pass_rows(db)) == 1
+    assert await relay(db, {topology.JOBS_EXCHANGE: real}).pass_once() == 1
+    assert await ready_copies(client_bus) == [(job.job_id, 1, True)]
+    assert await outbox_rows(db) == [] and await pass_rows(db) == []
+    assert await queued_at(db, job) >= clock
 
 
 async def test_a_cancel_request_whose_publish_failed_is_published_again(

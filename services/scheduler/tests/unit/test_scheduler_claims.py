@@ -72,3 +72,17 @@ def test_an_attempt_running_elsewhere_waits_while_its_lease_lives() -> None:
 def test_an_attempt_already_the_claimants_runs_again_without_a_write() -> None:
     mine = decide(status="running", holder="w2", lease_expires_at=T0 + LEASE)
     assert (mine.verdict, mine.write) == ("run", None)
+
+
+def test_a_first_delivery_past_its_freshness_starts_at_once_unless_another_holds_it() -> None:
+    """No copy of it runs unasked (copies are claimed), so it need not wait for anyone."""
+    first = decide(claim_since=None, horizon=None)
+    assert (first.verdict, first.write) == ("run", "start")
+    taken = decide(
+        claim_since=None,
+        status="running",
+        holder="w1",
+        lease_expires_at=T0 + LEASE,
+        horizon=T0,
+    )
+    assert taken.verdict == "wait"

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from jobs_common.contracts import ClaimAnswer, ClaimVerdict, JobDispatch, JobRunning
-from jobs_common.rabbit import Publisher
+from jobs_common.contracts import (
+    COPY_HEADER,
+    ClaimAnswer,
+    ClaimVerdict,
+    JobDispatch,
+    JobRunning,
+    utcnow,
+)
+from jobs_common.rabbit import Outgoing, Publisher, amqp_message
 from jobs_common.topology import CONTROL_CLAIM, EVENTS_EXCHANGE, READY_HIGH, RESULTS, RUNNING
 from jobs_testing.waiting import eventually
 from jobs_testing.worker_messages import Observer, make_dispatch, parse_message, quick_simulate
@@ -106,3 +114,31 @@ async def test_a_redelivered_copy_the_scheduler_grants_runs_once(
     async with asyncio.timeout(10):
         await observer.wait_for_count(READY_HIGH, 0)
     assert runtime.active.reported((dispatch.job_id, dispatch.attempt))
+
+
+async def test_a_relay_copy_is_claimed_from_its_dispatch_and_a_stale_first_delivery_at_once(
+    start_worker: Any, observer: Observer
+) -> None:
+    """A copy (x-jobs-copy) asks with its dispatch time; a first delivery that waited past
+    its fresh_until asks with none (it need not wait); a fresh one does not ask."""
+    results = await observer.collect(RESULTS)
+    claims = await answering(observer, ["run"])
+    copy = make_dispatch("simulate", quick_simulate(), priority=3)
+    stale = make_dispatch("simulate", quick_simulate(), priority=3).model_copy(
+        update={"fresh_until": utcnow() - timedelta(seconds=1)}
+    )
+    fresh = make_dispatch("simulate", quick_simulate(), priority=3).model_copy(
+        update={"fresh_until": utcnow() + timedelta(minutes=1)}
+    )
+    marked = amqp_message(copy)
+    marked.headers = {**(marked.headers or {}), COPY_HEADER: 1}
+    await observer.bus.publisher.publish_raw(Outgoing(READY_HIGH, marked))
+    await observer.publish(stale)
+    await observer.publish(fresh)
+    await start_worker()
+    for dispatch in (copy, stale, fresh):
+        assert (await observer.wait_result(results, dispatch.job_id)).outcome == "succeeded"
+    asked = {c.job_id: c for c in claims if c.redelivered}
+    assert set(asked) == {copy.job_id, stale.job_id}
+    assert asked[copy.job_id].claim_since == copy.dispatched_at
+    assert asked[stale.job_id].claim_since is None

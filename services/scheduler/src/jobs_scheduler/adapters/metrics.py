@@ -34,9 +34,13 @@ OUTBOX_PUBLISHED = Counter("scheduler_outbox_published_total", "Outbox messages 
 OUTBOX_FAILED = Counter("scheduler_outbox_failed_total", "Outbox publishes refused or failed.")
 OUTBOX_ABANDONED = Counter(
     "scheduler_outbox_dispatches_dropped_total",
-    "Dispatches the relay dropped instead of publishing again, because the broker may already "
-    "hold them (a publish failed after it was sent, or a relay pass died); the reconciler "
-    "re-dispatches those the broker never had.",
+    "Dispatches whose publish failed after it was sent (the broker may hold them): sent again "
+    "as copies by the next relay pass.",
+)
+OUTBOX_COPIES = Counter(
+    "scheduler_outbox_copies_total",
+    "Dispatches published again as copies (x-jobs-copy) because the broker may have had the "
+    "first one; a worker claims a copy before it runs it.",
 )
 # outbox_pending{service="scheduler"}: outbox rows the last relay pass of this replica claimed
 # (at most SCHEDULER_RELAY_BATCH_SIZE; rows locked by another replica are not seen).

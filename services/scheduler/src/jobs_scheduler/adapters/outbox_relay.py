@@ -1,18 +1,19 @@
 """The outbox relay: rows the scheduler's transactions wrote to ``outbox`` (dispatches,
-cancel requests) are published to RabbitMQ with confirms and deleted once confirmed.
+cancel requests, claim answers) are published to RabbitMQ with confirms and deleted once
+confirmed.
 
-A ready message goes out at most once. A pass locks its rows (``FOR UPDATE SKIP LOCKED``, held
-until it ends) and, before it publishes them, commits one ``outbox_passes`` row naming them;
-the transaction that deletes the rows the broker confirmed deletes that row too. A pass that
-dies in between (the process killed after the broker confirmed, a pass cancelled, a lost
-database connection) leaves its rows unlocked and named by a pass row: the next pass that
-locks such a row knows it may already be in the broker's hands. A dispatch is then dropped,
-never published again, and its reconciler clock restarted, so the reconciler re-dispatches
-the job under a new attempt number only if the broker never had it
-(``app/reconciler.py``); other messages (cancel requests, dead-letter notices) are
-idempotent for their consumers and are published again. A publish that failed after it was
-sent (the connection lost before the confirm) is dropped the same way; one the broker
-certainly never had is left for the next pass.
+A pass locks its rows (``FOR UPDATE SKIP LOCKED``, held until it ends) and, before it
+publishes them, commits one ``outbox_passes`` row naming them; the transaction that deletes
+the rows the broker confirmed deletes that row too. A pass that dies in between (the process
+killed after the broker confirmed, a pass cancelled, a lost database connection) leaves its
+rows unlocked and named by a pass row: the next pass that locks such a row knows it may
+already be in the broker's hands. It publishes the row again at once: a dispatch as a *copy*
+(the ``x-jobs-copy`` header), which a worker claims before it runs (``app/claims.py``), so a
+second copy of a ready message is harmless and a scheduler crash delays a job by seconds, not
+by the reconciler's two minutes. Other messages are idempotent for their consumers. A
+dispatch whose publish failed after it was sent (the connection lost before the confirm) is
+left named by this pass's row, so the next pass sends it as a copy too; one the broker
+certainly never had is left for the next pass as it is.
 
 A dispatch's transaction started the reconciler's clock (``jobs.queued_at``); a dispatch that
 waited in the outbox longer than ``clock_slack`` (the broker was away) has it restarted once
@@ -24,7 +25,7 @@ import asyncio
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,6 +36,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from jobs_common.contracts import COPY_HEADER
 from jobs_common.jobstore import jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_common.topology import (
@@ -76,6 +78,11 @@ LOCK_BATCH = (
 )
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
 PASS_DONE = delete(outbox_passes).where(outbox_passes.c.id == bindparam("pass_id"))
+PASS_NARROWED = (
+    update(outbox_passes)
+    .where(outbox_passes.c.id == bindparam("pass_id"))
+    .values(ids=bindparam("ids", type_=ARRAY(BigInteger())))
+)
 # Pass rows of dead passes none of whose rows is left but those settled now.
 DEAD_PASSES_DONE = delete(outbox_passes).where(
     outbox_passes.c.ids.overlap(bindparam("ids", type_=ARRAY(BigInteger()))),
@@ -110,14 +117,13 @@ class Settled:
 
     confirmed: list[Any] = field(default_factory=list)
     released: list[Any] = field(default_factory=list)  # left for a later pass
-    dropped: list[Any] = field(default_factory=list)  # dispatches the broker may hold
-    orphaned: list[Any] = field(default_factory=list)  # a dead pass's: not published now
+    dropped: list[Any] = field(default_factory=list)  # dispatches the broker may hold: copies
 
     @classmethod
     def of(cls, rows: Sequence[Any], outcomes: Sequence[BaseException | None]) -> Settled:
         """Confirmed rows go; a row the broker never had, and any message but a dispatch, is
         left for the next pass; a dispatch whose publish failed after it was sent may be in a
-        ready queue: dropped, for the reconciler to judge."""
+        ready queue: the next pass sends it as a copy."""
         settled = cls()
         for row, error in zip(rows, outcomes, strict=True):
             if error is None:
@@ -165,29 +171,36 @@ class OutboxRelay:
             metrics.OUTBOX_PENDING.set(len(rows))
             if not rows:
                 return 0
-            # A dispatch a dead pass may have published is dropped, never sent again.
-            orphans = [row for row in rows if row.orphaned and row.job_id is not None]
-            sending = [row for row in rows if not (row.orphaned and row.job_id is not None)]
+            # A dispatch a dead pass may have published goes again as a copy (claimed first).
+            copies = {row.id for row in rows if row.orphaned and row.job_id is not None}
             pass_id = uuid.uuid4()
-            if sending:
-                await record_pass(self.engine, pass_id, [row.id for row in sending])
-                await self._declare_named_queues(sending)
-            settled = Settled.of(sending, await publish_rows(self.publishers, sending))
-            settled.orphaned = orphans
-            gone = [row.id for row in (*settled.confirmed, *settled.dropped, *orphans)]
+            await record_pass(self.engine, pass_id, [row.id for row in rows])
+            await self._declare_named_queues(rows)
+            settled = Settled.of(rows, await publish_rows(self.publishers, rows, copies=copies))
+            gone = [row.id for row in settled.confirmed]
             if gone:
                 await connection.execute(RELAYED, {"ids": gone})
-            await connection.execute(PASS_DONE, {"pass_id": pass_id})
-            if any(row.orphaned for row in rows):
+            if settled.dropped:  # maybe in the broker: named by this pass, sent as copies next
+                await connection.execute(
+                    PASS_NARROWED, {"pass_id": pass_id, "ids": [row.id for row in settled.dropped]}
+                )
+            else:
+                await connection.execute(PASS_DONE, {"pass_id": pass_id})
+            if copies and gone:
                 await connection.execute(DEAD_PASSES_DONE, {"ids": gone})
-        late = [row.job_id for row in settled.confirmed if row.job_id is not None and row.late]
-        clocks = sorted({*late, *(row.job_id for row in (*settled.dropped, *orphans))})
-        if clocks:
-            await start_reconciler_clocks(self.engine, clocks)
-        if orphans:
+        late = [
+            row.job_id
+            for row in settled.confirmed
+            if row.job_id is not None and (row.late or row.id in copies)
+        ]
+        if late:
+            await start_reconciler_clocks(self.engine, sorted(set(late)))
+        sent_copies = [row for row in settled.confirmed if row.id in copies]
+        if sent_copies:
+            metrics.OUTBOX_COPIES.inc(len(sent_copies))
             log.warning(
-                "dispatches of a relay pass that died dropped, for the reconciler",
-                extra={"action": "outbox_abandoned", "dispatches_dropped": len(orphans)},
+                "dispatches a relay pass may have published sent again as copies",
+                extra={"action": "outbox_copies", "copies": len(sent_copies)},
             )
         record(settled)
         return len(settled.confirmed)
@@ -260,8 +273,8 @@ def record(settled: Settled) -> None:
                 "dispatches_dropped": len(settled.dropped),
             },
         )
-    if settled.dropped or settled.orphaned:
-        metrics.OUTBOX_ABANDONED.inc(len(settled.dropped) + len(settled.orphaned))
+    if settled.dropped:
+        metrics.OUTBOX_ABANDONED.inc(len(settled.dropped))
 
 
 async def start_reconciler_clocks(
@@ -292,7 +305,10 @@ def retryable(exc: DBAPIError) -> bool:
     return (getattr(exc.orig, "sqlstate", None) or "") in ("40P01", "40001")
 
 
-def _amqp(row: Any) -> aio_pika.Message:
+def _amqp(row: Any, *, copy: bool = False) -> aio_pika.Message:
+    headers: dict[str, Any] = {"trace_id": row.trace_id, "v": 1}
+    if copy:
+        headers[COPY_HEADER] = 1
     return aio_pika.Message(
         body=row.body,
         content_type="application/json",
@@ -300,22 +316,25 @@ def _amqp(row: Any) -> aio_pika.Message:
         message_id=str(row.message_id),
         correlation_id=row.trace_id,
         type=row.message_type,
-        headers={"trace_id": row.trace_id, "v": 1},
+        headers=headers,
     )
 
 
 async def publish_rows(
-    publishers: dict[str, Publisher], rows: Sequence[Any]
+    publishers: dict[str, Publisher], rows: Sequence[Any], *, copies: Set[int] = frozenset()
 ) -> list[BaseException | None]:
-    """Publish outbox rows, each on its own exchange, all confirms in flight together. A
-    failure is :class:`Unsent` when the broker certainly does not hold the message."""
+    """Publish outbox rows, each on its own exchange, all confirms in flight together (the
+    rows in ``copies`` marked as copies). A failure is :class:`Unsent` when the broker
+    certainly does not hold the message."""
 
     async def one(row: Any) -> BaseException | None:
         publisher = publishers.get(row.exchange)
         if publisher is None or not publisher.channel_open:
             return Unsent(f"no open publishing channel for {row.exchange}")
         try:
-            await publisher.publish_raw(Outgoing(row.routing_key, _amqp(row)))
+            await publisher.publish_raw(
+                Outgoing(row.routing_key, _amqp(row, copy=row.id in copies))
+            )
         except DeliveryError as exc:  # returned (unroutable) or nacked: not in a queue
             return Unsent(repr(exc))
         except Exception as exc:

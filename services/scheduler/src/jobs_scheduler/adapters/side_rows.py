@@ -31,6 +31,7 @@ from jobs_common.topology import (
 )
 from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.set_based import ArrayRows, any_of
+from jobs_scheduler.domain.claims import FRESH_DISPATCH
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
 
@@ -162,7 +163,8 @@ class Changes:
             priority=job.priority,
             payload=payload if payload is not None else job.payload,
             timeout_seconds=job.timeout_seconds,
-            dispatched_at=utcnow(),
+            dispatched_at=(now := utcnow()),
+            fresh_until=now + FRESH_DISPATCH,
             trace_id=job.trace_id or uuid.uuid4().hex,
         )
         self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority, job.queue), message, job.id)

@@ -21,7 +21,7 @@ S = JobStatus
 
 # The job's timeline (phrased as jobs_common.disclosure expects: owners read "a worker").
 _TIMELINE = {
-    "start": "redelivered; started on {worker}",
+    "start": "claimed; started on {worker}",
     "take_over": "redelivered; taken over by {worker}",
 }
 _WRITES: dict[str, tuple[JobStatus, Write]] = {
@@ -63,7 +63,7 @@ async def answer_claims(
         decided = claim_verdict(
             attempt=claim.attempt,
             claimant=claim.worker_id,
-            claim_since=claim.claim_since or claim.started_at,
+            claim_since=claim.claim_since,
             status=row.status if row is not None else None,
             current_attempt=row.attempt if row is not None else None,
             holder=row.worker_id if row is not None else None,

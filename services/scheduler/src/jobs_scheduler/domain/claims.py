@@ -16,8 +16,13 @@ worker can still hold it:
 - no worker ever reported it (``queued``: a quick attempt sends only its result): a live
   holder lists every attempt it runs or holds a result for in each heartbeat, which starts it
   in the record. So ``run`` only once the scheduler has read heartbeats and results sent a
-  lease after the claimant first asked (``claim_since``): a holder that stayed silent that
-  long died, or was cut off as long as a paused worker past its lease. Else ``wait``.
+  lease after ``claim_since``: a holder that stayed silent that long died, or was cut off as
+  long as a paused worker past its lease. Else ``wait``. ``claim_since`` is when the
+  claimant first asked (a redelivery), or when the attempt was dispatched (a relay's copy:
+  the first copy may run unasked until its ``fresh_until``, :data:`FRESH_DISPATCH` later,
+  and is listed within a heartbeat interval of its start; so ``FRESH_DISPATCH`` plus two
+  heartbeat intervals must stay under the lease). None: a first delivery that waited past its
+  ``fresh_until`` asks; no copy of it runs unasked, so it runs at once.
 
 Clocks: ``claim_since`` is the worker's clock, the horizon the scheduler's (as for leases).
 """
@@ -28,6 +33,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from jobs_common.contracts import ClaimAnswer
+
+# How long a worker runs a first delivery without asking (``JobDispatch.fresh_until``): a
+# ready message that waited longer in its queue may have a copy the relay published again.
+FRESH_DISPATCH = timedelta(seconds=5)
 
 # The shortest pause a ``wait`` asks for: claims are rare (faults only), asks cheap.
 MIN_RETRY = 0.5
@@ -54,7 +63,7 @@ def claim_verdict(
     *,
     attempt: int,
     claimant: str,
-    claim_since: datetime,
+    claim_since: datetime | None,
     status: str | None,
     current_attempt: int | None,
     holder: str | None,
@@ -81,6 +90,8 @@ def claim_verdict(
             f"running on {holder} under a live lease",
             retry_after=_retry_after(until=lease_expires_at, horizon=horizon),
         )
+    if claim_since is None:
+        return Claim("run", "a first delivery, the only one that runs unasked", "start")
     quiet_until = claim_since + lease
     if horizon is not None and horizon >= quiet_until:
         return Claim("run", "no worker reported the attempt within a lease", "start")

@@ -32,6 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
@@ -42,6 +43,7 @@ from pydantic import BaseModel, ValidationError
 
 from jobs_common import acks, log_context
 from jobs_common.contracts import (
+    COPY_HEADER,
     ErrorKind,
     JobDispatch,
     JobError,
@@ -165,7 +167,9 @@ class JobExecutor:
             reason = self.cancelled.reason_for(dispatch.job_id, dispatch.attempt)
             if reason is not None:
                 await self._refuse(message, job, reason)
-            elif message.redelivered and (claim := await self._claimed(job)) != "run":
+            elif (ask := claim_to_ask(message, dispatch)) is not None and (
+                claim := await self._claimed(job, ask)
+            ) != "run":
                 if claim == "skip":
                     await self._ack(message, job)
                 else:
@@ -173,7 +177,7 @@ class JobExecutor:
             else:
                 spec = self.registry.get(dispatch.job_type)
                 async with self.slots.hold(spec.slots if spec is not None else 1):
-                    await self._execute(message, job, claimed=bool(message.redelivered))
+                    await self._execute(message, job, claimed=ask is not None)
         except asyncio.CancelledError:
             log.warning(
                 "job abandoned; left unacked",
@@ -216,7 +220,7 @@ class JobExecutor:
         )
         await self._report(message, job, _cancelled(reason), started_at=now, duration=None)
 
-    async def _claimed(self, job: ActiveJob) -> Literal["run", "skip", "refused"]:
+    async def _claimed(self, job: ActiveJob, ask: ClaimToAsk) -> Literal["run", "skip", "refused"]:
         """Ask the scheduler whether this redelivered attempt may run here, until it answers
         ``run`` (the attempt is recorded as running here) or ``skip``. Each ask is a
         confirmed ``JobRunning`` with ``redelivered``; one not answered in
@@ -224,11 +228,11 @@ class JobExecutor:
         (the delivery is handed back, bounded by the requeue limit)."""
         dispatch = job.dispatch
         fields = self._fields(job)
-        since = utcnow()
+        since = ask.since if ask.since is not None or not ask.waits else utcnow()
         pause = self.settings.claim_retry_pause
         while True:
             waiter = self.claims.expect(job.key)
-            ask = JobRunning(
+            request = JobRunning(
                 job_id=dispatch.job_id,
                 attempt=dispatch.attempt,
                 worker_id=self.worker_id,
@@ -238,7 +242,7 @@ class JobExecutor:
                 claim_since=since,
             )
             try:
-                if not await self._publish(RUNNING, ask, fields):
+                if not await self._publish(RUNNING, request, fields):
                     return "refused"
                 verdict = await asyncio.wait_for(waiter, self.settings.claim_answer_timeout)
             except TimeoutError:
@@ -252,6 +256,7 @@ class JobExecutor:
                     extra={
                         **fields,
                         "action": f"claim_{verdict.verdict}",
+                        "claim": ask.why,
                         "reason": verdict.reason,
                     },
                 )
@@ -536,6 +541,30 @@ class JobExecutor:
             else str(exc)
         )
         await self.settler.settle(message, acks.Outcome.POISON, queue=queue, reason=reason[:1000])
+
+
+@dataclass(frozen=True)
+class ClaimToAsk:
+    """Why a delivery is claimed before it runs, and the ``claim_since`` it asks with
+    (``waits`` and no ``since``: when this worker first asks)."""
+
+    why: str
+    since: datetime | None = None
+    waits: bool = True
+
+
+def claim_to_ask(message: AbstractIncomingMessage, dispatch: JobDispatch) -> ClaimToAsk | None:
+    """None: a first delivery of the first copy, fresh, runs without asking. Else the claim:
+    a redelivery (another worker may still hold the attempt), a relay's copy (the first copy
+    may run unasked until its ``fresh_until``), or a first delivery past its ``fresh_until``
+    (a copy of it may exist; it need not wait for anyone)."""
+    if message.redelivered:
+        return ClaimToAsk("redelivered")
+    if (message.headers or {}).get(COPY_HEADER):
+        return ClaimToAsk("copy", since=dispatch.dispatched_at)
+    if dispatch.fresh_until is not None and utcnow() >= dispatch.fresh_until:
+        return ClaimToAsk("stale", waits=False)
+    return None
 
 
 def as_result(spec: HandlerSpec, value: Any) -> Any:
