@@ -181,3 +181,65 @@ async def test_a_broker_restart_under_load_ends_with_every_job_succeeded(
             break
         assert time.monotonic() < deadline, f"ready queues (messages, consumers): {waiting}"
         await asyncio.sleep(1)
+
+
+def worker_log_lines(stack: Stack, job_id: str, action: str) -> list[str]:
+    """Lines of every worker's log that name ``job_id`` with ``action``."""
+    marks = (f"action={action}", f'"action":"{action}"')
+    found = []
+    for name, service in stack.services.items():
+        path = service.log_path
+        if name.startswith("worker") and path is not None and path.exists():
+            found += [
+                line
+                for line in path.read_text(errors="replace").splitlines()
+                if job_id in line and any(mark in line for mark in marks)
+            ]
+    return found
+
+
+async def test_a_worker_cut_off_while_its_handler_runs_runs_it_once(
+    platform: Supervised, broker: PrivateRabbit
+) -> None:
+    """Issue 31's order: the broker closes the connection of the worker running a job (its
+    handler goes on), and redelivers the ready message to the other worker, connected. That
+    one claims the copy and waits; the first reconnects, publishes its kept result, the copy
+    is skipped: one run, attempt 1, on the first worker."""
+    stack = platform.stack
+    gateway = stack.services["gateway"].url
+    token = await login(gateway, "admin@test.com", "admin123")  # sees worker ids
+    slow = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 4, "maxSeconds": 4}
+    async with httpx.AsyncClient(
+        base_url=gateway, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as client:
+        response = await client.post(
+            "/api/jobs", json={"type": "simulate", "priority": 2, "payload": slow}
+        )
+        assert response.status_code == 202, response.text
+        job_id = response.json()["jobId"]
+        deadline = time.monotonic() + 30
+        while True:
+            job = (await client.get(f"/api/jobs/{job_id}")).json()  # 404 until recorded
+            if job.get("status") == "running" and job.get("workerId"):
+                break
+            assert time.monotonic() < deadline, job
+            await asyncio.sleep(0.1)
+        holder = job["workerId"]
+        names = await asyncio.to_thread(broker.connections_named, holder)
+        assert names, f"no connection named after {holder}"
+        assert await asyncio.to_thread(broker.close_connections, names) == len(names)
+        deadline = time.monotonic() + 60
+        while job["status"] not in ("succeeded", "dead", "cancelled"):
+            assert time.monotonic() < deadline, job
+            await asyncio.sleep(0.3)
+            job = (await client.get(f"/api/jobs/{job_id}")).json()
+    assert (job["status"], job["attempt"], job["workerId"]) == ("succeeded", 1, holder), job
+    assert [a["attempt"] for a in job["attempts"]] == [1]
+    started = worker_log_lines(stack, job_id, "job_started")
+    assert len(started) == 1, started
+    # The copy's claim waited while the attempt ran on its holder; its next ask is skipped.
+    deadline = time.monotonic() + 20
+    while not worker_log_lines(stack, job_id, "claim_skip"):
+        assert time.monotonic() < deadline, "the redelivered copy was not claimed and skipped"
+        await asyncio.sleep(0.5)
+    assert len(worker_log_lines(stack, job_id, "job_started")) == 1

@@ -226,6 +226,28 @@ class PrivateRabbit(Managed):
         response.raise_for_status()
         return [item["name"] for item in response.json()]
 
+    def connections_named(self, fragment: str) -> list[str]:
+        """The connections whose client-given name (``connection_name``) contains ``fragment``."""
+        response = self.api("GET", "/connections")
+        response.raise_for_status()
+        return [
+            item["name"]
+            for item in response.json()
+            if fragment in str(item.get("user_provided_name") or "")
+            or fragment in str((item.get("client_properties") or {}).get("connection_name", ""))
+        ]
+
+    def close_connections(self, names: list[str], reason: str = "test: connection cut") -> int:
+        """Close these connections through the management API; how many were closed."""
+        closed = 0
+        for name in names:
+            response = self.api(
+                "DELETE", f"/connections/{quote(name, safe='')}", headers={"X-Reason": reason}
+            )
+            if response.status_code in (200, 204):
+                closed += 1
+        return closed
+
     def close_all_connections(self, reason: str = "chaos: every connection closed") -> int:
         """Close every client connection through the management API; how many were closed."""
         closed = 0
