@@ -1,6 +1,10 @@
 """The error envelope on every HTTP answer: platform errors, a body that is not JSON (400),
 request validation (422 with field paths), Starlette's 404/405/413 (a 405 with the path's
-``Allow``) and the unexpected (500, no internals)."""
+``Allow``) and the unexpected (500, no internals).
+
+Installing them installs the input rule too (``jobs_common.storable_input``): every app that
+answers in the envelope refuses a NUL or a lone surrogate in its URL, headers and JSON bodies
+(422 / 400), so no route can accept what a store would refuse later."""
 
 from __future__ import annotations
 
@@ -16,10 +20,18 @@ from starlette.types import Scope
 
 from jobs_common.errors import ErrorDetail, ErrorEnvelope, PlatformError
 from jobs_common.json_response import JsonResponse
+from jobs_common.storable_input import install_storable_input
+from jobs_common.storable_text import UNPARSABLE_BODY
+
+__all__ = [
+    "HTTP_METHODS",
+    "UNPARSABLE_BODY",
+    "allowed_methods",
+    "install_error_handlers",
+    "validation_details",
+]
 
 log = logging.getLogger(__name__)
-
-UNPARSABLE_BODY = "request body is not valid JSON"
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -55,6 +67,9 @@ def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> set[str]:
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    """Call it before the app's routes are included (the input rule is an app dependency)."""
+    install_storable_input(app)
+
     @app.exception_handler(PlatformError)
     async def _platform(_: Request, exc: PlatformError) -> JsonResponse:
         return JsonResponse(exc.envelope(), status_code=exc.status_code, headers=exc.headers())

@@ -315,3 +315,11 @@ def test_the_default_policy_shown_is_the_one_an_unconfigured_scheduler_applies(
     assert shown == asdict(applied.retry_policy)
     assert applied.max_attempts == DEFAULT_MAX_ATTEMPTS
     assert applied.timeout_seconds == DEFAULT_TIMEOUT_SECONDS
+
+
+@pytest.mark.parametrize("value", [7.872593960594942e-09, 1_700_000_000, "6.2e-63", "1700000000"])
+def test_a_date_time_filter_is_iso_text_never_a_number(value: Any) -> None:
+    with pytest.raises(ValidationError, match="ISO 8601 date-time, not a number"):
+        BulkSelector.model_validate({"createdFrom": value})
+    selector = BulkSelector.model_validate({"createdFrom": "2030-01-01T00:00:00Z"})
+    assert selector.created_from is not None and selector.created_from.year == 2030

@@ -1,5 +1,7 @@
-"""Jobs arrive several to a JobsSubmitted message: each is recorded once, and a job
-PostgreSQL refuses is stored as poison alone, without its message's other jobs."""
+"""Jobs arrive several to a JobsSubmitted message: each is recorded once; a job whose own
+text no store can hold is stored as poison alone, without its message's other jobs; a
+refusal the job's data does not explain is retried, never parked while the API says
+published (app/intake.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ from functools import partial
 
 import pytest
 from prometheus_client import REGISTRY
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import JobsSubmitted
 from jobs_common.rabbit import RabbitBus
+from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_row, poison_reasons, submitted, wait_status
 
@@ -38,9 +42,48 @@ async def test_a_refused_job_is_poison_alone_and_its_neighbours_are_recorded(
     (reason,) = await eventually(
         partial(poison_reasons, db, broken.message_id), what="the refused job in poison_messages"
     )
-    assert reason.startswith(f"job {broken.job_id} not recorded")
+    assert reason.startswith(f"job {broken.job_id} not recorded: payload.text holds a NUL")
     assert await job_row(db, broken.job_id) is None
     assert requeued() == requeues_before  # handled at once, not requeued
+
+
+@pytest.fixture
+def scheduler_settings(scheduler_settings: Settings) -> Settings:
+    return scheduler_settings.model_copy(
+        update={
+            "consumer_max_requeues": 10_000,
+            "consumer_requeue_pause_seconds": 0.02,
+            "consumer_requeue_pause_max_seconds": 0.1,
+        }
+    )
+
+
+async def test_a_refusal_the_jobs_data_does_not_explain_is_retried_not_parked(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """PostgreSQL refuses a job for a reason of its own (here a constraint the test adds: a
+    schema the API does not know about): the message is requeued, nothing is parked as
+    poison, and once the database takes the job every job of the message is recorded."""
+    async with db.begin() as connection:
+        await connection.execute(
+            text("ALTER TABLE jobs ADD CONSTRAINT test_refused CHECK (type <> 'refused.type')")
+        )
+    first, second = submitted(), submitted()
+    refused = submitted(job_type="refused.type")
+    requeues_before = requeued()
+    await bus.publisher.publish(topology.SUBMITTED, JobsSubmitted(jobs=[first, refused, second]))
+
+    async def requeued_twice() -> bool:
+        return requeued() - requeues_before >= 2
+
+    await eventually(requeued_twice, what="the message requeued")
+    assert await job_row(db, first.job_id) is None  # the message waits whole
+    assert await poison_reasons(db, refused.message_id) == []
+    async with db.begin() as connection:
+        await connection.execute(text("ALTER TABLE jobs DROP CONSTRAINT test_refused"))
+    for job in (first, refused, second):
+        await wait_status(db, job.job_id, "queued")
+    assert await poison_reasons(db, refused.message_id) == []
 
 
 async def test_jobs_redelivered_in_another_message_are_recorded_once(

@@ -115,6 +115,20 @@ async def collection(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
 
 
 @pytest.fixture
+async def stored(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
+    """Counts every document of the service's database (submissions, their outbox, batches)."""
+    client = create_client(mongo_url)
+    database = client[mongo_db_name]
+
+    async def count() -> int:
+        names = await database.list_collection_names()
+        return sum([await database[name].count_documents({}) for name in names])
+
+    yield count
+    await client.close()
+
+
+@pytest.fixture
 async def batches(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
     client = create_client(mongo_url)
     yield client[mongo_db_name]["batches"]

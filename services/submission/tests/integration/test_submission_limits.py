@@ -12,26 +12,11 @@ import httpx
 import pytest
 
 from jobs_common.body_limit import MIB
-from jobs_common.mongo import create_client
 from jobs_common.payloads import MAX_EMAIL_BODY_CHARS
 
 from .conftest import EMAIL_JOB, AppFactory
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def stored(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
-    """Counts every document of the service's database (submissions, their outbox, batches)."""
-    client = create_client(mongo_url)
-    database = client[mongo_db_name]
-
-    async def count() -> int:
-        names = await database.list_collection_names()
-        return sum([await database[name].count_documents({}) for name in names])
-
-    yield count
-    await client.close()
 
 
 def email(**payload: Any) -> dict[str, Any]:

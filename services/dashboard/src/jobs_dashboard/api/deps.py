@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, cast
 
 from fastapi import Depends, Query, Request
@@ -20,6 +19,7 @@ from jobs_dashboard.domain.query import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     CreatedRange,
+    IsoDateTime,
     PageRequest,
     Visibility,
 )
@@ -77,11 +77,11 @@ async def get_settings(request: Request) -> Settings:
 
 async def created_range(
     created_from: Annotated[
-        datetime | None,
+        IsoDateTime | None,
         Query(alias="createdFrom", description="ISO datetime, inclusive (naive = UTC)."),
     ] = None,
     created_to: Annotated[
-        datetime | None,
+        IsoDateTime | None,
         Query(alias="createdTo", description="ISO datetime, exclusive (naive = UTC)."),
     ] = None,
 ) -> CreatedRange:

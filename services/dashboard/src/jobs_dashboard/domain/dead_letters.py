@@ -15,7 +15,7 @@ from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobStatus
 from jobs_common.dead_letter_commands import MAX_REASON, BulkAction
 from jobs_common.errors import ErrorDetail, ValidationFailed
-from jobs_dashboard.domain.query import CreatedRange, Page, Visibility
+from jobs_dashboard.domain.query import CreatedRange, IsoDateTime, Page, Visibility
 
 SAMPLE_SIZE = 10
 MAX_SELECTOR_IDS = 10_000
@@ -99,8 +99,8 @@ class BulkSelector(CamelModel):
     fingerprint: str | None = Field(default=None, max_length=2_000)
     reason: str | None = Field(default=None, max_length=200)
     job_type: str | None = Field(default=None, max_length=200)
-    created_from: datetime | None = None
-    created_to: datetime | None = None
+    created_from: IsoDateTime | None = None
+    created_to: IsoDateTime | None = None
     ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_SELECTOR_IDS)
 
     @model_validator(mode="after")

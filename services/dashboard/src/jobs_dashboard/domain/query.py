@@ -11,7 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Generic, Self, TypeVar
+from typing import Annotated, Any, Generic, Self, TypeVar
+
+from pydantic import BeforeValidator
 
 from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
@@ -19,6 +21,24 @@ from jobs_common.contracts import JobStatus
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
 
 T = TypeVar("T")
+
+
+def iso_only(value: Any) -> Any:
+    """A date-time filter is ISO 8601 text: pydantic would read a number (``1e-9``, or a
+    query string holding one) as seconds since the epoch, a value its schema refuses."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError("must be an ISO 8601 date-time, not a number")
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value
+        raise ValueError("must be an ISO 8601 date-time, not a number")
+    return value
+
+
+IsoDateTime = Annotated[datetime, BeforeValidator(iso_only)]
+"""A ``datetime`` filter given as ISO 8601 text only (its schema: a date-time string)."""
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100

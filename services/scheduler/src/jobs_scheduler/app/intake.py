@@ -1,23 +1,42 @@
-"""Recording the jobs of ``JobsSubmitted`` messages: all of a batch at once, or, when one of
-them cannot be recorded, job by job, so a job PostgreSQL refuses (bad data) is stored as
-poison alone instead of taking the other jobs of its message with it.
+"""Recording the jobs of ``JobsSubmitted`` messages: all of a batch at once; when PostgreSQL
+refuses the batch, the jobs whose own data no store can hold are split off as poison and the
+others recorded without them, so one bad job never takes its neighbours with it.
 
-Only data errors are blamed on a job. Anything else (the database gone, a deadlock) aborts
-the whole batch, and the consumer's ack policy requeues its messages.
+What is the job's fault, and what is not. The submission API refuses, before it stores
+anything, every value PostgreSQL cannot hold: text with a NUL (U+0000) or a lone surrogate
+in any field or payload key (``jobs_common.storable_text``; SQLSTATE 22P05 "unsupported
+Unicode escape sequence" and 22021 are exactly that NUL), numbers and lengths past the
+documented bounds. So a job the API accepted and published can be recorded by construction,
+and a refusal of it says something about the platform, not about the job: a database whose
+encoding cannot hold a character (22P05/22021 again), a constraint or column the schema
+changed, a stored retry policy, a bug. Blaming the job for those would park it as poison
+while the API tells its owner it was published, and the job would answer 404 for ever.
+
+So the database's error never convicts a job. A job is poison only when its own values fail
+the same pure check the API applies (:func:`unstorable_field`): that can only be a job
+accepted before the API refused such input (or by a replica that does not yet), which no
+retry can ever record; it is kept in ``poison_messages`` with its body. Any other refusal
+aborts the transaction and the consumer's ack policy requeues the message with a growing
+pause (one message at a time, so other messages go on), until the database takes it; past
+its requeue limit the whole message is stored in ``poison_messages``, never dropped.
+
+The check runs only when a batch was refused: it costs nothing while PostgreSQL accepts.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import fields
 
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common import topology
 from jobs_common.contracts import JobSubmitted
+from jobs_common.storable_text import first_unstorable
 from jobs_scheduler.adapters import logs
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app.recording import record_submissions
@@ -25,17 +44,30 @@ from jobs_scheduler.domain.defaults import JobDefaults
 
 log = logging.getLogger(__name__)
 
-# SQLSTATE classes a job's own data can cause (data exception, integrity constraint).
-BAD_DATA_CLASSES = ("22", "23")
+
+def unstorable_field(job: JobSubmitted) -> str | None:
+    """The field of ``job`` whose text no store can hold (a NUL or a lone surrogate), or
+    ``None``: the one refusal that is provably the job's own data."""
+    texts = {
+        "payload": job.payload,
+        "type": job.job_type,
+        "submittedBy": job.submitted_by,
+        "retryPolicyName": job.retry_policy_name,
+        "traceId": job.trace_id,
+    }
+    for name, value in texts.items():
+        found = first_unstorable(value)
+        if found is not None:
+            return found.field(name)
+    return None
 
 
-def caused_by_the_job(exc: Exception) -> bool:
-    """Would recording this job fail again whatever else happens (its data), or was it the
-    database (gone, deadlocked), which a retry may get past?"""
-    if isinstance(exc, DBAPIError):
-        sqlstate = getattr(exc.orig, "sqlstate", None) or ""
-        return sqlstate[:2] in BAD_DATA_CLASSES
-    return isinstance(exc, ValueError)  # e.g. a stored retry policy that cannot be used
+def kept_body(job: JobSubmitted) -> bytes:
+    """The job as JSON bytes whatever it holds (orjson refuses a lone surrogate; ASCII JSON
+    escapes it), so that storing it as poison cannot fail on what made it poison. The
+    payload is kept as decoded (pydantic's JSON mode would replace a lone surrogate)."""
+    document = job.model_dump(mode="json") | {"payload": job.payload}
+    return json.dumps(document, separators=(",", ":")).encode("ascii")
 
 
 def absorb(target: Changes, source: Changes) -> None:
@@ -52,9 +84,10 @@ async def record_jobs(
 ) -> Counter[str]:
     """Record ``jobs`` (one statement for the batch); returns applied/duplicate/poison counts.
 
-    Several jobs are recorded under a savepoint, so that one PostgreSQL refuses can be split
-    off; a lone job needs none (its failure fails the transaction either way), which saves two
-    round trips for the transactions of one job that light load makes."""
+    Several jobs are recorded under a savepoint, so that the ones whose data no store can
+    hold can be split off; a lone job needs none (its failure fails the transaction either
+    way, and the ack policy's requeues and limit apply), which saves two round trips for the
+    transactions of one job that light load makes."""
     if len(jobs) == 1:
         inserted = await record_submissions(connection, changes, jobs, defaults)
         return Counter(applied=inserted, duplicate=1 - inserted)
@@ -62,48 +95,50 @@ async def record_jobs(
     try:
         async with connection.begin_nested():
             inserted = await record_submissions(connection, scratch, jobs, defaults)
-    except Exception as exc:
-        if not caused_by_the_job(exc):
-            raise  # the ack policy requeues, and past its limit stores the message as poison
+    except Exception:
+        refused = {job.job_id: field for job in jobs if (field := unstorable_field(job))}
+        if not refused:
+            raise  # not provably any job's data: the ack policy requeues the message
         log.warning(
-            "batch of submissions refused; recording job by job",
-            extra={"action": "intake_split", "size": len(jobs)},
+            "batch of submissions refused; recording it without the jobs no store can hold",
+            extra={"action": "intake_split", "size": len(jobs), "refused": len(refused)},
             exc_info=True,
         )
-        return await _one_by_one(connection, changes, jobs, defaults)
+        return await _without(connection, changes, jobs, refused, defaults)
     absorb(changes, scratch)
     return Counter(applied=inserted, duplicate=len(jobs) - inserted)
 
 
-async def _one_by_one(
+async def _without(
     connection: AsyncConnection,
     changes: Changes,
     jobs: Sequence[JobSubmitted],
+    refused: dict[uuid.UUID, str],
     defaults: JobDefaults,
 ) -> Counter[str]:
-    outcomes: Counter[str] = Counter()
+    """Record the jobs not in ``refused`` (a refusal now raises: nothing left to blame on a
+    job), then store each refused one as poison alone."""
+    rest = [job for job in jobs if job.job_id not in refused]
+    inserted = await record_submissions(connection, changes, rest, defaults) if rest else 0
+    outcomes: Counter[str] = Counter(applied=inserted, duplicate=len(rest) - inserted)
     for job in jobs:
-        scratch = Changes()
-        try:
-            async with connection.begin_nested():
-                inserted = await record_submissions(connection, scratch, [job], defaults)
-        except Exception as exc:
-            if not caused_by_the_job(exc):
-                raise
-            log.error(
-                "submitted job refused; stored as poison",
-                extra={"action": "poison", "job_id": str(job.job_id), "error": repr(exc)[:500]},
-            )
-            await logs.record_poison(
-                connection,
-                queue=topology.SUBMITTED,
-                message_id=str(job.message_id),
-                reason=f"job {job.job_id} not recorded: {exc}"[:2000],
-                body=job.to_json(),
-                headers={"trace_id": job.trace_id},
-            )
-            outcomes["poison"] += 1
+        field = refused.get(job.job_id)
+        if field is None:
             continue
-        absorb(changes, scratch)
-        outcomes["applied" if inserted else "duplicate"] += 1
+        log.error(
+            "submitted job holds text no store can keep; stored as poison",
+            extra={"action": "poison", "job_id": str(job.job_id), "field": field},
+        )
+        await logs.record_poison(
+            connection,
+            queue=topology.SUBMITTED,
+            message_id=str(job.message_id),
+            reason=(
+                f"job {job.job_id} not recorded: {field} holds a NUL (U+0000) or a lone "
+                "surrogate, which no store can keep (accepted before the API refused it)"
+            ),
+            body=kept_body(job),
+            headers={} if field == "traceId" else {"trace_id": job.trace_id},
+        )
+        outcomes["poison"] += 1
     return outcomes

@@ -5,12 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Path, Request, Response
 
 from jobs_common.api_models import REPLAYED_HEADER
-from jobs_common.error_handlers import UNPARSABLE_BODY
-from jobs_common.errors import BadRequest, ErrorEnvelope
+from jobs_common.errors import ErrorEnvelope
+from jobs_common.storable_text import decode_json
 from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
 from jobs_submission.domain.documents import JobAccepted, SubmissionPublic
 from jobs_submission.domain.requests import JobCreate
@@ -32,10 +31,9 @@ READ_ERRORS: dict[int | str, dict[str, Any]] = {code: ERRORS[code] for code in (
 
 
 async def json_body(request: Request) -> Any:
-    try:
-        return orjson.loads(await request.body())
-    except orjson.JSONDecodeError as exc:
-        raise BadRequest(UNPARSABLE_BODY) from exc
+    """The body decoded and checked (``jobs_common.storable_text``): 400 if it is not JSON,
+    422 naming the field if a string or key holds a NUL, before anything is stored."""
+    return decode_json(await request.body())
 
 
 def build_router() -> APIRouter:

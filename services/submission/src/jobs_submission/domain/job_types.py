@@ -2,10 +2,10 @@
 
 The built-in types are checked by their pydantic models (``jobs_common.payloads``), with
 everything those add (defaults, normalisation). Any other type is one a worker announced
-(``WorkerTypes`` on ``jobs.types``, kept in MongoDB): its payload is checked against the JSON
-Schema the worker's handler published, and a submission that omits ``maxAttempts`` or
-``timeoutSeconds`` gets the type's own defaults. An unknown type is refused with the list of
-the known ones."""
+(``WorkerTypes`` on ``jobs.types``, kept in MongoDB): its payload is bounded like every
+payload (256 KiB of JSON) and checked against the JSON Schema the worker's handler
+published, and a submission that omits ``maxAttempts`` or ``timeoutSeconds`` gets the
+type's own defaults. An unknown type is refused with the list of the known ones."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import ValidationError
 
 from jobs_common.errors import ErrorDetail
-from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_common.payloads import MAX_PAYLOAD_BYTES, PAYLOAD_MODELS, json_size
 from jobs_submission.domain.fields import field_details
 from jobs_submission.domain.times import from_ms
 
@@ -105,6 +105,10 @@ class TypeCatalog:
         custom = self.custom[job_type]
         if custom.validator is None:
             return None, [ErrorDetail(field="type", message="its payload schema is not valid")]
+        size = json_size(payload)
+        if size > MAX_PAYLOAD_BYTES:  # the bound of every type, a schema's own bounds aside
+            message = f"payload is {size} bytes of JSON; at most {MAX_PAYLOAD_BYTES} bytes"
+            return None, [ErrorDetail(field=at or "payload", message=message)]
         errors = sorted(custom.validator.iter_errors(dict(payload)), key=lambda e: e.path)
         if errors:
             return None, [
