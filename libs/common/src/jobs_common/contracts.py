@@ -145,6 +145,9 @@ class JobDispatch(Message):
     # Until then a worker runs a first delivery without asking; a later one (it waited in the
     # queue) may have a copy (``COPY_HEADER``), so it is claimed first. None: always fresh.
     fresh_until: AwareDatetime | None = None
+    # Sent again after a worker handed the attempt back (it does not serve the type): the first
+    # delivery may have been a copy's twin, so this one is claimed, as a relay's copy is.
+    resent: bool = False
 
 
 # An AMQP header on a ready message the scheduler's relay published again because it could not
@@ -198,7 +201,10 @@ class JobResult(Message):
     job_id: uuid.UUID
     attempt: int = Field(ge=1)
     worker_id: str
-    outcome: Literal["succeeded", "failed", "cancelled"]
+    # ``unserved``: the worker does not serve the job's type and handed the attempt back
+    # without running anything (a deploy reached some workers of a queue first); the
+    # scheduler dispatches it where a live worker serves the type, or lets it wait for one.
+    outcome: Literal["succeeded", "failed", "cancelled", "unserved"]
     result: dict[str, Any] | None = None
     error: JobError | None = None
     started_at: AwareDatetime
@@ -288,6 +294,9 @@ class WorkerHeartbeat(Message):
     started_at: AwareDatetime
     sent_at: AwareDatetime
     stopping: bool = False
+    # The job types this worker serves: the scheduler dispatches a job only where a live
+    # worker serves its type (empty from workers that predate the field: they serve all).
+    types: list[str] = Field(default_factory=list)
 
 
 class JobTypeInfo(BaseModel):

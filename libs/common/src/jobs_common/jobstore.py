@@ -49,6 +49,9 @@ jobs = Table(
     Column("queue", Text, nullable=False, server_default=text("'default'")),
     # The running attempt's latest ctx.progress: {"attempt", "percent", "message"}.
     Column("progress", JSONB),
+    # Why a queued job has no ready message: no live worker serves its type (it is dispatched
+    # when one arrives). NULL for every other job.
+    Column("waiting_reason", Text),
     Column("run_at", DateTime(timezone=True)),
     Column("lease_expires_at", DateTime(timezone=True)),
     Column("worker_id", Text),
@@ -82,6 +85,7 @@ Index("ix_jobs_owner_created", jobs.c.submitted_by, jobs.c.created_at)
 Index("ix_jobs_created", jobs.c.created_at)
 Index("ix_jobs_running_deadline", jobs.c.deadline_at, postgresql_where=text("status = 'running'"))
 Index("ix_jobs_queued_since", jobs.c.queued_at, postgresql_where=text("status = 'queued'"))
+Index("ix_jobs_waiting", jobs.c.type, postgresql_where=text("waiting_reason IS NOT NULL"))
 Index("ix_jobs_blocked", jobs.c.created_at, postgresql_where=text("status = 'blocked'"))
 Index(
     "ix_jobs_schedule",
@@ -285,6 +289,8 @@ workers = Table(
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("last_heartbeat_at", DateTime(timezone=True), nullable=False),
     Column("stopping", Boolean, nullable=False, server_default=text("false")),
+    # The job types the worker serves (its latest heartbeat; empty: a worker that predates it).
+    Column("types", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
 )
 Index("ix_workers_heartbeat", workers.c.last_heartbeat_at)
 

@@ -109,9 +109,23 @@ def ready_queues_of(queue: str) -> tuple[str, ...]:
     return tuple(ready_queue_for(priority, queue) for priority in sorted(Priority, reverse=True))
 
 
+_LANE_PREFIX = "jobs.lane."
+
+
+def lane_for(job_type: str) -> str:
+    """A job type's lane (and routing key): a ready queue only the workers serving the type
+    consume, for jobs of a type that some workers of its queue do not serve (a deploy that
+    reached some of them first). One per type, no priorities: the exception, not the path."""
+    return f"{_LANE_PREFIX}{job_type}"
+
+
+def is_lane(name: str) -> bool:
+    return name.startswith(_LANE_PREFIX) and len(name) > len(_LANE_PREFIX)
+
+
 def is_ready_queue(name: str) -> bool:
-    """One of the default ready queues or of a named queue's."""
-    if name in READY_QUEUES:
+    """One of the default ready queues, of a named queue's, or a type's lane."""
+    if name in READY_QUEUES or is_lane(name):
         return True
     queue, _, priority = name.removeprefix(_READY_PREFIX).rpartition(".")
     return (
@@ -124,7 +138,7 @@ def is_ready_queue(name: str) -> bool:
 
 def named_queue_of(name: str) -> str | None:
     """The named queue a ready queue belongs to (None for the default ones and others)."""
-    if name in READY_QUEUES or not is_ready_queue(name):
+    if name in READY_QUEUES or is_lane(name) or not is_ready_queue(name):
         return None
     return name.removeprefix(_READY_PREFIX).rpartition(".")[0]
 
@@ -200,6 +214,16 @@ async def declare_named_queue(channel: AbstractChannel, queue: str) -> dict[str,
         )
         await declared[name].bind(jobs, routing_key=name)
     return declared
+
+
+async def declare_lane(channel: AbstractChannel, job_type: str) -> AbstractQueue:
+    """Declare (idempotently) ``job_type``'s lane, bound on jobs.exchange by its own name, with
+    the ready queues' arguments (TTL, dead-lettering)."""
+    name = lane_for(job_type)
+    jobs = await channel.get_exchange(JOBS_EXCHANGE)
+    queue = await channel.declare_queue(name, durable=True, arguments=queue_arguments(name))
+    await queue.bind(jobs, routing_key=name)
+    return queue
 
 
 def definitions(vhost: str = "/") -> dict[str, Any]:

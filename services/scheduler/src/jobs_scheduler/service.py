@@ -28,14 +28,17 @@ from jobs_scheduler.adapters import horizons
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.read_ticks import publish_ticks
+from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
 from jobs_scheduler.api.queues import SchedulerConsumers
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
 from jobs_scheduler.api.sweeps import Loop, sweeps_for
 from jobs_scheduler.app.unit_of_work import UnitOfWork
+from jobs_scheduler.app.waiting import mark_waiting
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retry import RetryPolicy
+from jobs_scheduler.domain.routing import Wait
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
 
@@ -102,14 +105,21 @@ async def start_runtime(settings: Settings) -> Runtime:
         JOBS_EXCHANGE: bus.publisher,
         EVENTS_EXCHANGE: Publisher(bus.topology.events),
     }
+    routing = (
+        RoutingView(lease_seconds=settings.lease_seconds)
+        if settings.route_by_live_workers
+        else None
+    )
+    outbox_relay = OutboxRelay(
+        engine,
+        publishers,
+        limit=settings.relay_batch_size,
+        clock_slack=settings.relay_clock_slack_seconds,
+        routing=routing,
+    )
     relay = Loop(
         "outbox_relay",
-        OutboxRelay(
-            engine,
-            publishers,
-            limit=settings.relay_batch_size,
-            clock_slack=settings.relay_clock_slack_seconds,
-        ).pass_once,
+        outbox_relay.pass_once,
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
     )
@@ -123,8 +133,13 @@ async def start_runtime(settings: Settings) -> Runtime:
     loops = [relay, ticks]
     live = LiveEvents(bus.topology.events)
     work = UnitOfWork(engine, relay.wake, live.committed)
+
+    async def wait_for_workers(waits: list[Wait]) -> None:
+        await work.run(partial(mark_waiting, waits=waits))
+
+    outbox_relay.on_waiting = wait_for_workers
     for name, (sweep, interval, batch) in sweeps_for(
-        settings, defaults, replica_id=replica_id
+        settings, defaults, replica_id=replica_id, routing=routing
     ).items():
         loops.append(
             Loop(

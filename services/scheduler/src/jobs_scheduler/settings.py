@@ -52,6 +52,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # Leases: renewed by worker heartbeats (every ~2 s); a lease this long survives a few
     # missed heartbeats. A job whose attempts keep losing their lease is poison.
     lease_seconds: int = 10
+    # Dispatch a job only where a live worker serves its type (domain/routing.py): to its
+    # queue, to its type's lane, or nowhere (it waits, and is dispatched every
+    # waiting_interval_seconds once a worker serving it is live). False: each to its queue.
+    route_by_live_workers: bool = True
+    waiting_interval_seconds: float = Field(default=1.0, gt=0)
     poison_threshold: int = 3
     # Leases are judged against how far the scheduler has read its queues (read horizon),
     # advanced by ticks this replica publishes into them this often.

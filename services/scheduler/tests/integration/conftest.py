@@ -46,6 +46,8 @@ def scheduler_settings(jobs_database_url: str, rabbit_url: str) -> Settings:
         relay_interval_seconds=0.05,
         timeout_grace_seconds=0,
         db_pool_size=4,
+        # No workers here: every dispatch goes to its queue (test_scheduler_routing.py routes).
+        route_by_live_workers=False,
     )
 
 
@@ -110,7 +112,7 @@ FAILURE = JobError(kind=ErrorKind.RETRYABLE, error_class="Boom", message="it bro
 def job_result(
     job_id: uuid.UUID,
     attempt: int,
-    outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded",
+    outcome: Literal["succeeded", "failed", "cancelled", "unserved"] = "succeeded",
     *,
     worker_id: str = "w1",
     result: dict[str, Any] | None = None,

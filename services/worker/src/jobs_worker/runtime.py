@@ -22,7 +22,9 @@ from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
 from jobs_common.topology import (
     DEFAULT_QUEUE,
     JOBS_EXCHANGE,
+    declare_lane,
     declare_named_queue,
+    lane_for,
     ready_queues_of,
 )
 from jobs_worker.adapters import metrics
@@ -90,6 +92,7 @@ class WorkerRuntime:
         handlers = self._handlers if self._handlers is not None else handlers_for(self.settings)
         queues = served_queues(self.settings, handlers.registry)
         self.ready_queues = [name for queue in queues for name in ready_queues_of(queue)]
+        self.ready_queues += [lane_for(job_type) for job_type in sorted(handlers.registry)]
         resources = await self._open_resources(handlers)
         self._bus = await self._connect()
         # Control first: a cancel that arrives before a delivery must be known when it does.
@@ -124,6 +127,7 @@ class WorkerRuntime:
                 worker_id=self.worker_id,
                 queues=list(self.ready_queues),
                 concurrency=self.settings.concurrency,
+                types=sorted(handlers.registry),
             ),
             active=self.active,
             interval=self.settings.heartbeat_interval,
@@ -140,6 +144,8 @@ class WorkerRuntime:
         for named in queues:  # the default queues are part of the topology RabbitBus declared
             if named != DEFAULT_QUEUE:
                 await declare_named_queue(self._bus.channel, named)
+        for job_type in sorted(handlers.registry):
+            await declare_lane(self._bus.channel, job_type)
         for name in self.ready_queues:
             prefetch = self.settings.prefetch_for(name)
             channel = await open_channel(self._bus.connection, prefetch=prefetch)

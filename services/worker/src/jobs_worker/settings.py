@@ -16,6 +16,7 @@ from jobs_common.settings import (
     PostgresSettingsMixin,
     ServiceSettings,
 )
+from jobs_common.topology import is_lane
 
 
 class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
@@ -27,6 +28,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     prefetch_high: int = Field(default=20, ge=1)
     prefetch_medium: int = Field(default=10, ge=1)
     prefetch_low: int = Field(default=5, ge=1)
+    # Each served type's lane (jobs.lane.<type>): jobs of a type that some workers of its queue
+    # do not serve (during a deploy) come there, to the workers that serve it.
+    prefetch_lane: int = Field(default=5, ge=1)
 
     # Handler modules to import (comma-separated), beside the jobs_platform.handlers entry
     # points (the built-in types are some) unless handler_entry_points is false.
@@ -117,7 +121,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
         return self.prefetch_high + self.prefetch_medium + self.prefetch_low
 
     def prefetch_for(self, queue: str) -> int:
-        """The prefetch of a ready queue by its priority (a named queue's too)."""
+        """The prefetch of a ready queue by its priority (a named queue's too; a lane's)."""
+        if is_lane(queue):
+            return self.prefetch_lane
         return {
             "high": self.prefetch_high,
             "medium": self.prefetch_medium,

@@ -14,7 +14,7 @@ from aio_pika.abc import AbstractIncomingMessage
 from prometheus_client import REGISTRY
 
 from jobs_common.contracts import WorkerHeartbeat, parse_message
-from jobs_common.topology import HEARTBEAT, READY_QUEUES, RESULTS, RUNNING
+from jobs_common.topology import HEARTBEAT, READY_QUEUES, RESULTS, RUNNING, lane_for
 from jobs_testing.worker_messages import Observer, make_dispatch, quick_simulate
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,9 @@ async def test_heartbeats_list_the_running_attempt_and_announce_the_stop(
     assert hello.worker_id == runtime.worker_id
     assert (hello.hostname, hello.pid) == (socket.gethostname(), os.getpid())
     assert hello.version == version("jobs-worker")
-    assert hello.queues == list(READY_QUEUES)
+    builtin = ["email", "image_resize", "report_generation", "simulate"]
+    assert hello.queues == [*READY_QUEUES, *(lane_for(t) for t in builtin)]
+    assert hello.types == builtin
     assert hello.concurrency == 20 + 10 + 5
     assert hello.active == [] and hello.stopping is False
     assert hello.started_at <= hello.sent_at

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM, READY_QUEUES
+from jobs_common.topology import READY_HIGH, READY_LOW, READY_MEDIUM, READY_QUEUES, lane_for
 from jobs_testing.plugin import RabbitServer
 from jobs_worker.service import create_app
 from jobs_worker.settings import Settings
@@ -53,6 +53,11 @@ async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
                 f"consumers:{READY_MEDIUM}": True,
                 f"consumers:{READY_LOW}": True,
                 "consumers:control": True,
+                # Each served type's lane (docs/worker.md): the built-in types here.
+                **{
+                    f"consumers:{lane_for(t)}": True
+                    for t in ("email", "image_resize", "report_generation", "simulate")
+                },
             }
             metrics = (await client.get("/metrics")).text
             for name in (

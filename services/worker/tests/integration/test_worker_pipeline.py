@@ -99,7 +99,6 @@ async def test_a_second_delivery_of_a_finished_attempt_is_acked_without_running_
             "SimulatedFailure",
         ),
         ("simulate", quick_simulate(failureRate=1), 30, ErrorKind.RETRYABLE, "SimulatedFailure"),
-        ("no_such_type", {}, 30, ErrorKind.PERMANENT, "UnknownJobType"),
         ("simulate", {"minSeconds": 5, "maxSeconds": 1}, 30, ErrorKind.PERMANENT, "InvalidPayload"),
         (
             "simulate",
@@ -286,3 +285,26 @@ async def test_run_until_idle_processes_everything_queued(
         for dispatch in dispatches:
             await results.wait_results(dispatch.job_id)
     assert {str(r.job_id) for r in results.results()} == {str(d.job_id) for d in dispatches}
+
+
+async def test_a_type_this_worker_does_not_serve_is_handed_back_never_failed(
+    start_worker: Any, observer: Observer
+) -> None:
+    """Issue 31 point 4: a deploy reached some workers of the queue first. The worker hands
+    the attempt back (``unserved``) without running anything and acks the delivery; the
+    scheduler sends it where a live worker serves the type."""
+    results = await observer.collect(RESULTS)
+    running = await observer.collect(RUNNING)
+    runtime = await start_worker()
+    dispatch = make_dispatch("acc.reverse", {"text": "x"}, priority=1)
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert (result.outcome, result.attempt, result.worker_id) == (
+        "unserved",
+        1,
+        runtime.worker_id,
+    )
+    assert result.error is not None and result.error.error_class == "UnservedJobType"
+    async with asyncio.timeout(10):
+        await observer.wait_for_count(READY_LOW, 0)
+    assert [m for m in running.messages if job_of(m) == str(dispatch.job_id)] == []

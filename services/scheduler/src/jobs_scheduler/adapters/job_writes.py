@@ -138,6 +138,22 @@ REDISPATCH_LOST = Write(
     returning=DISPATCH_COLUMNS,
 )
 
+# queued -> queued, same attempt: no live worker serves its type, so its ready message was not
+# published; it waits, with the reason, until one is live (app/waiting.py).
+WAIT = Write(
+    "wait",
+    columns={"waiting_reason": Text()},
+    sets=lambda r: {"waiting_reason": r.waiting_reason},
+)
+
+# queued -> queued, same attempt: a worker serving its type is live (again), or the worker it
+# reached handed it back: dispatched (again) where a live worker serves the type.
+REDISPATCH_SERVED = Write(
+    "redispatch_served",
+    sets=lambda r: {"waiting_reason": None},
+    returning=(*DISPATCH_COLUMNS, jobs.c.queued_at),
+)
+
 # queued -> queued, same attempt: its ready message is published again.
 REDISPATCH_EXPIRED = Write(
     "redispatch_expired", sets=lambda r: {"expired_count": jobs.c.expired_count + 1}

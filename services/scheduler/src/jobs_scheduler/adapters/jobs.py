@@ -155,12 +155,14 @@ async def lock_unconsumed_queued(
 ) -> list[JobRow]:
     """Up to ``limit`` queued jobs (every column) whose ready message the broker took more
     than ``after_seconds`` ago (``queued_at``) and whose dispatch is no longer waiting in the
-    outbox, oldest first, locked (``SKIP LOCKED``)."""
+    outbox, oldest first, locked (``SKIP LOCKED``). A job waiting for a worker of its type has
+    no message to lose."""
     rows = await connection.execute(
         select(*JOB_COLUMNS)
         .where(
             jobs.c.status == S.QUEUED.value,
             jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
+            jobs.c.waiting_reason.is_(None),  # no message: it waits for a worker of its type
             ~exists().where(outbox.c.job_id == jobs.c.id),
         )
         .order_by(jobs.c.queued_at)
@@ -241,3 +243,21 @@ async def lock_claimed(
         .with_for_update()
     )
     return {row.id: row for row in await connection.execute(query)}
+
+
+async def lock_waiting(
+    connection: AsyncConnection, types: Sequence[str] | None, limit: int
+) -> list[JobRow]:
+    """Queued jobs waiting for a worker of their type (``ix_jobs_waiting``), of ``types`` (None:
+    any), highest priority and oldest first, locked (``SKIP LOCKED``)."""
+    query = select(jobs.c.id, jobs.c.attempt, jobs.c.type).where(
+        jobs.c.waiting_reason.is_not(None), jobs.c.status == S.QUEUED.value
+    )
+    if types is not None:
+        query = query.where(jobs.c.type.in_(sorted(types)))
+    query = (
+        query.order_by(jobs.c.priority.desc(), jobs.c.created_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list((await connection.execute(query)).all())

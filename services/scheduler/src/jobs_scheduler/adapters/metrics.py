@@ -37,6 +37,10 @@ OUTBOX_ABANDONED = Counter(
     "Dispatches whose publish failed after it was sent (the broker may hold them): sent again "
     "as copies by the next relay pass.",
 )
+DISPATCHES_WAITING = Counter(
+    "scheduler_dispatches_waiting_total",
+    "Dispatches not published because no live worker serves their job's type: the job waits.",
+)
 OUTBOX_COPIES = Counter(
     "scheduler_outbox_copies_total",
     "Dispatches published again as copies (x-jobs-copy) because the broker may have had the "

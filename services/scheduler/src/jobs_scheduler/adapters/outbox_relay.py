@@ -25,28 +25,34 @@ import asyncio
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Sequence, Set
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import aio_pika
+import orjson
 from aio_pika.exceptions import DeliveryError
 from sqlalchemy import BigInteger, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import COPY_HEADER
 from jobs_common.jobstore import jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_common.topology import (
     JOBS_EXCHANGE,
+    declare_lane,
     declare_named_queue,
+    is_lane,
     is_ready_queue,
+    lane_for,
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.set_based import any_of, interval_seconds
+from jobs_scheduler.domain.routing import Wait, route
 
 log = logging.getLogger(__name__)
 
@@ -146,13 +152,19 @@ class OutboxRelay:
         limit: int,
         clock_slack: float,
         stop_grace: float = 5.0,
+        routing: RoutingView | None = None,
+        on_waiting: Callable[[list[Wait]], Awaitable[None]] | None = None,
     ) -> None:
         self.engine = engine
         self.publishers = publishers
         self.limit = limit
         self.clock_slack = clock_slack
         self.stop_grace = stop_grace
-        self._declared: set[str] = set()  # named queues this relay declared
+        # Dispatches go only where a live worker serves their type (domain/routing.py); None:
+        # each to the queue it was written for.
+        self.routing = routing
+        self.on_waiting = on_waiting
+        self._declared: set[str] = set()  # named queues and lanes this relay declared
 
     async def pass_once(self) -> int:
         """Lock, record, publish and settle a batch. Cancelled meanwhile (the service stops),
@@ -173,11 +185,16 @@ class OutboxRelay:
                 return 0
             # A dispatch a dead pass may have published goes again as a copy (claimed first).
             copies = {row.id for row in rows if row.orphaned and row.job_id is not None}
+            keys, waits = await self._routes(connection, rows)
+            waiting = {row_id for row_id, _ in waits}
+            rows = [row for row in rows if row.id not in waiting]
             pass_id = uuid.uuid4()
             await record_pass(self.engine, pass_id, [row.id for row in rows])
-            await self._declare_named_queues(rows)
-            settled = Settled.of(rows, await publish_rows(self.publishers, rows, copies=copies))
-            gone = [row.id for row in settled.confirmed]
+            await self._declare_named_queues(rows, keys)
+            settled = Settled.of(
+                rows, await publish_rows(self.publishers, rows, copies=copies, keys=keys)
+            )
+            gone = [row.id for row in settled.confirmed] + sorted(waiting)
             if gone:
                 await connection.execute(RELAYED, {"ids": gone})
             if settled.dropped:  # maybe in the broker: named by this pass, sent as copies next
@@ -203,25 +220,66 @@ class OutboxRelay:
                 extra={"action": "outbox_copies", "copies": len(sent_copies)},
             )
         record(settled)
+        if waits:
+            metrics.DISPATCHES_WAITING.inc(len(waits))
+            if self.on_waiting is not None:
+                await self.on_waiting([wait for _, wait in waits])
         return len(settled.confirmed)
 
-    async def _declare_named_queues(self, rows: Sequence[Any]) -> None:
-        """Declare the ready queues of a named queue before its first dispatch: a job whose
-        type no worker serves yet then waits in its queue (declared alike by the workers)."""
-        wanted = {
-            queue
+    async def _routes(
+        self, connection: AsyncConnection, rows: Sequence[Any]
+    ) -> tuple[dict[int, str], list[tuple[int, Wait]]]:
+        """Each ready dispatch's routing key where it differs from the row's (a type's lane),
+        and the dispatches no live worker can take (their jobs wait)."""
+        keys: dict[int, str] = {}
+        waits: list[tuple[int, Wait]] = []
+        if self.routing is None:
+            return keys, waits
+        dispatches = [
+            row
             for row in rows
-            if row.exchange == JOBS_EXCHANGE
-            and (queue := named_queue_of(row.routing_key)) is not None
-            and queue not in self._declared
-        }
+            if row.job_id is not None
+            and row.exchange == JOBS_EXCHANGE
+            and is_ready_queue(row.routing_key)
+        ]
+        if not dispatches:
+            return keys, waits
+        live = await self.routing.workers(connection)
+        for row in dispatches:
+            body = orjson.loads(row.body)
+            where = route(str(body.get("job_type")), row.routing_key, live)
+            if where.routing_key is None:
+                waits.append((row.id, Wait(row.job_id, int(body.get("attempt", 1)), where.reason)))
+            elif where.routing_key != row.routing_key:
+                keys[row.id] = where.routing_key
+        return keys, waits
+
+    async def _declare_named_queues(
+        self, rows: Sequence[Any], keys: Mapping[int, str] | None = None
+    ) -> None:
+        """Declare the ready queues of a named queue, and a type's lane, before the first
+        dispatch to it (declared alike by the workers)."""
+        keys = keys or {}
+        wanted: set[tuple[str, str]] = set()
+        for row in rows:
+            key = keys.get(row.id, row.routing_key)
+            if row.exchange != JOBS_EXCHANGE:
+                continue
+            if is_lane(key):
+                wanted.add(("lane", key.removeprefix(lane_for(""))))
+            elif (queue := named_queue_of(key)) is not None:
+                wanted.add(("queue", queue))
+        wanted = {item for item in wanted if f"{item[0]}:{item[1]}" not in self._declared}
         publisher = self.publishers.get(JOBS_EXCHANGE)
         channel = getattr(publisher.exchange, "channel", None) if publisher else None
-        for queue in sorted(wanted):
+        for kind, queue in sorted(wanted):
             if channel is None:
                 return
             try:
-                await declare_named_queue(channel, queue)
+                if kind == "lane":
+                    await declare_lane(channel, queue)
+                else:
+                    await declare_named_queue(channel, queue)
             except Exception:  # its publishes come back unroutable: left for the next pass
                 log.warning(
                     "named queue not declared",
@@ -229,7 +287,7 @@ class OutboxRelay:
                     exc_info=True,
                 )
                 continue
-            self._declared.add(queue)
+            self._declared.add(f"{kind}:{queue}")
 
 
 async def record_pass(engine: AsyncEngine, pass_id: uuid.UUID, ids: list[int]) -> None:
@@ -321,11 +379,17 @@ def _amqp(row: Any, *, copy: bool = False) -> aio_pika.Message:
 
 
 async def publish_rows(
-    publishers: dict[str, Publisher], rows: Sequence[Any], *, copies: Set[int] = frozenset()
+    publishers: dict[str, Publisher],
+    rows: Sequence[Any],
+    *,
+    copies: Set[int] = frozenset(),
+    keys: Mapping[int, str] | None = None,
 ) -> list[BaseException | None]:
-    """Publish outbox rows, each on its own exchange, all confirms in flight together (the
-    rows in ``copies`` marked as copies). A failure is :class:`Unsent` when the broker
-    certainly does not hold the message."""
+    """Publish outbox rows, each on its own exchange (with the routing key ``keys`` gives
+    it, else its own), all confirms in flight together (the rows in ``copies`` marked as
+    copies). A failure is :class:`Unsent` when the broker certainly does not hold the
+    message."""
+    keys = keys or {}
 
     async def one(row: Any) -> BaseException | None:
         publisher = publishers.get(row.exchange)
@@ -333,7 +397,7 @@ async def publish_rows(
             return Unsent(f"no open publishing channel for {row.exchange}")
         try:
             await publisher.publish_raw(
-                Outgoing(row.routing_key, _amqp(row, copy=row.id in copies))
+                Outgoing(keys.get(row.id, row.routing_key), _amqp(row, copy=row.id in copies))
             )
         except DeliveryError as exc:  # returned (unroutable) or nacked: not in a queue
             return Unsent(repr(exc))

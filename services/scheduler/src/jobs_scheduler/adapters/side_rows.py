@@ -27,6 +27,7 @@ from jobs_common.topology import (
     CONTROL_CLAIM,
     EVENTS_EXCHANGE,
     JOBS_EXCHANGE,
+    lane_for,
     ready_queue_for,
 )
 from jobs_scheduler.adapters import attempts
@@ -153,9 +154,21 @@ class Changes:
         )
 
     def dispatch(
-        self, job: Any, *, attempt: int, new_attempt: bool, payload: dict[str, Any] | None = None
+        self,
+        job: Any,
+        *,
+        attempt: int,
+        new_attempt: bool,
+        payload: dict[str, Any] | None = None,
+        resent_after: datetime | None = None,
+        lane: bool = False,
     ) -> None:
-        """Queue a JobDispatch for ``job`` (a row with id, type, priority, payload...)."""
+        """Queue a JobDispatch for ``job`` (a row with id, type, priority, payload...).
+
+        ``resent_after``: the attempt was dispatched before, at about that time (a hand-back,
+        a release from waiting): the message is marked ``resent`` and dated then, so the worker
+        claims it as a copy. ``lane``: to the type's lane (only its workers consume it)."""
+        now = utcnow()
         message = JobDispatch(
             job_id=job.id,
             attempt=attempt,
@@ -163,11 +176,13 @@ class Changes:
             priority=job.priority,
             payload=payload if payload is not None else job.payload,
             timeout_seconds=job.timeout_seconds,
-            dispatched_at=(now := utcnow()),
+            dispatched_at=resent_after or now,
             fresh_until=now + FRESH_DISPATCH,
+            resent=resent_after is not None,
             trace_id=job.trace_id or uuid.uuid4().hex,
         )
-        self._publish(JOBS_EXCHANGE, ready_queue_for(job.priority, job.queue), message, job.id)
+        key = lane_for(job.type) if lane else ready_queue_for(job.priority, job.queue)
+        self._publish(JOBS_EXCHANGE, key, message, job.id)
         self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append((job.id, attempt, "queued"))

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import utcnow
 from jobs_scheduler.adapters import horizons, metrics
 from jobs_scheduler.adapters.archive import JobArchive
+from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app.cron import fire_due_schedules
 from jobs_scheduler.app.dependencies import release_blocked
@@ -28,6 +29,7 @@ from jobs_scheduler.app.reaper import reap_expired
 from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.app.retention import Windows, prune
 from jobs_scheduler.app.rollups import fold_rollups
+from jobs_scheduler.app.waiting import release_waiting
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.retention import Retention
 
@@ -40,7 +42,11 @@ HORIZON_PRUNE_FACTOR = 10  # rows stale for this many times the staleness limit 
 
 
 def sweeps_for(
-    settings: Any, defaults: JobDefaults, *, replica_id: str = "scheduler"
+    settings: Any,
+    defaults: JobDefaults,
+    *,
+    replica_id: str = "scheduler",
+    routing: RoutingView | None = None,
 ) -> dict[str, tuple[Sweep, float, int]]:
     """Every time-driven sweep: name -> (sweep, interval seconds, batch size)."""
     batch = settings.sweep_batch_size
@@ -105,8 +111,18 @@ def sweeps_for(
     async def rollups(c: AsyncConnection, ch: Changes) -> int:
         return await fold_rollups(c, settings.rollup_batch_size)
 
+    async def waiting(c: AsyncConnection, ch: Changes) -> int:
+        if routing is None:
+            return 0
+        await routing.workers(c)  # the live workers as of now (read at most once a second)
+        count = await release_waiting(c, ch, routing.servable(), batch)
+        if count:
+            log.info("waiting jobs dispatched", extra={"action": "release_waiting", "count": count})
+        return count
+
     return {
         "promotion": (promotion, settings.promotion_interval_seconds, batch),
+        "waiting": (waiting, settings.waiting_interval_seconds, batch),
         "reaper": (reaper, settings.reaper_interval_seconds, batch),
         "dependencies": (dependencies, settings.dependency_interval_seconds, batch),
         "reconciler": (reconciler, settings.reconcile_interval_seconds, batch),

@@ -1,5 +1,6 @@
 """Attempts that ended on a worker (``jobs.results``): successes set-based, failures and
-cancellations through the failure policy."""
+cancellations through the failure policy; an attempt handed back unrun (``unserved``: the
+worker does not serve the type) goes to the type's lane (``app/waiting.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from jobs_scheduler.adapters.set_based import json_text
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import Transition, apply_transitions
 from jobs_scheduler.app.failures import fail_attempt, mark_cancelled
+from jobs_scheduler.app.waiting import hand_back
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.failures import stopped_attempt
 
@@ -54,6 +56,10 @@ async def apply_results(
         )
         if report is None:
             continue
+        if report.outcome == "unserved":  # nothing ran: a worker without the type's handler
+            if current is S.QUEUED and await hand_back(connection, changes, job, report):
+                outcomes["handed_back"] += 1
+            continue
         outcomes["applied"] += 1
         if current is S.QUEUED:  # its JobRunning did not come first: the result says it started
             changes.attempt_started(
@@ -70,7 +76,7 @@ async def apply_results(
             done.append(report)
         else:
             await _attempt_failed(connection, changes, job, report, defaults)
-    outcomes["stale"] = len(messages) - outcomes["applied"]
+    outcomes["stale"] = len(messages) - outcomes["applied"] - outcomes["handed_back"]
     if succeeded:
         await apply_transitions(connection, changes, succeeded, job_writes.SUCCEED)
         await attempts.succeed(connection, done)

@@ -50,6 +50,10 @@ CLAIMS = Counter(
     "Answers to claims of redelivered attempts (run, skip, wait, unanswered)",
     ["verdict"],
 )
+HANDED_BACK = Counter(
+    "worker_jobs_handed_back_total",
+    "Deliveries of a job type this worker does not serve, handed back to the scheduler",
+)
 RESULTS_KEPT = Counter(
     "worker_results_kept_total",
     "Results the broker did not confirm, kept and published again",

@@ -167,6 +167,8 @@ class JobExecutor:
             reason = self.cancelled.reason_for(dispatch.job_id, dispatch.attempt)
             if reason is not None:
                 await self._refuse(message, job, reason)
+            elif dispatch.job_type not in self.registry:
+                await self._unserved(message, job)
             elif (ask := claim_to_ask(message, dispatch)) is not None and (
                 claim := await self._claimed(job, ask)
             ) != "run":
@@ -219,6 +221,35 @@ class JobExecutor:
             extra={**fields, "action": "job_refused", "reason": reason},
         )
         await self._report(message, job, _cancelled(reason), started_at=now, duration=None)
+
+    async def _unserved(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
+        """A type this worker does not serve (a deploy reached some workers of its queue
+        first): hand the attempt back to the scheduler, which dispatches it where a live
+        worker serves the type or lets it wait for one. Nothing runs, the job is not failed."""
+        job.phase = Phase.REPORTING
+        metrics.HANDED_BACK.inc()
+        log.warning(
+            "job type not served here; handed back",
+            extra={**self._fields(job), "action": "job_handed_back"},
+        )
+        now = utcnow()
+        report = JobResult(
+            job_id=job.dispatch.job_id,
+            attempt=job.dispatch.attempt,
+            worker_id=self.worker_id,
+            outcome="unserved",
+            error=JobError(
+                kind=ErrorKind.RETRYABLE,
+                error_class="UnservedJobType",
+                message=f"worker {self.worker_id} does not serve {job.dispatch.job_type!r}",
+            ),
+            started_at=now,
+            finished_at=now,
+            trace_id=job.dispatch.trace_id,
+        )
+        await self._publish_kept(report, self._fields(job))
+        job.result_confirmed = True
+        await self._ack(message, job)
 
     async def _claimed(self, job: ActiveJob, ask: ClaimToAsk) -> Literal["run", "skip", "refused"]:
         """Ask the scheduler whether this redelivered attempt may run here, until it answers
@@ -382,13 +413,8 @@ class JobExecutor:
     async def _run_handler(self, job: ActiveJob, logger: JobLogger) -> Outcome:
         dispatch = job.dispatch
         spec = self.registry.get(dispatch.job_type)
-        if spec is None:
-            return _failure(
-                ErrorKind.PERMANENT,
-                "UnknownJobType",
-                f"no handler for job type {dispatch.job_type!r} on worker {self.worker_id}, "
-                f"which consumes its queue: every worker of a queue must serve all its types",
-            )
+        if spec is None:  # handed back before it got here (_unserved); the registry is fixed
+            raise RuntimeError(f"no handler for {dispatch.job_type!r}")
         try:
             payload = spec.payload_model.model_validate(dispatch.payload)
         except ValidationError as exc:
@@ -560,7 +586,7 @@ def claim_to_ask(message: AbstractIncomingMessage, dispatch: JobDispatch) -> Cla
     (a copy of it may exist; it need not wait for anyone)."""
     if message.redelivered:
         return ClaimToAsk("redelivered")
-    if (message.headers or {}).get(COPY_HEADER):
+    if dispatch.resent or (message.headers or {}).get(COPY_HEADER):
         return ClaimToAsk("copy", since=dispatch.dispatched_at)
     if dispatch.fresh_until is not None and utcnow() >= dispatch.fresh_until:
         return ClaimToAsk("stale", waits=False)

@@ -13,8 +13,8 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -44,14 +44,21 @@ class WorkerIdentity:
     hostname: str
     pid: int
     version: str
+    types: list[str] = field(default_factory=list)  # the job types this worker serves
 
     @classmethod
     def of_this_process(
-        cls, *, worker_id: str, queues: list[str], concurrency: int
+        cls,
+        *,
+        worker_id: str,
+        queues: list[str],
+        concurrency: int,
+        types: Sequence[str] = (),
     ) -> WorkerIdentity:
         return cls(
             worker_id=worker_id,
             queues=queues,
+            types=list(types),
             concurrency=concurrency,
             started_at=utcnow(),
             hostname=socket.gethostname(),
@@ -79,6 +86,7 @@ def build_heartbeat(
         pid=identity.pid,
         version=identity.version,
         queues=identity.queues,
+        types=identity.types,
         concurrency=identity.concurrency,
         active=[
             ActiveAttempt(

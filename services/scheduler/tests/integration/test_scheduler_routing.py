@@ -1,0 +1,166 @@
+"""A job is dispatched only where a live worker serves its type (issue 31, point 4): to its
+queue, to its type's lane while only some workers of the queue serve it, or nowhere (it
+waits, queued with the reason) until a worker serving it is live. A worker's hand-back sends
+the attempt to the lane, never fails it."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from jobs_common import topology
+from jobs_common.contracts import ErrorKind, JobDispatch, JobError, WorkerHeartbeat, utcnow
+from jobs_common.rabbit import RabbitBus
+from jobs_common.topology import declare_lane, lane_for
+from jobs_scheduler.service import Runtime
+from jobs_scheduler.settings import Settings
+from jobs_testing.waiting import eventually
+
+from .conftest import job_result, job_row, submitted, timeline_reasons, wait_status
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+TYPE = "acc.reverse"
+
+
+@pytest.fixture
+def scheduler_settings(scheduler_settings: Settings) -> Settings:
+    return scheduler_settings.model_copy(
+        update={"route_by_live_workers": True, "waiting_interval_seconds": 0.2}
+    )
+
+
+def beat(worker_id: str, *types: str) -> WorkerHeartbeat:
+    now = utcnow()
+    return WorkerHeartbeat(
+        worker_id=worker_id,
+        hostname="host",
+        pid=1,
+        version="1",
+        queues=[topology.READY_MEDIUM],
+        concurrency=10,
+        active=[],
+        started_at=now,
+        sent_at=now,
+        types=list(types),
+    )
+
+
+async def beating(bus: RabbitBus, *beats: WorkerHeartbeat) -> None:
+    while True:
+        for b in beats:
+            fresh = b.model_copy(update={"sent_at": utcnow(), "message_id": uuid.uuid4()})
+            await bus.publisher.publish(topology.HEARTBEAT, fresh)
+        await asyncio.sleep(0.3)
+
+
+@pytest.fixture
+async def workers(bus: RabbitBus) -> AsyncIterator[list[asyncio.Task[None]]]:
+    tasks: list[asyncio.Task[None]] = []
+    yield tasks
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def take(bus: RabbitBus, queue: str, timeout: float = 10.0) -> tuple[JobDispatch, bool]:
+    """The next ready message on ``queue`` (declared if it is a lane) and whether it was
+    marked resent."""
+    ready = (
+        await declare_lane(bus.channel, queue.removeprefix(lane_for("")))
+        if (topology.is_lane(queue))
+        else bus.topology.queues[queue]
+    )
+
+    async def one() -> tuple[JobDispatch, bool] | None:
+        message = await ready.get(no_ack=True, fail=False)
+        if message is None:
+            return None
+        dispatch = JobDispatch.model_validate_json(message.body)
+        return dispatch, dispatch.resent
+
+    return await eventually(one, timeout=timeout, what=f"a dispatch on {queue}")
+
+
+async def nothing_on(bus: RabbitBus, queue: str) -> None:
+    await asyncio.sleep(1.0)
+    assert await bus.topology.queues[queue].get(no_ack=True, fail=False) is None
+
+
+async def test_a_job_no_live_worker_serves_waits_then_runs_when_one_arrives(
+    scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
+) -> None:
+    workers.append(asyncio.create_task(beating(bus, beat("w-old", "simulate"))))
+    await asyncio.sleep(1.5)  # the relay's view has the old worker
+    message = submitted(job_type=TYPE)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+
+    async def waiting() -> bool:
+        row = await job_row(db, message.job_id)
+        return row is not None and row.waiting_reason is not None
+
+    await eventually(waiting, what="the job waiting for a worker of its type")
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.attempt) == ("queued", 1)
+    assert TYPE in row.waiting_reason
+    assert any(
+        r.startswith("waiting: no live worker serves")
+        for r in await timeline_reasons(db, message.job_id)
+    )
+    await nothing_on(bus, topology.READY_MEDIUM)
+    # The deploy reaches a worker: the job goes to the type's lane (the old worker, still
+    # live, consumes the queue too). Sent before, so marked resent: claimed as a copy.
+    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE, "simulate"))))
+    dispatch, resent = await take(bus, lane_for(TYPE), timeout=20)
+    assert (dispatch.job_id, dispatch.attempt, resent) == (message.job_id, 1, True)
+    row = await job_row(db, message.job_id)
+    assert (row.status, row.waiting_reason) == ("queued", None)
+    assert f"a worker serving {TYPE!r} is live" in await timeline_reasons(db, message.job_id)
+
+
+async def test_while_only_some_workers_of_the_queue_serve_the_type_it_goes_to_its_lane(
+    scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
+) -> None:
+    workers.append(
+        asyncio.create_task(
+            beating(bus, beat("w-new", TYPE, "simulate"), beat("w-old", "simulate"))
+        )
+    )
+    await asyncio.sleep(1.5)
+    message = submitted(job_type=TYPE)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    dispatch, resent = await take(bus, lane_for(TYPE))
+    assert (dispatch.job_id, resent) == (message.job_id, False)
+    await nothing_on(bus, topology.READY_MEDIUM)
+    plain = submitted(job_type="simulate")  # served by both: its queue
+    await bus.publisher.publish(topology.SUBMITTED, plain)
+    dispatch, _ = await take(bus, topology.READY_MEDIUM)
+    assert dispatch.job_id == plain.job_id
+
+
+async def test_a_worker_that_does_not_serve_the_type_hands_it_back_to_the_lane(
+    scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
+) -> None:
+    """The view said every consumer serves it; one that does not got it (it joined since)."""
+    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE))))
+    await asyncio.sleep(1.5)
+    message = submitted(job_type=TYPE)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    first, _ = await take(bus, topology.READY_MEDIUM)
+    unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
+    await bus.publisher.publish(
+        topology.RESULTS,
+        job_result(message.job_id, 1, "unserved", worker_id="w-old", error=unserved),
+    )
+    again, resent = await take(bus, lane_for(TYPE))
+    assert (again.job_id, again.attempt, resent) == (first.job_id, 1, True)
+    assert again.dispatched_at <= utcnow()
+    row = await wait_status(db, message.job_id, "queued")
+    assert (row.attempt, row.last_error) == (1, None)  # not failed, no attempt spent
+    assert f"handed back by w-old: it does not serve {TYPE!r}" in await timeline_reasons(
+        db, message.job_id
+    )

@@ -1,0 +1,171 @@
+"""A rolling deploy kills nothing (issue 31, point 4). Two workers consume the ``default``
+queue; under a steady load of ``acc.reverse`` (a team's type on that queue,
+``rolling_deploy_handlers``) and ``simulate`` jobs they are restarted one by one with and
+without the team's module: added on one, on both, removed from one (a rollback), from both
+(the type has no live worker: its jobs wait), and added back. A worker never fails a job
+whose type it lacks: the scheduler sends such jobs only where a live worker serves the type
+(the type's lane while only some do), a worker that got one anyway hands it back, and jobs
+of a type no live worker serves wait, ``queued``, until one is live. Every job succeeds on
+its first attempt; none is dead."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from jobs_testing.gateway_session import login
+from jobs_testing.plugin import PostgresServer, RabbitServer
+from jobs_testing.stack import Stack
+
+from .conftest import isolated_config
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
+
+HERE = Path(__file__).resolve().parent
+ACME = {"WORKER_HANDLER_MODULES": "rolling_deploy_handlers"}
+PLAIN = {"WORKER_HANDLER_MODULES": ""}
+SHARED = {
+    "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p),
+    "WORKER_DRAIN_TIMEOUT": "20",
+}
+QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0.2}
+
+
+@pytest.fixture(scope="module")
+async def stack(
+    postgres_server: PostgresServer,
+    rabbit_server: RabbitServer,
+    mongo_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    database = f"e2e_deploy_{uuid.uuid4().hex[:10]}"
+    database_url = await postgres_server.create(database)
+    vhost = await rabbit_server.create_vhost()
+    base = tmp_path_factory.mktemp("rolling-deploy")
+    config = isolated_config(
+        database_url=database_url,
+        amqp_url=rabbit_server.url_for(vhost),
+        mongo_url=mongo_url,
+        base=base,
+        worker_env=({**SHARED, **ACME}, {**SHARED, **PLAIN}),
+        extra_env={
+            "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
+            # Types announced every second, so the registry knows acc.reverse at once.
+            "WORKER_TYPES_INTERVAL": "1",
+            "SUBMISSION_WORKER_TYPES_INTERVAL_SECONDS": "1",
+        },
+    )
+    running = Stack(config, Path(base) / "logs")
+    running.start()
+    try:
+        await asyncio.to_thread(running.wait_ready, 90.0)
+        yield running
+    finally:
+        await asyncio.to_thread(running.stop)
+        await rabbit_server.delete_vhost(vhost)
+        await postgres_server.drop(database)
+
+
+async def redeploy(stack: Stack, name: str, env: dict[str, str]) -> None:
+    """Stop one worker (it drains), start it again with ``env``, wait until it is ready."""
+    await asyncio.to_thread(stack.stop_service, name)
+    stack.services[name].env.update(env)
+    await asyncio.to_thread(stack.start_service, name)
+    await asyncio.to_thread(stack.wait_ready, 60.0, [name])
+
+
+class Load:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.accepted: dict[str, str] = {}  # job id -> type
+        self.refused: list[str] = []
+
+    async def submit(self, job_type: str, payload: dict[str, Any]) -> None:
+        response = await self.client.post(
+            "/api/jobs", json={"type": job_type, "priority": 2, "payload": payload}
+        )
+        if response.status_code == 202:
+            self.accepted[response.json()["jobId"]] = job_type
+        else:
+            self.refused.append(f"{response.status_code} {response.text[:200]}")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        index = 0
+        while not stop.is_set():
+            index += 1
+            await self.submit("acc.reverse", {"text": f"deploy-{index}"})
+            await self.submit("simulate", QUICK)
+            await asyncio.sleep(0.1)
+
+
+async def test_workers_restarted_with_and_without_a_module_under_load_kill_nothing(
+    stack: Stack,
+) -> None:
+    gateway = stack.services["gateway"].url
+    token = await login(gateway, "admin@test.com", "admin123")
+    async with httpx.AsyncClient(
+        base_url=gateway, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as client:
+        deadline = time.monotonic() + 60  # the registry learns acc.reverse from worker-1
+        while True:
+            types = {t["type"]: t for t in (await client.get("/api/job-types")).json()["types"]}
+            if types.get("acc.reverse", {}).get("liveWorkers"):
+                break
+            assert time.monotonic() < deadline, "acc.reverse was never announced"
+            await asyncio.sleep(0.2)
+        load = Load(client)
+        stop = asyncio.Event()
+        submitting = asyncio.create_task(load.run(stop))
+        await asyncio.sleep(3)
+        await redeploy(stack, "worker-2", ACME)  # the deploy reaches the second worker
+        await asyncio.sleep(2)
+        await redeploy(stack, "worker-1", PLAIN)  # a rollback starts on the first
+        await asyncio.sleep(2)
+        await redeploy(stack, "worker-2", PLAIN)  # no live worker serves acc.reverse now
+        await asyncio.sleep(4)
+        waiting = [job for job, kind in load.accepted.items() if kind == "acc.reverse"][-1]
+        seen = (await client.get(f"/api/jobs/{waiting}")).json()
+        assert seen["status"] == "queued", seen  # it waits, it does not fail
+        await redeploy(stack, "worker-1", ACME)  # and the module is back
+        await asyncio.sleep(3)
+        stop.set()
+        await submitting
+        assert load.refused == []
+        deadline = time.monotonic() + 120
+        while True:
+            found = {}
+            for job_id in load.accepted:
+                job = (await client.get(f"/api/jobs/{job_id}")).json()
+                found[job_id] = job
+            left = {j: f["status"] for j, f in found.items() if f["status"] != "succeeded"}
+            if not left or any(s in ("dead", "cancelled") for s in left.values()):
+                break
+            assert time.monotonic() < deadline, f"{len(left)} jobs not succeeded: {left}"
+            await asyncio.sleep(1)
+    dead = {
+        j: (f["status"], f.get("lastError")) for j, f in found.items() if f["status"] != "succeeded"
+    }
+    assert dead == {}, dead
+    acme = [f for j, f in found.items() if load.accepted[j] == "acc.reverse"]
+    assert all(f["result"]["text"].endswith("-yolped") for f in acme)  # "deploy-<n>" reversed
+    assert len(acme) >= 40
+    assert all(f["attempt"] == 1 for f in found.values()), [
+        (j, f["attempt"]) for j, f in found.items() if f["attempt"] != 1
+    ]
+    handed_back = [
+        f for f in acme if any("handed back" in e["reason"] for e in f.get("timeline", []))
+    ]
+    waited = [f for f in acme if any(e["reason"].startswith("waiting:") for e in f["timeline"])]
+    assert waited, "no acme job waited while no live worker served the type"
+    print(
+        f"rolling deploy: {len(found)} jobs, {len(acme)} acc.reverse, {len(waited)} waited, "
+        f"{len(handed_back)} handed back, 0 dead"
+    )
