@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import asyncpg
+import httpx
+
+from jobs_testing.team_handlers import TEAM_MODULE
 
 from . import knobs as k
 from .platform import ChaosPlatform
@@ -46,6 +49,10 @@ class FaultRecord:
     recovered_s: float | None = None  # fault ended -> every service ready again
     not_ready: list[str] = field(default_factory=list)  # still unready when we gave up
     error: str = ""
+    # poison-input: requests the platform should have refused with 400/422 and did not
+    # (method path -> status), and how many it refused as it should.
+    misanswered: list[str] = field(default_factory=list)
+    refused: int = 0
 
     @property
     def worker_pids(self) -> frozenset[int]:
@@ -133,6 +140,65 @@ async def _pause(
     return [name]
 
 
+async def _rolling_deploy(platform: ChaosPlatform, record: FaultRecord) -> None:
+    """Each worker in turn is stopped gracefully (SIGTERM: it drains) and started again by
+    the supervisor with the team's module toggled: added where it was missing, removed where
+    it was loaded. On the way the team's type is served by some workers, by all, or by none
+    (its jobs wait); the toggled set is never empty at the end (3 workers, 1 or 2 load it)."""
+    assert platform.stack is not None
+    for name in platform.names("worker"):
+        service = platform.stack.services[name]
+        loaded = service.env.get("WORKER_HANDLER_MODULES") == TEAM_MODULE
+        service.env["WORKER_HANDLER_MODULES"] = "" if loaded else TEAM_MODULE
+        pid = platform.pid(name)
+        if pid is None:
+            record.note += f"{name} was not running; "
+            continue
+        os.kill(pid, signal.SIGTERM)
+        record.note += f"{name} {'without' if loaded else 'with'} the module; "
+        deadline = time.monotonic() + 60
+        while platform.pid(name) in (None, pid) or platform.not_ready([name]):
+            if time.monotonic() > deadline:
+                record.error = f"{name} not back within 60 s"
+                return
+            await asyncio.sleep(0.2)
+    record.note = record.note.rstrip("; ")
+
+
+# Input no store can hold: a NUL in a payload string, in a key, in a batch member; a lone
+# surrogate (only as a JSON escape: a str cannot carry it through httpx's encoder).
+POISON_BODIES: tuple[tuple[str, bytes], ...] = (
+    ("/api/jobs", b'{"type":"acc.reverse","priority":2,"payload":{"text":"a\\u0000b"}}'),
+    ("/api/jobs", b'{"type":"acc.reverse","priority":2,"payload":{"text":"a\\ud800b"}}'),
+    ("/api/jobs", b'{"type":"simulate","priority":1,"payload":{"k\\u0000":1}}'),
+    (
+        "/api/batches",
+        b'{"name":"poison","jobs":[{"type":"simulate","priority":1,"payload":{}},'
+        b'{"type":"acc.reverse","priority":1,"payload":{"text":"\\u0000"}}]}',
+    ),
+)
+
+
+async def _poison_input(platform: ChaosPlatform, record: FaultRecord) -> None:
+    """Requests with input no store can hold, as the load's own user: each must be refused
+    with 400 or 422 and store nothing (``accepted`` finds any job they left)."""
+    async with httpx.AsyncClient(base_url=platform.gateway_url, timeout=30) as client:
+        login = await client.post(
+            "/auth/login", json={"email": "user@test.com", "password": "user123"}
+        )
+        headers = {
+            "Authorization": f"Bearer {login.json()['token']}",
+            "Content-Type": "application/json",
+        }
+        for path, body in POISON_BODIES:
+            answer = await client.post(path, content=body, headers=headers)
+            if answer.status_code in (400, 422) and "error" in answer.json():
+                record.refused += 1
+            else:
+                record.misanswered.append(f"POST {path} {body[:60]!r}: {answer.status_code}")
+    record.note += f"{record.refused} poison requests refused"
+
+
 async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> FaultRecord:
     """Apply ``kind`` now and undo it (restart, resume); then wait until every service is
     ready again (bounded), recording who was hit and how long recovery took."""
@@ -187,6 +253,10 @@ async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> Faul
         elif kind == k.WORKER_PAUSE:
             name = await busiest_worker(platform, rng)
             await _pause(platform, record, name, knobs.worker_pause_seconds)
+        elif kind == k.ROLLING_DEPLOY:
+            await _rolling_deploy(platform, record)
+        elif kind == k.POISON_INPUT:
+            await _poison_input(platform, record)
         else:
             raise ValueError(f"unknown fault {kind}")
     except Exception as exc:  # recorded and shown: the round goes on to its checks

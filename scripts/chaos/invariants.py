@@ -27,13 +27,13 @@ INVARIANTS: tuple[tuple[str, str], ...] = (
     ("terminal", "every accepted job reaches a terminal state (store and public API agree)"),
     ("queues", "the ready queues drain to empty"),
     ("first-try", "a job no fault touched ends on its first attempt, run once"),
-    ("re-runs", "a job re-runs only when its worker was killed/paused or the broker lost it"),
+    ("re-runs", "a job re-runs only when its worker was killed or paused"),
     ("dead", "no job dead (or cancelled) unless by its own failures or its worker's faults"),
     ("one-success", "a succeeded job has one succeeded attempt, and its result is recorded"),
     ("email-once", "each email reaches the SMTP sink once (its worker killed: excused, shown)"),
     ("cron", "the cron schedule fires once per due minute across replicas"),
     ("dag", "DAG children run only after their parents succeeded"),
-    ("accepted", "no accepted submission is lost: every 2xx answer maps to one job"),
+    ("accepted", "every 2xx answer maps to one job; input no store can hold is refused (4xx)"),
     ("recovery", "jobs accepted before the fault end soon after the platform is whole again"),
 )
 # How long after the platform is whole again (the fault undone, every service ready) a job
@@ -351,6 +351,8 @@ def check_accepted(data: RoundInput) -> Check:
             check.fail(job_id, "a job nobody got a 2xx for (a duplicate submission?)")
     for kind, status, body in data.refused:
         check.fail(f"{kind} request", f"refused with {status}: {body}")
+    for request in data.fault.misanswered:  # poison-input: input no store can hold
+        check.fail("poison request", f"not refused with 400/422: {request}")
     if data.given_up:
         check.notes.append(
             f"{data.given_up} submissions never answered (given up; "

@@ -20,6 +20,8 @@ KILL_GATEWAY = "kill-gateway"
 KILL_DASHBOARD = "kill-dashboard"
 RABBITMQ_STOP = "rabbitmq-stop"
 RABBITMQ_RESTART = "rabbitmq-restart"
+ROLLING_DEPLOY = "rolling-deploy"
+POISON_INPUT = "poison-input"
 POSTGRES_STOP = "postgres-stop"
 MONGO_STOP = "mongo-stop"
 AMQP_CLOSE = "amqp-close"
@@ -42,6 +44,8 @@ FAULT_KINDS: tuple[str, ...] = (
     SCHEDULER_PAUSE,
     SCHEDULERS_PAUSE,
     WORKER_PAUSE,
+    ROLLING_DEPLOY,
+    POISON_INPUT,
 )
 
 

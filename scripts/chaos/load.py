@@ -11,7 +11,11 @@ Kinds of request (each job remembers its kind and what it must end as):
 - ``delayed``: an instant job with ``delaySeconds`` 1-4; must succeed;
 - ``flaky``: fails half of its attempts on purpose (``failureRate`` 0.5, 6 attempts, fixed
   200 ms retry); may end dead, by its own failures only;
-- ``permanent``: an image_resize of a broken PNG, a permanent failure; must end dead at once.
+- ``permanent``: an image_resize of a broken PNG, a permanent failure; must end dead at once;
+- ``team``: a team's own type on the shared ``default`` queue (``acc.reverse``,
+  ``jobs_testing.team_handlers``), which only some workers load (the platform starts it on
+  the first; ``rolling-deploy`` moves it); must succeed, and is never failed by a worker
+  without it.
 
 Requests go out at planned times (open loop, at most ``max_in_flight`` at once); each is
 retried with its idempotency key until answered (``client.GatewayClient``).
@@ -25,6 +29,8 @@ import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from jobs_testing.team_handlers import TEAM_TYPE
 
 from .client import Answer, GatewayClient
 from .knobs import LoadShape
@@ -47,6 +53,7 @@ KIND_WEIGHTS: dict[str, float] = {
     "delayed": 10,
     "flaky": 12,
     "permanent": 4,
+    "team": 8,
 }
 
 
@@ -176,6 +183,13 @@ class Planner:
                 retryPolicy={"strategy": "fixed", "baseDelayMs": 200, "jitter": False},
             )
             return PlannedRequest(at, kind, "/api/jobs", body, (MAY_FAIL,))
+        if kind == "team":
+            body = {
+                "type": TEAM_TYPE,
+                "priority": self.priority(),
+                "payload": {"text": f"chaos {self.round_no} {self.count}"},
+            }
+            return PlannedRequest(at, kind, "/api/jobs", body, (SUCCEED,))
         if kind == "permanent":
             body = {
                 "type": "image_resize",

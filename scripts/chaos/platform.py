@@ -25,6 +25,7 @@ from jobs_testing.plugin import SmtpSink, running_smtp_sink
 from jobs_testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
 from jobs_testing.stack import Stack, StackConfig
 from jobs_testing.supervisor import Supervisor, describe_exit, supervise_stack
+from jobs_testing.team_handlers import TEAM_MODULE, TEAM_TYPE
 
 from .knobs import Knobs
 
@@ -70,6 +71,7 @@ class ChaosPlatform:
         self.supervisor = supervise_stack(self.stack, report=self._report)
         self.supervisor.start()
         await asyncio.to_thread(self.stack.wait_ready, 180.0, None, restarting=True)
+        await self._team_type_known()
         print(
             f"platform ready in {time.monotonic() - started:.0f} s: RabbitMQ {self.rabbit.node} "
             f"(:{self.rabbit.amqp_port}, management :{self.rabbit.management_port}), "
@@ -78,6 +80,27 @@ class ChaosPlatform:
             + f", SMTP sink :{self.sink.port}; logs in {self.run_dir / 'logs'}",
             flush=True,
         )
+
+    async def _team_type_known(self, timeout: float = 60.0) -> None:
+        """The registry learned the team's type from the worker that loads it (else the
+        load's ``team`` requests would be refused as an unknown type)."""
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(base_url=self.gateway_url, timeout=10) as client:
+            token = (
+                await client.post(
+                    "/auth/login", json={"email": "user@test.com", "password": "user123"}
+                )
+            ).json()["token"]
+            while True:
+                answer = await client.get(
+                    "/api/job-types", headers={"Authorization": f"Bearer {token}"}
+                )
+                types = {t["type"] for t in answer.json().get("types", [])}
+                if TEAM_TYPE in types:
+                    return
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{TEAM_TYPE} never reached the type registry")
+                await asyncio.sleep(0.2)
 
     async def _create_database(self) -> None:
         connection = await asyncpg.connect(self.postgres.url)
@@ -107,6 +130,8 @@ class ChaosPlatform:
             dashboard_port=free_port(),
             worker_ports=tuple(free_port() for _ in range(knobs.workers)),
             workers=knobs.workers,
+            # The team's module on the first worker only: its type goes to the type's lane.
+            worker_env=({"WORKER_HANDLER_MODULES": TEAM_MODULE},),
             schedulers=knobs.schedulers,
             scheduler_ports=tuple(free_port() for _ in range(knobs.schedulers)),
             environment="development",  # the demo logins are seeded only there

@@ -24,8 +24,10 @@ from scripts.chaos.knobs import (
     FAULT_KINDS,
     KILL_SCHEDULERS,
     KILL_WORKER,
+    POISON_INPUT,
     RABBITMQ_RESTART,
     RABBITMQ_STOP,
+    ROLLING_DEPLOY,
     Knobs,
 )
 from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
@@ -227,3 +229,15 @@ def test_a_minute_an_outage_held_back_is_judged_only_after_the_platform_is_back(
     assert cron_due_by(outage, 15.0) == outage.started  # minutes from the outage on wait
     unended = cron_due_by(FaultRecord("none", started=now), 15.0)
     assert abs((unended - (now - timedelta(seconds=15))).total_seconds()) < 1
+
+
+def test_poison_input_answered_other_than_400_or_422_breaks_accepted() -> None:
+    data = round_input(POISON_INPUT, [job("a" * 36, "succeeded", [attempt(1, "succeeded")])])
+    assert verdicts(data)["accepted"] == HELD
+    data.fault.misanswered.append("POST /api/jobs b'...': 202")
+    assert verdicts(data)["accepted"] == BROKEN
+
+
+def test_a_rolling_deploy_excuses_no_re_run() -> None:
+    twice = job("t" * 36, "succeeded", [attempt(1, "lost"), attempt(2, "succeeded")])
+    assert verdicts(round_input(ROLLING_DEPLOY, [twice]))["re-runs"] == BROKEN

@@ -1,6 +1,6 @@
 """A rolling deploy kills nothing (issue 31, point 4). Two workers consume the ``default``
 queue; under a steady load of ``acc.reverse`` (a team's type on that queue,
-``rolling_deploy_handlers``) and ``simulate`` jobs they are restarted one by one with and
+``jobs_testing.team_handlers``) and ``simulate`` jobs they are restarted one by one with and
 without the team's module: added on one, on both, removed from one (a rollback), from both
 (the type has no live worker: its jobs wait), and added back. A worker never fails a job
 whose type it lacks: the scheduler sends such jobs only where a live worker serves the type
@@ -11,7 +11,6 @@ its first attempt; none is dead."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -24,18 +23,15 @@ import pytest
 from jobs_testing.gateway_session import login
 from jobs_testing.plugin import PostgresServer, RabbitServer
 from jobs_testing.stack import Stack
+from jobs_testing.team_handlers import TEAM_MODULE
 
 from .conftest import isolated_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 
-HERE = Path(__file__).resolve().parent
-ACME = {"WORKER_HANDLER_MODULES": "rolling_deploy_handlers"}
+ACME = {"WORKER_HANDLER_MODULES": TEAM_MODULE}
 PLAIN = {"WORKER_HANDLER_MODULES": ""}
-SHARED = {
-    "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p),
-    "WORKER_DRAIN_TIMEOUT": "20",
-}
+SHARED = {"WORKER_DRAIN_TIMEOUT": "20"}
 QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0.2}
 
 
