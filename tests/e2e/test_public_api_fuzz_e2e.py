@@ -37,8 +37,8 @@ CHECKS = [
     negative_data_rejection,
     ignored_auth,
 ]
-# Examples per operation and mode. `make test` runs 12 (about a minute on 2 cores); 100 takes
-# about 6 minutes there: FUZZ_MAX_EXAMPLES=100 for a deeper run.
+# Examples per operation and mode: `make test` runs 100 (FUZZ_MAX_EXAMPLES, about 6 minutes on
+# 2 cores, beside the other e2e files); 12 when the test is run alone without it (a minute).
 EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "12"))
 # How the platform refuses invalid input: the usual 4xx, plus 413 for a body over its route's
 # limit (an over-long string can be invalid and too large at once).
