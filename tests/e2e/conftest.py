@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -56,6 +57,37 @@ def isolated_config(
     )
 
 
+@contextlib.asynccontextmanager
+async def running_stack(
+    postgres_server: PostgresServer,
+    rabbit_server: RabbitServer,
+    mongo_url: str,
+    base: Path,
+    **overrides: Any,
+) -> AsyncIterator[Stack]:
+    """A stack of its own (database, vhost, ports; ``isolated_config`` with ``overrides``),
+    started, ready, and stopped and cleaned up afterwards."""
+    database = f"e2e_{uuid.uuid4().hex[:12]}"
+    database_url = await postgres_server.create(database)
+    vhost = await rabbit_server.create_vhost()
+    config = isolated_config(
+        database_url=database_url,
+        amqp_url=rabbit_server.url_for(vhost),
+        mongo_url=mongo_url,
+        base=base,
+        **overrides,
+    )
+    running = Stack(config, base / "logs")
+    running.start()
+    try:
+        await asyncio.to_thread(running.wait_ready, 90.0)
+        yield running
+    finally:
+        await asyncio.to_thread(running.stop)
+        await rabbit_server.delete_vhost(vhost)
+        await postgres_server.drop(database)
+
+
 @pytest.fixture(scope="session")
 async def stack(
     postgres_server: PostgresServer,
@@ -64,15 +96,11 @@ async def stack(
     e2e_smtp: SmtpSink,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Stack]:
-    database = f"e2e_{uuid.uuid4().hex[:12]}"
-    database_url = await postgres_server.create(database)
-    vhost = await rabbit_server.create_vhost()
-    base = tmp_path_factory.mktemp("stack")
-    config = isolated_config(
-        database_url=database_url,
-        amqp_url=rabbit_server.url_for(vhost),
-        mongo_url=mongo_url,
-        base=base,
+    async with running_stack(
+        postgres_server,
+        rabbit_server,
+        mongo_url,
+        tmp_path_factory.mktemp("stack"),
         smtp_host=e2e_smtp.host,
         smtp_port=e2e_smtp.port,
         ui_dir=str(UI_BUILD),
@@ -91,16 +119,8 @@ async def stack(
             "GATEWAY_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE": "10000",
             "GATEWAY_REGISTRATIONS_PER_ADDRESS_PER_HOUR": "10000",
         },
-    )
-    running = Stack(config, base / "logs")
-    running.start()
-    try:
-        await asyncio.to_thread(running.wait_ready, 90.0)
+    ) as running:
         yield running
-    finally:
-        await asyncio.to_thread(running.stop)
-        await rabbit_server.delete_vhost(vhost)
-        await postgres_server.drop(database)
 
 
 @pytest.fixture(scope="session")

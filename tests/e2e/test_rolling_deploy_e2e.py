@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,7 +23,7 @@ from jobs_testing.plugin import PostgresServer, RabbitServer
 from jobs_testing.stack import Stack
 from jobs_testing.team_handlers import TEAM_MODULE
 
-from .conftest import isolated_config
+from .conftest import running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 
@@ -42,15 +40,11 @@ async def stack(
     mongo_url: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Stack]:
-    database = f"e2e_deploy_{uuid.uuid4().hex[:10]}"
-    database_url = await postgres_server.create(database)
-    vhost = await rabbit_server.create_vhost()
-    base = tmp_path_factory.mktemp("rolling-deploy")
-    config = isolated_config(
-        database_url=database_url,
-        amqp_url=rabbit_server.url_for(vhost),
-        mongo_url=mongo_url,
-        base=base,
+    async with running_stack(
+        postgres_server,
+        rabbit_server,
+        mongo_url,
+        tmp_path_factory.mktemp("rolling-deploy"),
         worker_env=({**SHARED, **ACME}, {**SHARED, **PLAIN}),
         extra_env={
             "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
@@ -58,16 +52,8 @@ async def stack(
             "WORKER_TYPES_INTERVAL": "1",
             "SUBMISSION_WORKER_TYPES_INTERVAL_SECONDS": "1",
         },
-    )
-    running = Stack(config, Path(base) / "logs")
-    running.start()
-    try:
-        await asyncio.to_thread(running.wait_ready, 90.0)
+    ) as running:
         yield running
-    finally:
-        await asyncio.to_thread(running.stop)
-        await rabbit_server.delete_vhost(vhost)
-        await postgres_server.drop(database)
 
 
 async def redeploy(stack: Stack, name: str, env: dict[str, str]) -> None:

@@ -24,7 +24,7 @@ from jobs_common.ops_routes import add_ops_routes
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.request_context import LogContextMiddleware
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
-from jobs_scheduler.adapters import horizons
+from jobs_scheduler.adapters import horizons, jobs
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.read_ticks import publish_ticks
@@ -170,8 +170,44 @@ async def start_runtime(settings: Settings) -> Runtime:
         policy=settings.ack_policy,
         requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )
+    after_outage = BrokerOutageLeases(engine, lease_seconds=settings.lease_seconds)
+    bus.connection.reconnect_callbacks.add(after_outage.on_reconnected)
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
     return Runtime(engine, bus, consumers, loops, replica_id, live, work)
+
+
+class BrokerOutageLeases:
+    """A broker outage is nobody's silence: heartbeats could not reach the scheduler, and a
+    worker reconnects a few seconds after the broker is back. So when this replica's
+    connection comes back, every running attempt's lease runs at least a lease from then,
+    and neither the reaper nor a claim takes an attempt from a worker still reconnecting
+    (a worker cut off alone, the broker up, still loses it after its lease)."""
+
+    def __init__(self, engine: AsyncEngine, *, lease_seconds: float) -> None:
+        self.engine = engine
+        self.lease_seconds = lease_seconds
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_reconnected(self, _sender: object) -> None:
+        task = asyncio.create_task(self.extend(), name="leases-after-outage")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def extend(self, attempts: int = 5) -> None:
+        for attempt in range(1, attempts + 1):
+            try:
+                async with self.engine.begin() as connection:
+                    count = await jobs.extend_running_leases(connection, self.lease_seconds)
+                log.warning(
+                    "broker connection back: running leases extended",
+                    extra={"action": "leases_extended", "count": count},
+                )
+                return
+            except Exception:
+                if attempt == attempts:
+                    log.exception("leases not extended", extra={"action": "leases_extend_failed"})
+                    return
+                await asyncio.sleep(0.2 * attempt)
 
 
 def make_replica_id() -> str:

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import ClaimVerdict, ErrorKind, JobError, JobRunning, utcnow
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.service import Runtime
+from jobs_scheduler.service import BrokerOutageLeases, Runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
@@ -197,3 +197,24 @@ async def test_a_copy_of_a_finished_attempt_is_skipped_at_once(
     stale = await claim(bus, answers, job_id, "w-second", since=utcnow(), attempt=2)
     assert stale.verdict == "skip"
     assert (await job_row(db, job_id)).worker_id == "w-first"
+
+
+async def test_after_a_broker_outage_every_running_lease_runs_a_lease_from_then(
+    scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, answers: aio_pika.abc.AbstractQueue
+) -> None:
+    """The workers could not send heartbeats while the broker was away: when the scheduler's
+    connection is back, a claim of a copy must not take the attempt from a worker still
+    reconnecting (a quick-pass round sent a slow job twice so)."""
+    job_id = await queued_job(bus, db)
+    await bus.publisher.publish(
+        topology.RUNNING,
+        JobRunning(job_id=job_id, attempt=1, worker_id="w-first", started_at=utcnow()),
+    )
+    await wait_status(db, job_id, "running")
+    await BrokerOutageLeases(db, lease_seconds=30).extend()  # the connection came back
+    await asyncio.sleep(LEASE * 3)  # no heartbeat since: its own lease would have run out
+    verdict = await claim(bus, answers, job_id, "w-second", since=utcnow())
+    assert verdict.verdict == "wait", verdict
+    row = await job_row(db, job_id)
+    assert (row.status, row.worker_id) == ("running", "w-first")
+    assert (row.lease_expires_at - utcnow()).total_seconds() > 20

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
 
-from sqlalchemy import Integer, and_, exists, func, or_, select, update
+from sqlalchemy import Integer, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -261,3 +261,29 @@ async def lock_waiting(
         .with_for_update(skip_locked=True)
     )
     return list((await connection.execute(query)).all())
+
+
+# Running attempts locked in id order first (every batch's lock order), then their leases.
+_RUNNING = (
+    select(jobs.c.id)
+    .where(jobs.c.status == S.RUNNING.value)
+    .order_by(jobs.c.id)
+    .with_for_update()
+    .subquery("running")
+)
+EXTEND_LEASES = (
+    update(jobs)
+    .where(jobs.c.id == _RUNNING.c.id, jobs.c.status == S.RUNNING.value)
+    .values(
+        lease_expires_at=func.greatest(
+            jobs.c.lease_expires_at,
+            func.now() + interval_seconds(bindparam("lease_seconds", type_=Integer())),
+        )
+    )
+)
+
+
+async def extend_running_leases(connection: AsyncConnection, lease_seconds: float) -> int:
+    """Every running attempt's lease runs at least ``lease_seconds`` from now."""
+    result = await connection.execute(EXTEND_LEASES, {"lease_seconds": lease_seconds})
+    return int(result.rowcount or 0)
