@@ -37,6 +37,7 @@ from jobs_scheduler.api.sweeps import Loop, sweeps_for
 from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_scheduler.app.waiting import mark_waiting
 from jobs_scheduler.domain.defaults import JobDefaults
+from jobs_scheduler.domain.leases import dead_predecessors
 from jobs_scheduler.domain.retry import RetryPolicy
 from jobs_scheduler.domain.routing import Wait
 from jobs_scheduler.migrate import upgrade_async
@@ -99,6 +100,7 @@ async def start_runtime(settings: Settings) -> Runtime:
     if settings.migrate_on_start:
         await upgrade_async(settings.database_url)
     engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+    await _forget_dead_predecessors(engine)
     bus = await RabbitBus.open(settings.amqp_url, name="scheduler")
     defaults = job_defaults(settings)
     publishers = {
@@ -208,6 +210,32 @@ class BrokerOutageLeases:
                     log.exception("leases not extended", extra={"action": "leases_extend_failed"})
                     return
                 await asyncio.sleep(0.2 * attempt)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def _forget_dead_predecessors(engine: AsyncEngine) -> None:
+    """A replica that starts forgets the read horizons of this host's dead replicas (a
+    restart): frozen, they would hold every lease judgment back until they go stale."""
+    async with engine.begin() as connection:
+        known = await horizons.replicas(connection)
+        dead = dead_predecessors(
+            known, hostname=socket.gethostname(), pid=os.getpid(), alive=_pid_alive
+        )
+        await horizons.forget_all(connection, dead)
+    if dead:
+        log.info(
+            "read horizons of dead replicas forgotten",
+            extra={"action": "horizons_forgotten", "replicas": dead},
+        )
 
 
 def make_replica_id() -> str:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jobs_scheduler.domain.leases import (
+    dead_predecessors,
     lease_horizon,
     verdict,
     worker_went_silent,
@@ -80,3 +81,15 @@ def test_only_a_worker_silent_for_a_lease_went_silent(
         last_heartbeat_at=last_heartbeat_at, horizon=horizon, lease=timedelta(seconds=10)
     )
     assert silent is expected
+
+
+def test_a_starting_replica_forgets_the_dead_replicas_of_its_host_only() -> None:
+    known = [
+        "host-a-100-aaaaaa",  # this host, its process gone: a crashed replica
+        "host-a-200-bbbbbb",  # this host, alive
+        "host-a-300-cccccc",  # this very process (another replica of it, in tests)
+        "host-b-100-dddddd",  # another host: left to go stale
+        "replica-without-pid",
+    ]
+    dead = dead_predecessors(known, hostname="host-a", pid=300, alive=lambda pid: pid == 200)
+    assert dead == ["host-a-100-aaaaaa"]

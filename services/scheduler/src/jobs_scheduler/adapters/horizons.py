@@ -72,3 +72,16 @@ async def prune(connection: AsyncConnection, *, older_than: float) -> int:
         )
     )
     return int(result.rowcount or 0)
+
+
+async def replicas(connection: AsyncConnection) -> list[str]:
+    """The replicas that have read horizons."""
+    rows = await connection.execute(select(read_horizons.c.replica_id).distinct())
+    return list(rows.scalars())
+
+
+async def forget_all(connection: AsyncConnection, replica_ids: list[str]) -> None:
+    if replica_ids:
+        await connection.execute(
+            delete(read_horizons).where(read_horizons.c.replica_id.in_(replica_ids))
+        )

@@ -15,7 +15,7 @@ ahead cannot stretch a lease).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -121,3 +121,22 @@ def listed_attempt(
     if status == "running" and holder == worker_id:
         return "held"
     return "lost"
+
+
+def dead_predecessors(
+    replica_ids: Iterable[str], *, hostname: str, pid: int, alive: Callable[[int], bool]
+) -> list[str]:
+    """The replicas (``<host>-<pid>-<suffix>``) of this host that are gone: a process of this
+    host whose pid no longer runs. Their read horizons, frozen, would hold every lease
+    judgment back until they go stale (``SCHEDULER_HORIZON_STALE_SECONDS``, 90 s): a replica
+    that starts forgets them. Other hosts' replicas, and a container restarted under the same
+    pid (its own pid is alive), are left to go stale."""
+    dead = []
+    for replica in replica_ids:
+        parts = replica.rsplit("-", 2)
+        if len(parts) != 3 or not parts[1].isdigit() or parts[0] != hostname:
+            continue
+        other = int(parts[1])
+        if other != pid and not alive(other):
+            dead.append(replica)
+    return dead
