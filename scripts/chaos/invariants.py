@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .facts import TERMINAL, CronFire, JobFacts
-from .faults import SCHEDULER_KILLS, WORKER_FAULTS, FaultRecord
+from .faults import BROKER_FAULTS, SCHEDULER_KILLS, WORKER_FAULTS, FaultRecord
 from .load import DEAD, SUCCEED, AcceptedJob
 
 HELD = "held"
@@ -47,7 +47,6 @@ RECOVERY_BOUND = {
     "broker": timedelta(seconds=90),
     "other": timedelta(seconds=30),
 }
-BROKER_FAULTS = frozenset({"rabbitmq-stop", "rabbitmq-restart", "amqp-close"})
 
 
 @dataclass(frozen=True)
