@@ -39,12 +39,11 @@ INVARIANTS: tuple[tuple[str, str], ...] = (
 # How long after the platform is whole again (the fault undone, every service ready) a job
 # accepted before the fault may still take to end: a worker's lease (10 s) and the longest
 # job of the load (3 s slow, 4 s delay, retries) after a scheduler crash; more for the rest,
-# which also drain what piled up meanwhile. After a broker outage a scheduler replica whose
-# consumers the broker left behind holds lease and claim judgments back until it restarts
-# itself or its read horizon goes stale (90 s): seen once, 50 s (docs/reliability.md).
+# which also drain what piled up meanwhile (after a broker outage every running lease runs a
+# lease from the scheduler's reconnect, and a kept result waits up to 5 s to go again).
 RECOVERY_BOUND = {
     "scheduler": timedelta(seconds=15),
-    "broker": timedelta(seconds=90),
+    "broker": timedelta(seconds=30),
     "other": timedelta(seconds=30),
 }
 

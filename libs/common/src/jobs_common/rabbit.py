@@ -12,8 +12,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import aio_pika
+import aiormq
 from aio_pika.abc import (
     AbstractChannel,
     AbstractExchange,
@@ -193,12 +195,40 @@ class BatchConsumer:
     def active(self) -> bool:
         return self._consumer_tag is not None and self._task is not None and not self._task.done()
 
-    async def ready(self) -> bool:
-        """Consuming here, and the broker agrees."""
-        return self.active and await has_consumers(self.queue)
+    async def ready(self, *, timeout: float = 2.0) -> bool:
+        """Consuming here: this consumer's tag is on its channel, and the channel answers.
+
+        The broker's consumer count of the queue would not do: it counts the consumers of
+        every process (another replica's keeps it above zero while this one's is gone).
+        """
+        if not self.active or self.queue.channel.is_closed:
+            return False
+        try:
+            underlay = await asyncio.wait_for(self.queue.channel.get_underlay_channel(), timeout)
+        except Exception:
+            return False
+        # aiormq's channel keeps the tags it consumes with (aio-pika reads them the same way).
+        if self._consumer_tag not in cast(aiormq.Channel, underlay).consumers:
+            return False
+        return await has_consumers(self.queue, timeout=timeout)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")
+        self._consumer_tag = await self.queue.consume(self._inbox.put)
+
+    async def consume_on(self, channel: AbstractChannel) -> None:
+        """Consume again on a fresh ``channel``: the one the robust connection did not bring
+        back with its consumer (seen after a broker restart) is closed first, which also
+        keeps aio-pika from restoring it beside the new one. Deliveries of the old channel
+        still in hand are requeued by the broker and come again here (handlers are
+        idempotent: every delivery may come twice)."""
+        old = self.queue
+        self._consumer_tag = None
+        try:
+            await asyncio.wait_for(old.channel.close(), 5)
+        except Exception:
+            log.debug("old channel not closed", extra={"queue": old.name}, exc_info=True)
+        self.queue = await channel.get_queue(old.name)
         self._consumer_tag = await self.queue.consume(self._inbox.put)
 
     async def stop(self) -> None:

@@ -172,10 +172,25 @@ async def start_runtime(settings: Settings) -> Runtime:
         policy=settings.ack_policy,
         requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )
+    mend = Loop(
+        "consumers_mend",
+        partial(_mend_consumers, bus, consumers, prefetch=settings.effective_prefetch),
+        interval=settings.consumer_mend_interval_seconds,
+        full_batch=len(consumers.consumers) + 1,  # never: one pass per interval
+    )
+    mend.start()
+    loops.append(mend)
     after_outage = BrokerOutageLeases(engine, lease_seconds=settings.lease_seconds)
     bus.connection.reconnect_callbacks.add(after_outage.on_reconnected)
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
     return Runtime(engine, bus, consumers, loops, replica_id, live, work)
+
+
+async def _mend_consumers(bus: RabbitBus, consumers: SchedulerConsumers, *, prefetch: int) -> int:
+    if not bus.connection.connected.is_set():
+        consumers.forget_gone()
+        return 0
+    return await consumers.mend(partial(open_channel, bus.connection, prefetch=prefetch))
 
 
 class BrokerOutageLeases:

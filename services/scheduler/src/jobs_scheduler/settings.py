@@ -65,6 +65,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # the broker to close its connection and requeue its deliveries: 60 s by default) holds
     # reaping back no longer.
     horizon_stale_seconds: float = 90.0
+    # How often this replica checks that it still consumes each of its queues; a consumer
+    # gone at two checks in a row is consumed again on a new channel (api/queues.py).
+    consumer_mend_interval_seconds: float = Field(default=2.0, gt=0)
     # Per-type retry policy defaults (JSON: {"email": {"strategy": "fixed", ...}}).
     retry_policy_by_type: dict[str, dict[str, Any]] = {}
 

@@ -65,6 +65,11 @@ LOG_LINES = Counter("scheduler_log_lines_total", "Worker log lines stored.")
 LOOP_ERRORS = Counter(
     "scheduler_loop_errors_total", "Background loop iterations that failed.", ["loop"]
 )
+CONSUMERS_MENDED = Counter(
+    "scheduler_consumers_mended_total",
+    "Queues consumed again on a new channel after their consumer was found gone.",
+    ["queue"],
+)
 TICKS = Counter("scheduler_ticks_total", "Read-horizon ticks published, by outcome.", ["outcome"])
 CONSUMER_LAG = Gauge(
     "scheduler_consumer_lag_seconds",

@@ -17,7 +17,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from aio_pika.abc import AbstractIncomingMessage, AbstractQueue
+from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -190,6 +190,7 @@ class SchedulerConsumers:
         self.replica_id = replica_id
         self.progress = ReadProgress()
         self.consumers: list[BatchConsumer] = []
+        self._gone: set[str] = set()  # queues whose consumer the last check found gone
         for queue in horizons.TICKED_QUEUES:
             metrics.CONSUMER_LAG.labels(queue).set_function(
                 partial(self.progress.lag_seconds, queue)
@@ -345,6 +346,36 @@ class SchedulerConsumers:
                 extra={"action": "consumers_missing", "queues": missing},
             )
         return not missing
+
+    async def mend(self, new_channel: Callable[[], Awaitable[AbstractChannel]]) -> int:
+        """Consume again, on a fresh channel, each queue whose consumer of this replica is
+        gone while the connection is up: the robust connection sometimes brings a channel
+        back without it after a broker restart. Until mended, this replica's read horizon of
+        that queue stands still, and every lease and claim judgment waits for it. A consumer
+        is mended when two checks in a row (a loop interval apart) find it gone, so one that
+        aio-pika is restoring at that moment is left to it. Returns how many were mended."""
+        mended = 0
+        for consumer in self.consumers:
+            name = consumer.queue.name
+            if await consumer.ready():
+                self._gone.discard(name)
+                continue
+            if name not in self._gone:
+                self._gone.add(name)
+                continue
+            await consumer.consume_on(await new_channel())
+            self._gone.discard(name)
+            metrics.CONSUMERS_MENDED.labels(name).inc()
+            log.warning(
+                "consumer gone; consuming again on a new channel",
+                extra={"action": "consumer_mended", "queue": name},
+            )
+            mended += 1
+        return mended
+
+    def forget_gone(self) -> None:
+        """The connection is away: what a check saw before says nothing about after it."""
+        self._gone.clear()
 
     async def stop(self) -> None:
         for consumer in self.consumers:
