@@ -150,6 +150,27 @@ async def has_consumers(queue: AbstractQueue, *, timeout: float = 2.0) -> bool:
     return (declared.consumer_count or 0) > 0
 
 
+async def consumes(queue: AbstractQueue, tag: str | None, *, timeout: float = 2.0) -> bool:
+    """Whether this process consumes ``queue`` with ``tag``: the tag is on the queue's
+    channel, and the channel answers (a passive declare).
+
+    The broker's consumer count alone would not do on a shared queue: it counts the
+    consumers of every process, and another replica's keeps it above zero while this one's
+    is gone (after a broker restart the robust connection sometimes brings a channel back
+    without its consumer).
+    """
+    if tag is None or queue.channel.is_closed:
+        return False
+    try:
+        underlay = await asyncio.wait_for(queue.channel.get_underlay_channel(), timeout)
+    except Exception:
+        return False
+    # aiormq's channel keeps the tags it consumes with (aio-pika reads them the same way).
+    if tag not in cast(aiormq.Channel, underlay).consumers:
+        return False
+    return await has_consumers(queue, timeout=timeout)
+
+
 BatchHandler = Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]
 
 
@@ -195,22 +216,9 @@ class BatchConsumer:
     def active(self) -> bool:
         return self._consumer_tag is not None and self._task is not None and not self._task.done()
 
-    async def ready(self, *, timeout: float = 2.0) -> bool:
-        """Consuming here: this consumer's tag is on its channel, and the channel answers.
-
-        The broker's consumer count of the queue would not do: it counts the consumers of
-        every process (another replica's keeps it above zero while this one's is gone).
-        """
-        if not self.active or self.queue.channel.is_closed:
-            return False
-        try:
-            underlay = await asyncio.wait_for(self.queue.channel.get_underlay_channel(), timeout)
-        except Exception:
-            return False
-        # aiormq's channel keeps the tags it consumes with (aio-pika reads them the same way).
-        if self._consumer_tag not in cast(aiormq.Channel, underlay).consumers:
-            return False
-        return await has_consumers(self.queue, timeout=timeout)
+    async def ready(self) -> bool:
+        """Consuming here, on a channel that answers."""
+        return self.active and await consumes(self.queue, self._consumer_tag)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")

@@ -18,7 +18,7 @@ from typing import Any
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
 from aio_pika.exceptions import AMQPConnectionError
 
-from jobs_common.rabbit import Publisher, RabbitBus, has_consumers, open_channel
+from jobs_common.rabbit import Publisher, RabbitBus, consumes, open_channel
 from jobs_common.topology import (
     DEFAULT_QUEUE,
     JOBS_EXCHANGE,
@@ -291,14 +291,10 @@ class WorkerRuntime:
         }
         for name in self.ready_queues:
             consumer = self._consumers.get(name)
-            ok = (
+            checks[f"consumers:{name}"] = (
                 checks["amqp"]
                 and consumer is not None
-                and consumer.consumer_tag is not None
-                and not consumer.channel.is_closed
+                and await consumes(consumer.queue, consumer.consumer_tag)
             )
-            if ok and consumer is not None:
-                ok = await has_consumers(consumer.queue)
-            checks[f"consumers:{name}"] = ok
         checks["consumers:control"] = checks["amqp"] and await self.control.ready()
         return checks

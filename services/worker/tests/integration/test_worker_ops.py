@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
+import aiormq
 import httpx
 import pytest
 
@@ -75,3 +76,17 @@ async def test_health_ready_and_metrics(worker_settings: Settings) -> None:
         after = await client.get("/ready")
         assert after.status_code == 503
         assert after.json()["status"] == "not_ready"
+
+
+async def test_a_ready_consumer_gone_under_an_open_channel_is_not_ready_beside_another_worker(
+    start_worker: Any,
+) -> None:
+    first = await start_worker()
+    await start_worker()  # its consumer keeps the broker's count of the queue above zero
+    assert (await first.ready_checks())[f"consumers:{READY_MEDIUM}"]
+    consumer = first._consumers[READY_MEDIUM]
+    underlay = cast(aiormq.Channel, await consumer.channel.get_underlay_channel())
+    await underlay.basic_cancel(consumer.consumer_tag)  # aio-pika none the wiser
+    checks = await first.ready_checks()
+    assert checks[f"consumers:{READY_MEDIUM}"] is False
+    assert checks[f"consumers:{READY_HIGH}"] is True
