@@ -120,7 +120,13 @@ def lane_for(job_type: str) -> str:
 
 
 def is_lane(name: str) -> bool:
-    return name.startswith(_LANE_PREFIX) and len(name) > len(_LANE_PREFIX)
+    return lane_type(name) is not None
+
+
+def lane_type(name: str) -> str | None:
+    """The job type whose lane ``name`` is (None: not a lane)."""
+    job_type = name.removeprefix(_LANE_PREFIX)
+    return job_type if job_type and job_type != name else None
 
 
 def is_ready_queue(name: str) -> bool:

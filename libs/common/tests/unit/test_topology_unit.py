@@ -45,3 +45,19 @@ def test_committed_definitions_json_matches_the_topology_module() -> None:
 def test_jobs_dead_is_bound_on_both_exchanges() -> None:
     dead = {(b.exchange, b.routing_key) for b in topology.bindings() if b.queue == "jobs.dead"}
     assert dead == {("jobs.exchange", "jobs.dead"), ("jobs.dlx", "jobs.dead")}
+
+
+@pytest.mark.parametrize(
+    ("name", "job_type"),
+    [
+        ("jobs.lane.acc.reverse", "acc.reverse"),
+        ("jobs.lane.", None),
+        ("jobs.ready.medium", None),
+        ("x.jobs.lane.email", None),
+    ],
+)
+def test_a_lanes_job_type_is_read_back_from_its_name(name: str, job_type: str | None) -> None:
+    assert topology.lane_type(name) == job_type
+    assert topology.is_lane(name) is (job_type is not None)
+    if job_type is not None:
+        assert topology.lane_for(job_type) == name

@@ -70,9 +70,10 @@ async def workers(bus: RabbitBus) -> AsyncIterator[list[asyncio.Task[None]]]:
 async def take(bus: RabbitBus, queue: str, timeout: float = 10.0) -> tuple[JobDispatch, bool]:
     """The next ready message on ``queue`` (declared if it is a lane) and whether it was
     marked resent."""
+    job_type = topology.lane_type(queue)
     ready = (
-        await declare_lane(bus.channel, queue.removeprefix(lane_for("")))
-        if (topology.is_lane(queue))
+        await declare_lane(bus.channel, job_type)
+        if job_type is not None
         else bus.topology.queues[queue]
     )
 

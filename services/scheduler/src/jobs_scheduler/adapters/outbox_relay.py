@@ -44,9 +44,8 @@ from jobs_common.topology import (
     JOBS_EXCHANGE,
     declare_lane,
     declare_named_queue,
-    is_lane,
     is_ready_queue,
-    lane_for,
+    lane_type,
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
@@ -164,7 +163,7 @@ class OutboxRelay:
         # each to the queue it was written for.
         self.routing = routing
         self.on_waiting = on_waiting
-        self._declared: set[str] = set()  # named queues and lanes this relay declared
+        self._declared: set[tuple[str, str]] = set()  # ("lane"|"queue", name) declared here
 
     async def pass_once(self) -> int:
         """Lock, record, publish and settle a batch. Cancelled meanwhile (the service stops),
@@ -265,11 +264,11 @@ class OutboxRelay:
             key = keys.get(row.id, row.routing_key)
             if row.exchange != JOBS_EXCHANGE:
                 continue
-            if is_lane(key):
-                wanted.add(("lane", key.removeprefix(lane_for(""))))
+            if (job_type := lane_type(key)) is not None:
+                wanted.add(("lane", job_type))
             elif (queue := named_queue_of(key)) is not None:
                 wanted.add(("queue", queue))
-        wanted = {item for item in wanted if f"{item[0]}:{item[1]}" not in self._declared}
+        wanted -= self._declared
         publisher = self.publishers.get(JOBS_EXCHANGE)
         channel = getattr(publisher.exchange, "channel", None) if publisher else None
         for kind, queue in sorted(wanted):
@@ -287,7 +286,7 @@ class OutboxRelay:
                     exc_info=True,
                 )
                 continue
-            self._declared.add(f"{kind}:{queue}")
+            self._declared.add((kind, queue))
 
 
 async def record_pass(engine: AsyncEngine, pass_id: uuid.UUID, ids: list[int]) -> None:
