@@ -213,8 +213,13 @@ class BatchConsumer:
         self._task: asyncio.Task[None] | None = None
 
     @property
+    def started(self) -> bool:
+        """Started and not stopped (its consumer may still be gone: see :attr:`active`)."""
+        return self._task is not None and not self._task.done()
+
+    @property
     def active(self) -> bool:
-        return self._consumer_tag is not None and self._task is not None and not self._task.done()
+        return self._consumer_tag is not None and self.started
 
     async def ready(self) -> bool:
         """Consuming here, on a channel that answers."""

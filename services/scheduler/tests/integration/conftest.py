@@ -27,15 +27,20 @@ from jobs_common.contracts import (
 )
 from jobs_common.db import create_engine
 from jobs_common.jobstore import dead_letters, job_events, jobs, poison_messages
-from jobs_common.rabbit import RabbitBus
+from jobs_common.rabbit import BatchConsumer, RabbitBus
 from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
+# The lease of a test marked ``short_lease``: leases run out, and claims are judged, at once.
+SHORT_LEASE = 1
+
 
 @pytest.fixture
-def scheduler_settings(jobs_database_url: str, rabbit_url: str) -> Settings:
-    return Settings(
+def scheduler_settings(
+    jobs_database_url: str, rabbit_url: str, request: pytest.FixtureRequest
+) -> Settings:
+    settings = Settings(
         database_url=jobs_database_url,
         amqp_url=rabbit_url,
         migrate_on_start=False,
@@ -49,6 +54,9 @@ def scheduler_settings(jobs_database_url: str, rabbit_url: str) -> Settings:
         # No workers here: every dispatch goes to its queue (test_scheduler_routing.py routes).
         route_by_live_workers=False,
     )
+    if request.node.get_closest_marker("short_lease") is None:
+        return settings
+    return settings.model_copy(update={"lease_seconds": SHORT_LEASE, "tick_interval_seconds": 0.1})
 
 
 # An UPDATE that sets jobs.status, and the one shape the status writer gives it.
@@ -58,6 +66,10 @@ WRITER_UPDATE = re.compile(
     r" FROM unnest\(.*\) AS \1\(id, attempt, current, target",
     re.S,
 )
+
+
+def consumer_of(scheduler: Runtime, queue: str) -> BatchConsumer:
+    return next(c for c in scheduler.consumers.consumers if c.queue.name == queue)
 
 
 @pytest.fixture

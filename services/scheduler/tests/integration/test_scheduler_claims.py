@@ -15,10 +15,10 @@ from jobs_common import topology
 from jobs_common.contracts import ClaimVerdict, ErrorKind, JobError, JobRunning, utcnow
 from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.service import BrokerOutageLeases, Runtime
-from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
 from .conftest import (
+    SHORT_LEASE,
     heartbeat,
     job_result,
     job_row,
@@ -28,16 +28,7 @@ from .conftest import (
     wait_status,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-
-LEASE = 1
-
-
-@pytest.fixture
-def scheduler_settings(scheduler_settings: Settings) -> Settings:
-    return scheduler_settings.model_copy(
-        update={"lease_seconds": LEASE, "tick_interval_seconds": 0.1}
-    )
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.short_lease]
 
 
 @pytest.fixture
@@ -106,7 +97,7 @@ async def test_a_copy_of_an_attempt_a_live_worker_runs_waits_then_is_skipped(
             verdict = await claim(bus, answers, job_id, "w-second", since=since)
             assert verdict.verdict == "wait", verdict
             assert verdict.retry_after is not None and verdict.retry_after > 0
-            await asyncio.sleep(LEASE)
+            await asyncio.sleep(SHORT_LEASE)
         row = await job_row(db, job_id)
         assert (row.status, row.worker_id) == ("running", "w-first")  # started by the listing
         await bus.publisher.publish(topology.RESULTS, job_result(job_id, 1, worker_id="w-first"))
@@ -133,8 +124,8 @@ async def test_a_copy_of_an_attempt_nobody_reported_runs_once_a_lease_passed_in_
         verdict = await claim(bus, answers, job_id, "w-second", since=since)
         return verdict if verdict.verdict == "run" else None
 
-    await eventually(granted, what="the claim granted after a lease", timeout=LEASE * 10)
-    assert (utcnow() - since).total_seconds() >= LEASE
+    await eventually(granted, what="the claim granted after a lease", timeout=SHORT_LEASE * 10)
+    assert (utcnow() - since).total_seconds() >= SHORT_LEASE
     row = await job_row(db, job_id)
     assert (row.status, row.attempt, row.worker_id) == ("running", 1, "w-second")
     assert "claimed; started on w-second" in await timeline_reasons(db, job_id)
@@ -165,7 +156,7 @@ async def test_a_copy_of_a_silent_workers_attempt_is_taken_over_or_skipped_never
         verdict = await claim(bus, answers, job_id, "w-second", since=since)
         return None if verdict.verdict == "wait" else verdict
 
-    verdict = await eventually(decided, what="the claim decided", timeout=LEASE * 15)
+    verdict = await eventually(decided, what="the claim decided", timeout=SHORT_LEASE * 15)
     row = await job_row(db, job_id)
     if verdict.verdict == "run":
         assert (row.attempt, row.worker_id, row.status) == (1, "w-second", "running")
@@ -212,7 +203,7 @@ async def test_after_a_broker_outage_every_running_lease_runs_a_lease_from_then(
     )
     await wait_status(db, job_id, "running")
     await BrokerOutageLeases(db, lease_seconds=30).extend()  # the connection came back
-    await asyncio.sleep(LEASE * 3)  # no heartbeat since: its own lease would have run out
+    await asyncio.sleep(SHORT_LEASE * 3)  # no heartbeat since: its own lease would have run out
     verdict = await claim(bus, answers, job_id, "w-second", since=utcnow())
     assert verdict.verdict == "wait", verdict
     row = await job_row(db, job_id)

@@ -6,6 +6,7 @@ still and held every lease and claim judgment back, issue 31)."""
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 from typing import Literal, cast
 
 import aiormq
@@ -13,17 +14,15 @@ import pytest
 
 from jobs_common import topology
 from jobs_common.contracts import utcnow
-from jobs_common.rabbit import BatchConsumer
+from jobs_common.rabbit import BatchConsumer, open_channel
 from jobs_scheduler.adapters import metrics
 from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
+from .conftest import consumer_of
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-
-
-def consumer_of(runtime: Runtime, queue: str) -> BatchConsumer:
-    return next(c for c in runtime.consumers.consumers if c.queue.name == queue)
 
 
 Loss = Literal["channel closed", "consumer cancelled"]
@@ -69,3 +68,15 @@ async def test_a_replicas_lost_consumer_is_found_and_consumed_again_while_anothe
     finally:
         await stop_runtime(second)
         await stop_runtime(first)
+
+
+async def test_a_consumer_stopped_on_purpose_stays_stopped(scheduler: Runtime) -> None:
+    """The scheduler stops its consumers first when it shuts down: the mend must not bring
+    one back meanwhile."""
+    consumer = consumer_of(scheduler, topology.HEARTBEAT)
+    await consumer.stop()
+    new_channel = partial(open_channel, scheduler.bus.connection)
+    for _ in range(3):  # two checks in a row would mend a consumer that is gone
+        assert await scheduler.consumers.mend(new_channel) == 0
+    assert not consumer.active
+    await consumer.start()  # as the fixture's stop expects it

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import JobRunning, utcnow
 from jobs_common.jobstore import job_attempts, read_horizons
-from jobs_common.rabbit import BatchConsumer, RabbitBus
+from jobs_common.rabbit import RabbitBus
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.api.sweeps import sweeps_for
 from jobs_scheduler.service import Runtime, job_defaults
@@ -23,6 +23,8 @@ from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
 from .conftest import (
+    SHORT_LEASE,
+    consumer_of,
     control_queue,
     heartbeat,
     job_result,
@@ -34,20 +36,7 @@ from .conftest import (
     wait_status,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-
-LEASE = 1
-
-
-@pytest.fixture
-def scheduler_settings(scheduler_settings: Settings) -> Settings:
-    return scheduler_settings.model_copy(
-        update={"lease_seconds": LEASE, "tick_interval_seconds": 0.1}
-    )
-
-
-def consumer_of(scheduler: Runtime, queue: str) -> BatchConsumer:
-    return next(c for c in scheduler.consumers.consumers if c.queue.name == queue)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.short_lease]
 
 
 @contextlib.asynccontextmanager
@@ -100,9 +89,9 @@ async def test_a_scheduler_that_stops_reading_for_three_leases_re_runs_nothing(
     job_id = await start_attempt(bus, db, "w-live")
     async with not_reading(scheduler, topology.HEARTBEAT, topology.RESULTS):
         # The worker keeps reporting and then finishes; nothing of it is read meanwhile.
-        await beat_for(bus, "w-live", job_id, seconds=3 * LEASE)
+        await beat_for(bus, "w-live", job_id, seconds=3 * SHORT_LEASE)
         await bus.publisher.publish(topology.RESULTS, job_result(job_id, 1, worker_id="w-live"))
-        await asyncio.sleep(LEASE)
+        await asyncio.sleep(SHORT_LEASE)
         assert (await job_row(db, job_id)).status == "running"
     row = await wait_status(db, job_id, "succeeded")
     assert (row.attempt, row.lost_count) == (1, 0)
@@ -118,9 +107,9 @@ async def test_a_dead_workers_attempt_is_retried_within_the_lease_and_counts_tow
     job_id = await start_attempt(bus, db, "w-doomed")
     await beat_for(bus, "w-doomed", job_id, seconds=0.5)
     died_at = asyncio.get_running_loop().time()
-    retry = await next_dispatch(bus, timeout=LEASE + 5)  # lease + reaper + retry backoff
+    retry = await next_dispatch(bus, timeout=SHORT_LEASE + 5)  # lease + reaper + retry backoff
     assert (retry.job_id, retry.attempt) == (job_id, 2)
-    assert asyncio.get_running_loop().time() - died_at < LEASE + 5
+    assert asyncio.get_running_loop().time() - died_at < SHORT_LEASE + 5
     row = await job_row(db, job_id)
     assert row.lost_count == 1
     assert (await attempt_statuses(db, job_id))[0] == "lost"
@@ -139,7 +128,7 @@ async def test_a_live_worker_that_no_longer_lists_an_attempt_loses_it_without_a_
 
     beating = asyncio.create_task(alive_without_it())
     try:
-        retry = await next_dispatch(bus, timeout=LEASE + 5)
+        retry = await next_dispatch(bus, timeout=SHORT_LEASE + 5)
         assert (retry.job_id, retry.attempt) == (job_id, 2)
         cancel = await next_cancel(control)
         assert (cancel.job_id, cancel.attempt, cancel.worker_id) == (job_id, 1, "w-forgetful")

@@ -355,8 +355,11 @@ class SchedulerConsumers:
         is mended when two checks in a row (a loop interval apart) find it gone, so one that
         aio-pika is restoring at that moment is left to it. Returns how many were mended."""
         mended = 0
-        for consumer in self.consumers:
+        for consumer in list(self.consumers):
             name = consumer.queue.name
+            if not consumer.started:  # stopped on purpose (shutting down)
+                self._gone.discard(name)
+                continue
             if await consumer.ready():
                 self._gone.discard(name)
                 continue
