@@ -88,6 +88,23 @@ class Load:
             await asyncio.sleep(0.1)
 
 
+async def says_why_jobs_wait(client: httpx.AsyncClient, load: Load) -> None:
+    """The type listing and the latest jobs of the type say why they wait. The scheduler
+    counts a stopped worker live for up to a lease after its last heartbeat (jobs go to the
+    type's lane meanwhile, queued without a reason), so the jobs' reason may come later."""
+    reason = "no live worker serves 'acc.reverse'"
+    types = {t["type"]: t for t in (await client.get("/api/job-types")).json()["types"]}
+    assert types["acc.reverse"]["waitingReason"] == reason, types["acc.reverse"]
+    deadline = time.monotonic() + 20
+    while True:
+        latest = [job for job, kind in load.accepted.items() if kind == "acc.reverse"][-5:]
+        answers = [(await client.get(f"/api/jobs/{job}")).json() for job in latest]
+        if any(a["waitingReason"] == reason and a["status"] == "queued" for a in answers):
+            return
+        assert time.monotonic() < deadline, [(a["status"], a["waitingReason"]) for a in answers]
+        await asyncio.sleep(0.5)
+
+
 async def test_workers_restarted_with_and_without_a_module_under_load_kill_nothing(
     stack: Stack,
 ) -> None:
@@ -116,6 +133,7 @@ async def test_workers_restarted_with_and_without_a_module_under_load_kill_nothi
         waiting = [job for job, kind in load.accepted.items() if kind == "acc.reverse"][-1]
         seen = (await client.get(f"/api/jobs/{waiting}")).json()
         assert seen["status"] == "queued", seen  # it waits, it does not fail
+        await says_why_jobs_wait(client, load)
         await redeploy(stack, "worker-1", ACME)  # and the module is back
         await asyncio.sleep(3)
         stop.set()

@@ -1228,6 +1228,11 @@ export interface components {
              * Format: date-time
              */
             updatedAt: string;
+            /**
+             * Waitingreason
+             * @description Why this queued job is not dispatched: no live worker serves its type (it starts when one does). Null when it is not waiting for a worker.
+             */
+            waitingReason?: string | null;
             /** Workerid */
             workerId: string | null;
         };
@@ -1414,6 +1419,11 @@ export interface components {
             timeoutSeconds?: number | null;
             /** Type */
             type: string;
+            /**
+             * Waitingreason
+             * @description Why jobs of the type wait (queued, not dispatched) right now: no live worker serves it; they start when one does. Null while a worker serves it.
+             */
+            waitingReason?: string | null;
         };
         /** JobTypesOut */
         JobTypesOut: {

@@ -282,3 +282,31 @@ describe("a job page shows the running attempt's progress", () => {
     expect(screen.queryByTestId('job-progress')).toBeNull();
   });
 });
+
+describe('a queued job no live worker can run', () => {
+  beforeEach(() => {
+    FakeSocket.all = [];
+    getJob.mockReset();
+    getJobLogs.mockReset();
+    getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
+  });
+  afterEach(() => {
+    FakeSocket.all = [];
+  });
+
+  it('says why it waits', async () => {
+    const reason = "no live worker serves 'acc.reverse'";
+    getJob.mockImplementation(() => Promise.resolve({ ...queuedJob(), type: 'acc.reverse', waitingReason: reason }));
+    renderPage();
+    const note = await screen.findByTestId('job-waiting');
+    expect(note).toHaveTextContent(`Waiting for a worker: ${reason}.`);
+    expect(note).toHaveTextContent('acc.reverse');
+  });
+
+  it('says nothing of waiting for a job that is only queued', async () => {
+    getJob.mockImplementation(() => Promise.resolve({ ...queuedJob(), waitingReason: null }));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued'));
+    expect(screen.queryByTestId('job-waiting')).toBeNull();
+  });
+});

@@ -212,6 +212,13 @@ export function JobDetailPage() {
           {data.cancelRequestedBy ? ` by ${data.cancelRequestedBy}` : ''}; waiting for the worker to stop.
         </p>
       ) : null}
+      {data.status === 'queued' && data.waitingReason ? (
+        <p role="status" className="card card-warn" data-testid="job-waiting">
+          <strong>Waiting for a worker:</strong> {data.waitingReason}. The job stays queued and starts as soon as a worker
+          that serves <span className="mono">{data.type}</span> is live (workers load handler modules with{' '}
+          <code>WORKER_HANDLER_MODULES</code>; docs/sdk.md).
+        </p>
+      ) : null}
       {data.deadLetter ? (
         <div className="card" role="note">
           <strong>Dead letter:</strong> {data.deadLetter.reason}

@@ -119,6 +119,12 @@ def lane_for(job_type: str) -> str:
     return f"{_LANE_PREFIX}{job_type}"
 
 
+def waiting_reason(job_type: str) -> str:
+    """Why a job of ``job_type`` is not dispatched: the scheduler's record of a waiting job
+    (``jobs.waiting_reason``) and the type listing's (``GET /api/job-types``) say it alike."""
+    return f"no live worker serves {job_type!r}"
+
+
 def is_lane(name: str) -> bool:
     return lane_type(name) is not None
 

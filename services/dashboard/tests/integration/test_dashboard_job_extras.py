@@ -220,3 +220,20 @@ async def test_the_series_counts_jobs_by_creation_window_and_outcome(
         "/api/jobs/analytics/series", params={"buckets": 0}, headers=auth.user
     )
     assert refused.status_code == 422
+
+
+async def test_a_job_waiting_for_a_worker_of_its_type_says_why(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    reason = "no live worker serves 'acc.reverse'"
+    waiting = await job_factory.job(status="queued", waiting_reason=reason)
+    ready = await job_factory.job(status="queued")
+    # A reason left on a job that moved on says nothing about it now.
+    running = await job_factory.job(status="running", waiting_reason=reason)
+
+    async def why(job_id: uuid.UUID) -> Any:
+        return (await client.get(f"/api/jobs/{job_id}", headers=auth.user)).json()["waitingReason"]
+
+    assert await why(waiting) == reason
+    assert await why(ready) is None
+    assert await why(running) is None

@@ -87,6 +87,7 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
             1,
         )
         assert listed["payloadSchema"] == REVERSE_V1
+        assert listed["waitingReason"] is None  # a worker serves it
         assert listed["announcedAt"].endswith(("Z", "+00:00"))  # with its offset
 
         accepted = await submit_reverse(app, {"text": "abc"})
@@ -107,6 +108,9 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
 
         await announce(broker, announcement(REVERSE_V1, leaving=True))
         await wait_until(lambda: _live(app, 0))  # no live worker: still a known type
+        gone = await reverse_type(app)
+        assert gone is not None
+        assert gone["waitingReason"] == "no live worker serves 'acme.reverse'"
         assert (await submit_reverse(app, {"text": "still"})).status_code == 202
 
     async with app_factory() as restarted:  # the registry is in MongoDB

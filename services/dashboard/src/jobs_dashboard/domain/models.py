@@ -105,6 +105,11 @@ class JobDetail(JobSummary):
     deadline_at: datetime | None
     lost_count: int
     cancel_requested_by: str | None
+    waiting_reason: str | None = Field(
+        default=None,
+        description="Why this queued job is not dispatched: no live worker serves its type "
+        "(it starts when one does). Null when it is not waiting for a worker.",
+    )
     parents: list[ParentJob] = Field(description="dependsOn with each parent's status.")
     children: list[ChildJob] = Field(
         description=f"Jobs that depend on this one and the caller may see, oldest first, at "

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jobs_common.topology import is_lane, lane_for
+from jobs_common.topology import is_lane, lane_for, waiting_reason
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,6 @@ class Wait:
     job_id: uuid.UUID
     attempt: int
     reason: str
-
-
-def waiting_reason(job_type: str) -> str:
-    return f"no live worker serves {job_type!r}"
 
 
 def route(job_type: str, routing_key: str, live: Iterable[LiveWorker]) -> Route:

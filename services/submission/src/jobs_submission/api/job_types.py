@@ -33,6 +33,11 @@ class JobTypeOut(CamelModel):
     )
     slots: int = Field(description="Concurrency slots one job of the type takes on a worker.")
     live_workers: int = Field(description="Workers that announced the type recently.")
+    waiting_reason: str | None = Field(
+        default=None,
+        description="Why jobs of the type wait (queued, not dispatched) right now: no live "
+        "worker serves it; they start when one does. Null while a worker serves it.",
+    )
     announced_at: datetime | None = Field(
         default=None, description="When a worker last announced this schema; null: never."
     )

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from jobs_common.contracts import WorkerTypes, parse_message, utcnow
 from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_common.rabbit import open_channel
-from jobs_common.topology import TYPES
+from jobs_common.topology import TYPES, waiting_reason
 from jobs_submission.adapters.job_types import JobTypeStore, live_horizon
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.domain.job_types import CustomType, TypeCatalog
@@ -130,6 +130,7 @@ class TypeRegistry:
                 "type": name,
                 "builtin": builtin is not None,
                 "liveWorkers": live.get(name, 0),
+                "waitingReason": None if live.get(name) else waiting_reason(name),
                 "queue": "default",
                 "slots": 1,
             }
