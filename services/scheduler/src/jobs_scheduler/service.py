@@ -108,7 +108,9 @@ async def start_runtime(settings: Settings) -> Runtime:
         EVENTS_EXCHANGE: Publisher(bus.topology.events),
     }
     routing = (
-        RoutingView(lease_seconds=settings.lease_seconds)
+        RoutingView(
+            lease_seconds=settings.lease_seconds, stale_after=settings.horizon_stale_seconds
+        )
         if settings.route_by_live_workers
         else None
     )

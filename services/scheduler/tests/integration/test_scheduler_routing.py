@@ -8,14 +8,20 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
+from sqlalchemy import delete, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import ErrorKind, JobDispatch, JobError, WorkerHeartbeat, utcnow
+from jobs_common.jobstore import read_horizons
+from jobs_common.jobstore import workers as worker_registry
 from jobs_common.rabbit import RabbitBus
 from jobs_common.topology import declare_lane, lane_for
+from jobs_scheduler.adapters.horizons import LEASE_QUEUES
+from jobs_scheduler.adapters.routing import live_workers
 from jobs_scheduler.service import Runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
@@ -165,3 +171,54 @@ async def test_a_worker_that_does_not_serve_the_type_hands_it_back_to_the_lane(
     assert f"handed back by w-old: it does not serve {TYPE!r}" in await timeline_reasons(
         db, message.job_id
     )
+
+
+async def test_workers_are_live_by_how_far_the_scheduler_has_read_never_by_its_clock(
+    db: AsyncEngine,
+) -> None:
+    """A scheduler back from a crash has not read the heartbeats sent meanwhile: by its own
+    clock every worker would look dead and every dispatch would wait (and go out later as a
+    copy, a lease late)."""
+    now = utcnow()
+
+    async def seen(worker_id: str, ago: float) -> None:
+        at = now - timedelta(seconds=ago)
+        async with db.begin() as connection:
+            await connection.execute(
+                insert(worker_registry).values(
+                    id=worker_id,
+                    hostname="h",
+                    pid=1,
+                    version="1",
+                    queues=[],
+                    concurrency=1,
+                    active_jobs=0,
+                    started_at=at,
+                    last_heartbeat_at=at,
+                    types=["simulate"],
+                )
+            )
+
+    async def read_up_to(ago: float | None) -> None:
+        async with db.begin() as connection:
+            await connection.execute(delete(read_horizons))
+            if ago is not None:
+                horizon = now - timedelta(seconds=ago)
+                for queue in LEASE_QUEUES:
+                    await connection.execute(
+                        insert(read_horizons).values(replica_id="r", queue=queue, horizon=horizon)
+                    )
+
+    async def live() -> set[str]:
+        async with db.connect() as connection:
+            found = await live_workers(connection, lease_seconds=10, stale_after=90)
+        return {worker.worker_id for worker in found}
+
+    await seen("w-recent", 30)  # its latest heartbeat the scheduler read, before a crash
+    await seen("w-gone", 45)  # silent for more than a lease before that one
+    await read_up_to(31)  # read up to just before the crash
+    assert await live() == {"w-recent"}
+    await read_up_to(None)  # every replica just started: judged by the latest heartbeat read
+    assert await live() == {"w-recent"}
+    await read_up_to(0)  # read up to now: nothing sent for 30 s, dead
+    assert await live() == set()
