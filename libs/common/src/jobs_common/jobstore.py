@@ -52,6 +52,9 @@ jobs = Table(
     # Why a queued job has no ready message: no live worker serves its type (it is dispatched
     # when one arrives). NULL for every other job.
     Column("waiting_reason", Text),
+    # While it waits: no ready message of its attempt was ever published (released as a
+    # first delivery, not as a copy to claim).
+    Column("waiting_unsent", Boolean),
     Column("run_at", DateTime(timezone=True)),
     Column("lease_expires_at", DateTime(timezone=True)),
     Column("worker_id", Text),

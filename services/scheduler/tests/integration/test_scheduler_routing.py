@@ -120,10 +120,11 @@ async def test_a_job_no_live_worker_serves_waits_then_runs_when_one_arrives(
     )
     await nothing_on(bus, topology.READY_MEDIUM)
     # The deploy reaches a worker: the job goes to the type's lane (the old worker, still
-    # live, consumes the queue too). Sent before, so marked resent: claimed as a copy.
+    # live, consumes the queue too). Never published before: a first delivery, which runs
+    # at once (a copy would be claimed first, and wait a lease).
     workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE, "simulate"))))
     dispatch, resent = await take(bus, lane_for(TYPE), timeout=20)
-    assert (dispatch.job_id, dispatch.attempt, resent) == (message.job_id, 1, True)
+    assert (dispatch.job_id, dispatch.attempt, resent) == (message.job_id, 1, False)
     row = await job_row(db, message.job_id)
     assert (row.status, row.waiting_reason) == ("queued", None)
     assert f"a worker serving {TYPE!r} is live" in await timeline_reasons(db, message.job_id)
@@ -171,6 +172,36 @@ async def test_a_worker_that_does_not_serve_the_type_hands_it_back_to_the_lane(
     assert f"handed back by w-old: it does not serve {TYPE!r}" in await timeline_reasons(
         db, message.job_id
     )
+
+
+@pytest.mark.short_lease
+async def test_a_handed_back_job_that_waits_goes_out_as_a_copy_when_a_worker_arrives(
+    scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
+) -> None:
+    """Its first message was published (and may still be somewhere): claimed before it runs."""
+    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE))))
+    await asyncio.sleep(1.0)
+    message = submitted(job_type=TYPE)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    await take(bus, topology.READY_MEDIUM)
+    workers.pop().cancel()  # the only worker serving the type goes away
+    await asyncio.sleep(3.0)  # three leases of silence (1 s here)
+    unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
+    await bus.publisher.publish(
+        topology.RESULTS,
+        job_result(message.job_id, 1, "unserved", worker_id="w-old", error=unserved),
+    )
+
+    async def waiting() -> bool:
+        row = await job_row(db, message.job_id)
+        return row is not None and row.waiting_reason is not None
+
+    await eventually(waiting, what="the handed-back job waiting for a worker of its type")
+    row = await job_row(db, message.job_id)
+    assert row.waiting_unsent is False
+    workers.append(asyncio.create_task(beating(bus, beat("w-next", TYPE))))
+    dispatch, resent = await take(bus, topology.READY_MEDIUM, timeout=20)  # its only consumer
+    assert (dispatch.job_id, dispatch.attempt, resent) == (message.job_id, 1, True)
 
 
 async def test_workers_are_live_by_how_far_the_scheduler_has_read_never_by_its_clock(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import DateTime, Double, Integer, Text, bindparam, cast, func
+from sqlalchemy import Boolean, DateTime, Double, Integer, Text, bindparam, cast, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeEngine
 
@@ -142,15 +142,15 @@ REDISPATCH_LOST = Write(
 # published; it waits, with the reason, until one is live (app/waiting.py).
 WAIT = Write(
     "wait",
-    columns={"waiting_reason": Text()},
-    sets=lambda r: {"waiting_reason": r.waiting_reason},
+    columns={"waiting_reason": Text(), "waiting_unsent": Boolean()},
+    sets=lambda r: {"waiting_reason": r.waiting_reason, "waiting_unsent": r.waiting_unsent},
 )
 
 # queued -> queued, same attempt: a worker serving its type is live (again), or the worker it
 # reached handed it back: dispatched (again) where a live worker serves the type.
 REDISPATCH_SERVED = Write(
     "redispatch_served",
-    sets=lambda r: {"waiting_reason": None},
+    sets=lambda r: {"waiting_reason": None, "waiting_unsent": None},
     returning=(*DISPATCH_COLUMNS, jobs.c.queued_at),
 )
 

@@ -250,7 +250,7 @@ async def lock_waiting(
 ) -> list[JobRow]:
     """Queued jobs waiting for a worker of their type (``ix_jobs_waiting``), of ``types`` (None:
     any), highest priority and oldest first, locked (``SKIP LOCKED``)."""
-    query = select(jobs.c.id, jobs.c.attempt, jobs.c.type).where(
+    query = select(jobs.c.id, jobs.c.attempt, jobs.c.type, jobs.c.waiting_unsent).where(
         jobs.c.waiting_reason.is_not(None), jobs.c.status == S.QUEUED.value
     )
     if types is not None:

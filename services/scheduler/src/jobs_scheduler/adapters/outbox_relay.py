@@ -184,7 +184,7 @@ class OutboxRelay:
                 return 0
             # A dispatch a dead pass may have published goes again as a copy (claimed first).
             copies = {row.id for row in rows if row.orphaned and row.job_id is not None}
-            keys, waits = await self._routes(connection, rows)
+            keys, waits = await self._routes(connection, rows, copies)
             waiting = {row_id for row_id, _ in waits}
             rows = [row for row in rows if row.id not in waiting]
             pass_id = uuid.uuid4()
@@ -226,7 +226,7 @@ class OutboxRelay:
         return len(settled.confirmed)
 
     async def _routes(
-        self, connection: AsyncConnection, rows: Sequence[Any]
+        self, connection: AsyncConnection, rows: Sequence[Any], copies: set[int]
     ) -> tuple[dict[int, str], list[tuple[int, Wait]]]:
         """Each ready dispatch's routing key where it differs from the row's (a type's lane),
         and the dispatches no live worker can take (their jobs wait)."""
@@ -248,7 +248,9 @@ class OutboxRelay:
             body = orjson.loads(row.body)
             where = route(str(body.get("job_type")), row.routing_key, live)
             if where.routing_key is None:
-                waits.append((row.id, Wait(row.job_id, int(body.get("attempt", 1)), where.reason)))
+                unsent = not body.get("resent") and row.id not in copies
+                attempt = int(body.get("attempt", 1))
+                waits.append((row.id, Wait(row.job_id, attempt, where.reason, unsent)))
             elif where.routing_key != row.routing_key:
                 keys[row.id] = where.routing_key
         return keys, waits

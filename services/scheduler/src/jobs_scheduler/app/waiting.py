@@ -4,9 +4,11 @@ The relay finds no live worker for a dispatch's type: the job waits, ``queued`` 
 reason (``mark_waiting``), visible on its page and in its timeline. A worker that does not
 serve a type it received hands the attempt back (``hand_back``): it goes to the type's lane,
 or waits. Once a worker serving the type is live, the waiting jobs are dispatched again
-(``release_waiting``), highest priority first. A message sent again for an attempt that was
-dispatched before is marked ``resent`` and dated at the first dispatch, so the worker that
-gets it claims it as a copy (``app/claims.py``): nothing runs twice.
+(``release_waiting``), highest priority first. A message sent again for an attempt whose
+message was published before (a hand-back, a copy, a re-dispatch) is marked ``resent`` and
+dated at the first dispatch, so the worker that gets it claims it as a copy
+(``app/claims.py``): nothing runs twice. An attempt held back at its first dispatch
+(``waiting_unsent``) has no other message anywhere: it goes out as a first delivery.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ async def mark_waiting(
                 S.QUEUED,
                 f"waiting: {w.reason}",
                 attempt=w.attempt,
-                values={"waiting_reason": w.reason[:500]},
+                values={"waiting_reason": w.reason[:500], "waiting_unsent": w.unsent},
             )
             for w in sorted(waits, key=lambda w: w.job_id)
         ],
@@ -64,9 +66,14 @@ async def release_waiting(
         for row in sorted(rows, key=lambda row: row.id)
     ]
     released = await apply_transitions(connection, changes, moves, job_writes.REDISPATCH_SERVED)
+    unsent = {row.id for row in rows if row.waiting_unsent}
     for job in released.values():
+        sent_before = job.id not in unsent
         changes.dispatch(
-            job, attempt=job.attempt, new_attempt=False, resent_after=job.queued_at or utcnow()
+            job,
+            attempt=job.attempt,
+            new_attempt=False,
+            resent_after=(job.queued_at or utcnow()) if sent_before else None,
         )
     return len(released)
 

@@ -46,6 +46,9 @@ class Wait:
     job_id: uuid.UUID
     attempt: int
     reason: str
+    # No message of the attempt was published before this one, which is held back: when a
+    # worker arrives it goes out as a first delivery, not as a copy to claim (a lease later).
+    unsent: bool = False
 
 
 def route(job_type: str, routing_key: str, live: Iterable[LiveWorker]) -> Route:
