@@ -232,23 +232,12 @@ class JobExecutor:
             "job type not served here; handed back",
             extra={**self._fields(job), "action": "job_handed_back"},
         )
-        now = utcnow()
-        report = JobResult(
-            job_id=job.dispatch.job_id,
-            attempt=job.dispatch.attempt,
-            worker_id=self.worker_id,
-            outcome="unserved",
-            error=JobError(
-                kind=ErrorKind.RETRYABLE,
-                error_class="UnservedJobType",
-                message=f"worker {self.worker_id} does not serve {job.dispatch.job_type!r}",
-            ),
-            started_at=now,
-            finished_at=now,
-            trace_id=job.dispatch.trace_id,
+        error = JobError(
+            kind=ErrorKind.RETRYABLE,
+            error_class="UnservedJobType",
+            message=f"worker {self.worker_id} does not serve {job.dispatch.job_type!r}",
         )
-        await self._publish_kept(report, self._fields(job))
-        job.result_confirmed = True
+        await self._publish_result(job, ("unserved", None, error), started_at=utcnow())
         await self._ack(message, job)
 
     async def _claimed(self, job: ActiveJob, ask: ClaimToAsk) -> Literal["run", "skip", "refused"]:
@@ -376,25 +365,12 @@ class JobExecutor:
         duration: float | None,
     ) -> None:
         """Publish the attempt's ``JobResult`` (confirmed), then ack the delivery."""
-        dispatch = job.dispatch
         fields = self._fields(job)
-        label = self.type_label(dispatch.job_type)
-        name, result, error = outcome
+        label = self.type_label(job.dispatch.job_type)
+        name, _, error = outcome
         if duration is not None:
             metrics.JOB_DURATION.labels(label).observe(duration)
-        report = JobResult(
-            job_id=dispatch.job_id,
-            attempt=dispatch.attempt,
-            worker_id=self.worker_id,
-            outcome=name,
-            result=result,
-            error=error,
-            started_at=started_at,
-            finished_at=utcnow(),
-            trace_id=dispatch.trace_id,
-        )
-        await self._publish_kept(report, fields)
-        job.result_confirmed = True
+        await self._publish_result(job, outcome, started_at=started_at)
         kind = error.kind.value if error is not None and name == "failed" else "none"
         metrics.JOBS_FINISHED.labels(label, name, kind).inc()
         log.info(
@@ -409,6 +385,31 @@ class JobExecutor:
             },
         )
         await self._ack(message, job)
+
+    async def _publish_result(
+        self,
+        job: ActiveJob,
+        outcome: Outcome | tuple[Literal["unserved"], None, JobError],
+        *,
+        started_at: datetime,
+    ) -> None:
+        """Publish the attempt's ``JobResult``, kept and published again until the broker
+        confirms it (never thrown away for another run)."""
+        dispatch = job.dispatch
+        name, result, error = outcome
+        report = JobResult(
+            job_id=dispatch.job_id,
+            attempt=dispatch.attempt,
+            worker_id=self.worker_id,
+            outcome=name,
+            result=result,
+            error=error,
+            started_at=started_at,
+            finished_at=utcnow(),
+            trace_id=dispatch.trace_id,
+        )
+        await self._publish_kept(report, self._fields(job))
+        job.result_confirmed = True
 
     async def _run_handler(self, job: ActiveJob, logger: JobLogger) -> Outcome:
         dispatch = job.dispatch
