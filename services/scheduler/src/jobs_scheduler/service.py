@@ -28,6 +28,7 @@ from jobs_scheduler.adapters import horizons, jobs
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.read_ticks import publish_ticks
+from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
 from jobs_scheduler.api.queues import SchedulerConsumers
@@ -212,21 +213,20 @@ class BrokerOutageLeases:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def extend(self, attempts: int = 5) -> None:
-        for attempt in range(1, attempts + 1):
-            try:
-                async with self.engine.begin() as connection:
-                    count = await jobs.extend_running_leases(connection, self.lease_seconds)
-                log.warning(
-                    "broker connection back: running leases extended",
-                    extra={"action": "leases_extended", "count": count},
-                )
-                return
-            except Exception:
-                if attempt == attempts:
-                    log.exception("leases not extended", extra={"action": "leases_extend_failed"})
-                    return
-                await asyncio.sleep(0.2 * attempt)
+    async def extend(self) -> None:
+        try:
+            count = await commit_retried(
+                self.engine,
+                partial(jobs.extend_running_leases, lease_seconds=self.lease_seconds),
+                pause=0.2,
+            )
+        except Exception:
+            log.exception("leases not extended", extra={"action": "leases_extend_failed"})
+            return
+        log.warning(
+            "broker connection back: running leases extended",
+            extra={"action": "leases_extended", "count": count},
+        )
 
 
 def _pid_alive(pid: int) -> bool:

@@ -27,6 +27,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import aio_pika
@@ -34,7 +35,6 @@ import orjson
 from aio_pika.exceptions import DeliveryError
 from sqlalchemy import BigInteger, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import COPY_HEADER
@@ -49,6 +49,7 @@ from jobs_common.topology import (
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.retried import commit_retried, lock_conflict
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.set_based import any_of, interval_seconds
 from jobs_scheduler.domain.routing import Wait, route
@@ -343,25 +344,24 @@ async def start_reconciler_clocks(
     consumers' lock order), retried when PostgreSQL picks it as a deadlock victim. Left at the
     dispatch's own time, the reconciler could re-dispatch a job whose message is still in its
     ready queue."""
-    for attempt in range(1, attempts + 1):
-        try:
-            async with engine.begin() as connection:
-                await connection.execute(PUBLISHED, {"ids": list(job_ids)})
-            return
-        except DBAPIError as exc:
-            if not retryable(exc) or attempt == attempts:
-                log.error(
-                    "reconciler clocks not started",
-                    extra={"action": "queued_at_failed", "jobs": len(job_ids)},
-                    exc_info=True,
-                )
-                return
-            await asyncio.sleep(0.01 * attempt)
+    try:
+        await commit_retried(
+            engine,
+            partial(_execute, PUBLISHED, {"ids": list(job_ids)}),
+            attempts=attempts,
+            pause=0.01,
+            retry_if=lock_conflict,
+        )
+    except Exception:
+        log.error(
+            "reconciler clocks not started",
+            extra={"action": "queued_at_failed", "jobs": len(job_ids)},
+            exc_info=True,
+        )
 
 
-def retryable(exc: DBAPIError) -> bool:
-    """A deadlock or a serialization failure: the same statement may succeed next time."""
-    return (getattr(exc.orig, "sqlstate", None) or "") in ("40P01", "40001")
+async def _execute(statement: Any, parameters: dict[str, Any], connection: AsyncConnection) -> None:
+    await connection.execute(statement, parameters)
 
 
 def _amqp(row: Any, *, copy: bool = False) -> aio_pika.Message:
