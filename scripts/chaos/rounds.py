@@ -10,9 +10,11 @@ next round starts from a working platform (and the round says so).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -202,8 +204,28 @@ def _print(text: str) -> None:
     print(text, flush=True)
 
 
+@contextlib.contextmanager
+def cancelled_by_sigterm() -> Iterator[None]:
+    """SIGTERM (a CI timeout, a ``kill``) cancels the running task instead of ending the
+    process at once, so the ``finally`` that stops the platform runs: killed outright, the
+    run would leave its private RabbitMQ node, PostgreSQL and services running."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 async def run(knobs: Knobs, run_dir: Path, out: Printer = _print) -> list[RoundResult]:
     """Start the platform, run every round, stop everything; the rounds' results."""
+    with cancelled_by_sigterm():
+        return await _run(knobs, run_dir, out)
+
+
+async def _run(knobs: Knobs, run_dir: Path, out: Printer) -> list[RoundResult]:
     results: list[RoundResult] = []
     platform = ChaosPlatform(knobs, run_dir)
     client: GatewayClient | None = None

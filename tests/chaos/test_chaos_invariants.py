@@ -3,6 +3,9 @@ legitimate re-runs after a worker or broker fault do not (pure functions, no I/O
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,7 +34,7 @@ from scripts.chaos.knobs import (
     Knobs,
 )
 from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
-from scripts.chaos.rounds import cron_due_by, due_minutes
+from scripts.chaos.rounds import cancelled_by_sigterm, cron_due_by, due_minutes
 
 pytestmark = pytest.mark.unit
 
@@ -241,3 +244,21 @@ def test_poison_input_answered_other_than_400_or_422_breaks_accepted() -> None:
 def test_a_rolling_deploy_excuses_no_re_run() -> None:
     twice = job("t" * 36, "succeeded", [attempt(1, "lost"), attempt(2, "succeeded")])
     assert verdicts(round_input(ROLLING_DEPLOY, [twice]))["re-runs"] == BROKEN
+
+
+async def test_sigterm_cancels_a_run_so_its_platform_is_stopped() -> None:
+    stopped: list[str] = []
+
+    async def a_run() -> None:
+        with cancelled_by_sigterm():
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                await asyncio.sleep(10)
+            finally:
+                stopped.append("platform")
+
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.create_task(a_run())
+    assert stopped == ["platform"]
+    # The handler is gone with the run: SIGTERM means the default again.
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
