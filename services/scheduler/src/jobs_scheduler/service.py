@@ -129,6 +129,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         full_batch=settings.relay_batch_size,
     )
     replica_id = settings.replica_id or make_replica_id()
+    _REPLICAS_HERE.add(replica_id)
     ticks = Loop(
         "read_ticks",
         partial(publish_ticks, bus.publisher, replica_id),
@@ -229,6 +230,10 @@ class BrokerOutageLeases:
         )
 
 
+# The replicas this process runs (one in production; tests start several in one process).
+_REPLICAS_HERE: set[str] = set()
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -245,7 +250,11 @@ async def _forget_dead_predecessors(engine: AsyncEngine) -> None:
     async with engine.begin() as connection:
         known = await horizons.replicas(connection)
         dead = dead_predecessors(
-            known, hostname=socket.gethostname(), pid=os.getpid(), alive=_pid_alive
+            known,
+            hostname=socket.gethostname(),
+            pid=os.getpid(),
+            alive=_pid_alive,
+            ours=_REPLICAS_HERE,
         )
         await horizons.forget_all(connection, dead)
     if dead:
@@ -276,6 +285,7 @@ async def _bounded(step: str, action: Awaitable[object]) -> None:
 
 
 async def stop_runtime(runtime: Runtime) -> None:
+    _REPLICAS_HERE.discard(runtime.replica_id)
     await _bounded("consumers", runtime.consumers.stop())
     for loop in runtime.loops:
         await _bounded(f"loop {loop.name}", loop.stop())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -13,8 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
 from jobs_common.contracts import JobDispatch, utcnow
-from jobs_common.jobstore import jobs, schedule_fires, schedules
+from jobs_common.jobstore import jobs, read_horizons, schedule_fires, schedules
 from jobs_common.rabbit import RabbitBus
+from jobs_scheduler.adapters.horizons import LEASE_QUEUES
 from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 
@@ -121,5 +124,37 @@ async def test_two_replicas_fire_each_cron_time_once_and_promote_each_delayed_jo
         assert set(counts) == set(schedule_ids)
         assert all(1 <= count <= 1 + crossed for count in counts.values()), (counts, crossed)
         assert cron_jobs == sum(counts.values())
+    finally:
+        await stop_runtime(second)
+
+
+async def test_a_replica_forgets_a_predecessor_of_its_host_and_pid_not_its_siblings(
+    scheduler: Runtime, scheduler_settings: Settings, db: AsyncEngine
+) -> None:
+    """A container restarted by its runtime keeps its hostname and runs the scheduler under
+    the same pid: its predecessor's frozen horizons would hold every lease judgment back for
+    90 s. Another replica of this very process (the ``scheduler`` fixture's) is alive."""
+    predecessor = f"{socket.gethostname()}-{os.getpid()}-dead00"
+
+    async def replicas() -> set[str]:
+        async with db.connect() as connection:
+            return set((await connection.execute(select(read_horizons.c.replica_id))).scalars())
+
+    async def sibling_read() -> bool:
+        return scheduler.replica_id in await replicas()
+
+    await eventually(sibling_read, what="the sibling's first horizons")
+    async with db.begin() as connection:
+        for queue in LEASE_QUEUES:
+            await connection.execute(
+                insert(read_horizons).values(
+                    replica_id=predecessor, queue=queue, horizon=utcnow() - timedelta(seconds=5)
+                )
+            )
+    second: Runtime = await start_runtime(scheduler_settings)
+    try:
+        found = await replicas()
+        assert predecessor not in found
+        assert scheduler.replica_id in found  # the sibling's horizons stay
     finally:
         await stop_runtime(second)

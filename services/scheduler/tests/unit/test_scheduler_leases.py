@@ -88,8 +88,15 @@ def test_a_starting_replica_forgets_the_dead_replicas_of_its_host_only() -> None
         "host-a-100-aaaaaa",  # this host, its process gone: a crashed replica
         "host-a-200-bbbbbb",  # this host, alive
         "host-a-300-cccccc",  # this very process (another replica of it, in tests)
+        "host-a-300-eeeeee",  # this pid, not this process's: a restarted container's predecessor
         "host-b-100-dddddd",  # another host: left to go stale
         "replica-without-pid",
     ]
-    dead = dead_predecessors(known, hostname="host-a", pid=300, alive=lambda pid: pid == 200)
-    assert dead == ["host-a-100-aaaaaa"]
+    dead = dead_predecessors(
+        known,
+        hostname="host-a",
+        pid=300,
+        alive=lambda pid: pid in (200, 300),
+        ours={"host-a-300-cccccc"},
+    )
+    assert dead == ["host-a-100-aaaaaa", "host-a-300-eeeeee"]

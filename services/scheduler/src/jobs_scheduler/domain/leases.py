@@ -15,7 +15,7 @@ ahead cannot stretch a lease).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -124,19 +124,27 @@ def listed_attempt(
 
 
 def dead_predecessors(
-    replica_ids: Iterable[str], *, hostname: str, pid: int, alive: Callable[[int], bool]
+    replica_ids: Iterable[str],
+    *,
+    hostname: str,
+    pid: int,
+    alive: Callable[[int], bool],
+    ours: Collection[str] = (),
 ) -> list[str]:
     """The replicas (``<host>-<pid>-<suffix>``) of this host that are gone: a process of this
-    host whose pid no longer runs. Their read horizons, frozen, would hold every lease
-    judgment back until they go stale (``SCHEDULER_HORIZON_STALE_SECONDS``, 90 s): a replica
-    that starts forgets them. Other hosts' replicas, and a container restarted under the same
-    pid (its own pid is alive), are left to go stale."""
+    host whose pid no longer runs, or one with this very pid that is not among this
+    process's own replicas (``ours``): a container restarted by its runtime keeps its hostname
+    and runs the scheduler under the same pid again (often 1). Their read horizons, frozen,
+    would hold every lease judgment back until they go stale
+    (``SCHEDULER_HORIZON_STALE_SECONDS``, 90 s): a replica that starts forgets them. Other
+    hosts' replicas are left to go stale (hostnames must differ between live replicas)."""
     dead = []
     for replica in replica_ids:
         parts = replica.rsplit("-", 2)
         if len(parts) != 3 or not parts[1].isdigit() or parts[0] != hostname:
             continue
         other = int(parts[1])
-        if other != pid and not alive(other):
+        gone = replica not in ours if other == pid else not alive(other)
+        if gone:
             dead.append(replica)
     return dead
