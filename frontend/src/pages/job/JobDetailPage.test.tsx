@@ -142,15 +142,21 @@ async function expectTheWholeEnd(): Promise<void> {
   await waitFor(() => expect(screen.getByTestId('job-logs')).toHaveTextContent('all done'));
 }
 
-describe('a job page follows live status changes', () => {
+/** A fresh fake socket and API for each test (``noLogs``: the job has no stored log lines). */
+function freshFakes({ noLogs = false }: { noLogs?: boolean } = {}) {
   beforeEach(() => {
     FakeSocket.all = [];
     getJob.mockReset();
     getJobLogs.mockReset();
+    if (noLogs) getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
   });
   afterEach(() => {
     FakeSocket.all = [];
   });
+}
+
+describe('a job page follows live status changes', () => {
+  freshFakes();
 
   it('catches up with changes that arrived while its first answer was on its way', async () => {
     // The first request is slow and was read while the job was queued; the job runs and
@@ -225,15 +231,7 @@ function attemptText(): string | null | undefined {
 }
 
 describe("a job page shows the running attempt's progress", () => {
-  beforeEach(() => {
-    FakeSocket.all = [];
-    getJob.mockReset();
-    getJobLogs.mockReset();
-    getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
-  });
-  afterEach(() => {
-    FakeSocket.all = [];
-  });
+  freshFakes({ noLogs: true });
 
   it('as a progress bar with its percent and message, read again while the job runs and the socket is live', async () => {
     let answer = runningJob({ percent: 42.5, message: 'resizing tiles' });
@@ -284,15 +282,7 @@ describe("a job page shows the running attempt's progress", () => {
 });
 
 describe('a queued job no live worker can run', () => {
-  beforeEach(() => {
-    FakeSocket.all = [];
-    getJob.mockReset();
-    getJobLogs.mockReset();
-    getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
-  });
-  afterEach(() => {
-    FakeSocket.all = [];
-  });
+  freshFakes({ noLogs: true });
 
   it('says why it waits', async () => {
     const reason = "no live worker serves 'acc.reverse'";

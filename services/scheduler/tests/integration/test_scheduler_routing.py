@@ -93,6 +93,14 @@ async def take(bus: RabbitBus, queue: str, timeout: float = 10.0) -> tuple[JobDi
     return await eventually(one, timeout=timeout, what=f"a dispatch on {queue}")
 
 
+async def hand_back(bus: RabbitBus, job_id: uuid.UUID, worker_id: str) -> None:
+    """As a worker that does not serve the type it received does."""
+    unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
+    await bus.publisher.publish(
+        topology.RESULTS, job_result(job_id, 1, "unserved", worker_id=worker_id, error=unserved)
+    )
+
+
 async def nothing_on(bus: RabbitBus, queue: str) -> None:
     await asyncio.sleep(1.0)
     assert await bus.topology.queues[queue].get(no_ack=True, fail=False) is None
@@ -159,11 +167,7 @@ async def test_a_worker_that_does_not_serve_the_type_hands_it_back_to_the_lane(
     message = submitted(job_type=TYPE)
     await bus.publisher.publish(topology.SUBMITTED, message)
     first, _ = await take(bus, topology.READY_MEDIUM)
-    unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
-    await bus.publisher.publish(
-        topology.RESULTS,
-        job_result(message.job_id, 1, "unserved", worker_id="w-old", error=unserved),
-    )
+    await hand_back(bus, message.job_id, "w-old")
     again, resent = await take(bus, lane_for(TYPE))
     assert (again.job_id, again.attempt, resent) == (first.job_id, 1, True)
     assert again.dispatched_at <= utcnow()
@@ -186,11 +190,7 @@ async def test_a_handed_back_job_that_waits_goes_out_as_a_copy_when_a_worker_arr
     await take(bus, topology.READY_MEDIUM)
     workers.pop().cancel()  # the only worker serving the type goes away
     await asyncio.sleep(3.0)  # three leases of silence (1 s here)
-    unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
-    await bus.publisher.publish(
-        topology.RESULTS,
-        job_result(message.job_id, 1, "unserved", worker_id="w-old", error=unserved),
-    )
+    await hand_back(bus, message.job_id, "w-old")
 
     async def waiting() -> bool:
         row = await job_row(db, message.job_id)
