@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from jobs_common.contracts import (
     COPY_HEADER,
@@ -27,6 +28,7 @@ from jobs_common.rabbit import Outgoing, Publisher, amqp_message
 from jobs_common.topology import CONTROL_CLAIM, EVENTS_EXCHANGE, READY_HIGH, RESULTS, RUNNING
 from jobs_testing.waiting import eventually
 from jobs_testing.worker_messages import Observer, make_dispatch, parse_message, quick_simulate
+from jobs_worker.sdk import JobContext, handler, spec_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -142,3 +144,44 @@ async def test_a_relay_copy_is_claimed_from_its_dispatch_and_a_stale_first_deliv
     assert set(asked) == {copy.job_id, stale.job_id}
     assert asked[copy.job_id].claim_since == copy.dispatched_at
     assert asked[stale.job_id].claim_since is None
+
+
+class Pause(BaseModel):
+    seconds: float = 0.0
+
+
+@handler("acme.hog", payload=Pause, slots=3)
+async def hog(ctx: JobContext, payload: Pause) -> dict[str, Any]:
+    await asyncio.sleep(payload.seconds)
+    return {}
+
+
+@handler("acme.quick", payload=Pause)
+async def quick(ctx: JobContext, payload: Pause) -> dict[str, Any]:
+    return {}
+
+
+async def test_a_delivery_fresh_when_it_came_asks_when_it_waited_for_a_slot_past_fresh(
+    start_worker: Any, observer: Observer
+) -> None:
+    """Every slot held by a long job: the next delivery waits for one past its fresh_until,
+    when a relay copy of it may run elsewhere; it asks before it runs."""
+    results = await observer.collect(RESULTS)
+    claims = await answering(observer, ["run"])
+    registry = {spec.job_type: spec for spec in (spec_of(hog), spec_of(quick)) if spec}
+    await start_worker(registry=registry, prefetch_high=1, prefetch_medium=1, prefetch_low=1)
+    long = make_dispatch("acme.hog", {"seconds": 2.0}, priority=3)
+    await observer.publish(long)
+    await eventually(lambda: _running(claims, long.job_id), what="the long job running")
+    late = make_dispatch("acme.quick", {}, priority=2).model_copy(
+        update={"fresh_until": utcnow() + timedelta(seconds=0.5)}
+    )
+    await observer.publish(late)
+    for dispatch in (long, late):
+        assert (await observer.wait_result(results, dispatch.job_id)).outcome == "succeeded"
+    asked = [c for c in claims if c.redelivered]
+    assert [(c.job_id, c.claim_since) for c in asked] == [(late.job_id, None)]
+
+
+async def _running(claims: list[JobRunning], job_id: Any) -> bool:
+    return any(c.job_id == job_id for c in claims)

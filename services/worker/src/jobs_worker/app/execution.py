@@ -169,16 +169,16 @@ class JobExecutor:
                 await self._refuse(message, job, reason)
             elif dispatch.job_type not in self.registry:
                 await self._unserved(message, job)
-            elif (ask := claim_to_ask(message, dispatch)) is not None and (
-                claim := await self._claimed(job, ask)
-            ) != "run":
-                if claim == "skip":
-                    await self._ack(message, job)
-                else:
-                    await self._hand_back(message, job, "claim not confirmed")
-            else:
+            elif (ask := claim_to_ask(message, dispatch)) is None or await self._granted(
+                message, job, ask
+            ):
                 spec = self.registry.get(dispatch.job_type)
                 async with self.slots.hold(spec.slots if spec is not None else 1):
+                    # Fresh when it came, it may have waited for a slot past its fresh_until
+                    # (long jobs hold the slots): a copy of it may be granted elsewhere by now.
+                    if ask is None and (ask := claim_to_ask(message, dispatch)) is not None:
+                        if not await self._granted(message, job, ask):
+                            return
                     await self._execute(message, job, claimed=ask is not None)
         except asyncio.CancelledError:
             log.warning(
@@ -239,6 +239,20 @@ class JobExecutor:
         )
         await self._publish_result(job, ("unserved", None, error), started_at=utcnow())
         await self._ack(message, job)
+
+    async def _granted(
+        self, message: AbstractIncomingMessage, job: ActiveJob, ask: ClaimToAsk
+    ) -> bool:
+        """Claim the attempt; True: it runs here. Else the delivery is settled: acked on
+        ``skip``, handed back when the claim could not be asked."""
+        claim = await self._claimed(job, ask)
+        if claim == "run":
+            return True
+        if claim == "skip":
+            await self._ack(message, job)
+        else:
+            await self._hand_back(message, job, "claim not confirmed")
+        return False
 
     async def _claimed(self, job: ActiveJob, ask: ClaimToAsk) -> Literal["run", "skip", "refused"]:
         """Ask the scheduler whether this redelivered attempt may run here, until it answers
