@@ -7,7 +7,7 @@ properties/headers as well, set by the publisher from the model.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -154,6 +154,17 @@ class JobDispatch(Message):
 # know whether the broker took the first one (the pass died, or the confirm was lost): a copy
 # is always claimed before it runs.
 COPY_HEADER = "x-jobs-copy"
+
+# How long after its dispatch a worker runs a first delivery without asking, behind no backlog.
+FRESH_DISPATCH = timedelta(seconds=5)
+
+# An AMQP header on a ready dispatch (epoch milliseconds, an integer: AMQP floats are 32-bit)
+# until when a first delivery of it runs
+# unasked, overriding ``JobDispatch.fresh_until``. The relay sets it from the backlog ahead of
+# the message in its queue when it publishes it, so a dispatch behind a long backlog is not
+# claimed for having waited there. On a copy: the window of the first publish, which the
+# copy's claim waits past (docs/scheduler.md, "Claims").
+FRESH_HEADER = "x-jobs-fresh-until"
 
 
 class JobRunning(Message):

@@ -164,6 +164,8 @@ outbox_passes = Table(
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("ids", ARRAY(BigInteger), nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    # Until when the first copies of its ready dispatches run unasked (FRESH_HEADER).
+    Column("fresh_until", DateTime(timezone=True)),
 )
 
 dead_letters = Table(

@@ -27,6 +27,7 @@ from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons, jobs
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.adapters.queue_depths import QueueDepths
 from jobs_scheduler.adapters.read_ticks import publish_ticks
 from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
@@ -121,6 +122,8 @@ async def start_runtime(settings: Settings) -> Runtime:
         limit=settings.relay_batch_size,
         clock_slack=settings.relay_clock_slack_seconds,
         routing=routing,
+        depths=QueueDepths(bus.connection),
+        fresh_drain_per_second=settings.fresh_drain_per_second,
     )
     relay = Loop(
         "outbox_relay",

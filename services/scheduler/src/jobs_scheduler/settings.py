@@ -97,6 +97,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # Loops.
     relay_batch_size: int = 500
     relay_interval_seconds: float = 0.25
+    # The rate (jobs/s) the relay assumes a ready queue drains at when it sizes a dispatch's
+    # fresh window from the backlog ahead of it (domain/claims.py, fresh_window): a delivery
+    # within its window runs unasked, a later one is claimed first. Lower keeps more deliveries
+    # fresh; a relay copy (after a relay died mid-pass) waits past its first copy's window.
+    fresh_drain_per_second: float = Field(default=100.0, gt=0)
     sweep_batch_size: int = 500
     promotion_interval_seconds: float = 0.25
     reaper_interval_seconds: float = 1.0

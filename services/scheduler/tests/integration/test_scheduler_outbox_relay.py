@@ -19,10 +19,18 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import COPY_HEADER, JobDispatch, JobSubmitted, parse_message
+from jobs_common.contracts import (
+    COPY_HEADER,
+    FRESH_HEADER,
+    JobDispatch,
+    JobSubmitted,
+    parse_message,
+    utcnow,
+)
 from jobs_common.jobstore import dead_letters, jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher, RabbitBus
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
+from jobs_scheduler.adapters.queue_depths import QueueDepths
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app.intake import record_jobs
 from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
@@ -321,3 +329,69 @@ async def test_while_the_channel_is_closed_nothing_is_claimed(
     await channel.close()
     assert await relay(db, {topology.JOBS_EXCHANGE: closed}).pass_once() == 0
     assert len(await outbox_rows(db)) == 1 and await pass_rows(db) == []
+
+
+async def fresh_windows(client_bus: RabbitBus) -> dict[tuple[uuid.UUID, bool], float]:
+    """Each ready message's fresh window (FRESH_HEADER, in epoch seconds) by (job, copy)."""
+    ready = client_bus.topology.queues[topology.READY_MEDIUM]
+    await asyncio.sleep(0.2)
+    found = {}
+    while (message := await ready.get(no_ack=True, fail=False)) is not None:
+        headers = message.headers or {}
+        dispatch = parse_message(JobDispatch, message.body)
+        if FRESH_HEADER in headers:
+            key = (dispatch.job_id, bool(headers.get(COPY_HEADER)))
+            found[key] = int(headers[FRESH_HEADER]) / 1000
+    return found
+
+
+async def test_a_dispatch_behind_a_backlog_is_fresh_until_it_drains_and_its_copy_asks_past_it(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """300 ready messages ahead of it, drained at an assumed 100 jobs/s: a first delivery
+    runs unasked for 5 + 3 s (not claimed for having waited its turn); the copy a later pass
+    sends after this one died carries the same window, which its claim waits past."""
+    filler = Publisher(client_bus.topology.jobs)
+    for _ in range(300):
+        await filler.publish(topology.READY_MEDIUM, submitted_dispatch())
+    job = await record(db, scheduler_settings)
+    real = Publisher(client_bus.topology.jobs)
+
+    def with_depths(publisher: Publisher) -> OutboxRelay:
+        return OutboxRelay(
+            db,
+            {topology.JOBS_EXCHANGE: publisher},
+            limit=100,
+            clock_slack=5.0,
+            stop_grace=0.2,
+            depths=QueueDepths(client_bus.connection),
+            fresh_drain_per_second=100,
+        )
+
+    published_at = utcnow().timestamp()
+    passing = asyncio.create_task(with_depths(Scripted(real, after=hang)).pass_once())
+    await eventually(lambda: _depth_at_least(client_bus, 301), what="the first copy published")
+    passing.cancel()  # killed before it recorded the publish
+    await asyncio.gather(passing, return_exceptions=True)
+    assert await with_depths(real).pass_once() == 1  # the copy
+    windows = await fresh_windows(client_bus)
+    first, copy = windows[(job.job_id, False)], windows[(job.job_id, True)]
+    assert 7.5 <= first - published_at <= 9.5  # 5 s + 301 / 100 jobs/s
+    assert copy == first
+
+
+async def _depth_at_least(client_bus: RabbitBus, count: int) -> bool:
+    declared = await client_bus.topology.queues[topology.READY_MEDIUM].declare()
+    return (declared.message_count or 0) >= count
+
+
+def submitted_dispatch() -> JobDispatch:
+    return JobDispatch(
+        job_id=uuid.uuid4(),
+        attempt=1,
+        job_type="simulate",
+        priority=2,
+        payload={},
+        timeout_seconds=30,
+        dispatched_at=utcnow(),
+    )

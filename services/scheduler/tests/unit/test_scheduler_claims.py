@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jobs_scheduler.domain.claims import MAX_RETRY, MIN_RETRY, claim_verdict
+from jobs_scheduler.domain.claims import MAX_RETRY, MIN_RETRY, claim_verdict, fresh_window
 
 pytestmark = pytest.mark.unit
 
@@ -86,3 +86,19 @@ def test_a_first_delivery_past_its_freshness_starts_at_once_unless_another_holds
         horizon=T0,
     )
     assert taken.verdict == "wait"
+
+
+@pytest.mark.parametrize(
+    ("backlog", "seconds"),
+    [
+        (0, 5.0),  # behind nothing: FRESH_DISPATCH
+        (-3, 5.0),
+        (1_000, 15.0),  # 10 s to drain at 100 jobs/s
+        (100_000, 55.0),  # at most MAX_FRESH, under the ready queues' 60 s TTL
+    ],
+)
+def test_a_dispatch_behind_a_backlog_is_fresh_for_as_long_as_it_takes_to_drain(
+    backlog: int, seconds: float
+) -> None:
+    window = fresh_window(backlog, drain_per_second=100)
+    assert window == timedelta(seconds=seconds)

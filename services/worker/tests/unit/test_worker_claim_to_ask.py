@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 from aio_pika.abc import AbstractIncomingMessage
 
-from jobs_common.contracts import COPY_HEADER, JobDispatch, utcnow
+from jobs_common.contracts import COPY_HEADER, FRESH_DISPATCH, FRESH_HEADER, JobDispatch, utcnow
 from jobs_worker.app.execution import claim_to_ask
 
 pytestmark = pytest.mark.unit
@@ -54,3 +54,26 @@ def test_a_copy_waits_from_its_dispatch() -> None:
 def test_a_first_delivery_past_its_freshness_asks_without_waiting() -> None:
     ask = claim_to_ask(delivery(), dispatch(age=6))
     assert ask is not None and (ask.why, ask.since, ask.waits) == ("stale", None, False)
+
+
+def test_the_relays_fresh_window_overrides_the_dispatchs() -> None:
+    """Published behind a backlog, a dispatch is fresh for longer (the relay's header)."""
+    sent = dispatch(age=20)  # past its own fresh_until (5 s)
+    later = round((utcnow() + timedelta(seconds=10)).timestamp() * 1000)
+    assert claim_to_ask(delivery(headers={FRESH_HEADER: later}), sent) is None
+    earlier = round((utcnow() - timedelta(seconds=1)).timestamp() * 1000)
+    ask = claim_to_ask(delivery(headers={FRESH_HEADER: earlier}), sent)
+    assert ask is not None and ask.why == "stale"
+    garbage = claim_to_ask(delivery(headers={FRESH_HEADER: "soon"}), sent)
+    assert garbage is not None and garbage.why == "stale"  # the dispatch's own window
+
+
+def test_a_copy_asks_past_its_first_copys_fresh_window() -> None:
+    sent = dispatch(age=1)
+    window = sent.dispatched_at + timedelta(seconds=30)
+    headers = {COPY_HEADER: 1, FRESH_HEADER: round(window.timestamp() * 1000)}
+    ask = claim_to_ask(delivery(headers=headers), sent)
+    assert ask is not None and ask.why == "copy"
+    # The scheduler grants it a lease after claim_since: past the first copy's window.
+    assert ask.since is not None
+    assert abs(ask.since - (window - FRESH_DISPATCH)) < timedelta(milliseconds=1)

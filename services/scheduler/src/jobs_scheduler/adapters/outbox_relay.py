@@ -27,6 +27,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
@@ -37,7 +38,7 @@ from sqlalchemy import BigInteger, bindparam, delete, func, insert, select, upda
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from jobs_common.contracts import COPY_HEADER
+from jobs_common.contracts import COPY_HEADER, FRESH_HEADER, utcnow
 from jobs_common.jobstore import jobs, outbox, outbox_passes
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_common.topology import (
@@ -49,9 +50,11 @@ from jobs_common.topology import (
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.queue_depths import QueueDepths
 from jobs_scheduler.adapters.retried import commit_retried, lock_conflict
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.set_based import any_of, interval_seconds
+from jobs_scheduler.domain.claims import fresh_window
 from jobs_scheduler.domain.routing import Wait, route
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,13 @@ _ORPHANED = (
     .exists()
     .label("orphaned")
 )
+# The fresh window a dead pass gave its first copies (its copies ask past it).
+_PASS_FRESH_UNTIL = (
+    select(func.max(outbox_passes.c.fresh_until))
+    .where(outbox.c.id == func.any(outbox_passes.c.ids))
+    .scalar_subquery()
+    .label("pass_fresh_until")
+)
 LOCK_BATCH = (
     select(
         outbox.c.id,
@@ -77,6 +87,7 @@ LOCK_BATCH = (
         outbox.c.body,
         (outbox.c.created_at < func.now() - interval_seconds(bindparam("slack"))).label("late"),
         _ORPHANED,
+        _PASS_FRESH_UNTIL,
     )
     .order_by(outbox.c.id)
     .limit(bindparam("limit"))
@@ -154,6 +165,8 @@ class OutboxRelay:
         stop_grace: float = 5.0,
         routing: RoutingView | None = None,
         on_waiting: Callable[[list[Wait]], Awaitable[None]] | None = None,
+        depths: QueueDepths | None = None,
+        fresh_drain_per_second: float = 100.0,
     ) -> None:
         self.engine = engine
         self.publishers = publishers
@@ -164,6 +177,9 @@ class OutboxRelay:
         # each to the queue it was written for.
         self.routing = routing
         self.on_waiting = on_waiting
+        # The backlog ahead of each dispatch sizes its fresh window (None: FRESH_DISPATCH).
+        self.depths = depths
+        self.fresh_drain_per_second = fresh_drain_per_second
         self._declared: set[tuple[str, str]] = set()  # ("lane"|"queue", name) declared here
 
     async def pass_once(self) -> int:
@@ -189,10 +205,14 @@ class OutboxRelay:
             waiting = {row_id for row_id, _ in waits}
             rows = [row for row in rows if row.id not in waiting]
             pass_id = uuid.uuid4()
-            await record_pass(self.engine, pass_id, [row.id for row in rows])
             await self._declare_named_queues(rows, keys)
+            fresh_until = await self._fresh_until(rows, keys, copies)
+            await record_pass(self.engine, pass_id, [row.id for row in rows], fresh_until)
             settled = Settled.of(
-                rows, await publish_rows(self.publishers, rows, copies=copies, keys=keys)
+                rows,
+                await publish_rows(
+                    self.publishers, rows, copies=copies, keys=keys, fresh_until=fresh_until
+                ),
             )
             gone = [row.id for row in settled.confirmed] + sorted(waiting)
             if gone:
@@ -256,6 +276,28 @@ class OutboxRelay:
                 keys[row.id] = where.routing_key
         return keys, waits
 
+    async def _fresh_until(
+        self, rows: Sequence[Any], keys: Mapping[int, str], copies: Set[int]
+    ) -> datetime | None:
+        """Until when the first copies of this pass's ready dispatches run unasked: long
+        enough for the backlog ahead of the last of them in its queue to drain (None: no
+        ready dispatch here, or nothing known of the queues: ``JobDispatch.fresh_until``)."""
+        if self.depths is None:
+            return None
+        joining: Counter[str] = Counter(
+            keys.get(row.id, row.routing_key)
+            for row in rows
+            if row.id not in copies and _ready_dispatch(row, keys)
+        )
+        backlog = 0
+        for key, count in joining.items():
+            depth = await self.depths.depth(key)
+            backlog = max(backlog, (depth or 0) + count)
+        if not joining:
+            return None
+        window = fresh_window(backlog, drain_per_second=self.fresh_drain_per_second)
+        return utcnow() + window
+
     async def _declare_named_queues(
         self, rows: Sequence[Any], keys: Mapping[int, str] | None = None
     ) -> None:
@@ -292,10 +334,15 @@ class OutboxRelay:
             self._declared.add((kind, queue))
 
 
-async def record_pass(engine: AsyncEngine, pass_id: uuid.UUID, ids: list[int]) -> None:
-    """Commit, on a connection of its own, which rows this pass is about to publish."""
+async def record_pass(
+    engine: AsyncEngine, pass_id: uuid.UUID, ids: list[int], fresh_until: datetime | None = None
+) -> None:
+    """Commit, on a connection of its own, which rows this pass is about to publish (and the
+    fresh window it gives their first copies)."""
     async with engine.begin() as connection:
-        await connection.execute(insert(outbox_passes).values(id=pass_id, ids=ids))
+        await connection.execute(
+            insert(outbox_passes).values(id=pass_id, ids=ids, fresh_until=fresh_until)
+        )
 
 
 async def finish_despite_cancel(work: Awaitable[T], *, timeout: float) -> T:
@@ -364,10 +411,20 @@ async def _execute(statement: Any, parameters: dict[str, Any], connection: Async
     await connection.execute(statement, parameters)
 
 
-def _amqp(row: Any, *, copy: bool = False) -> aio_pika.Message:
+def _ready_dispatch(row: Any, keys: Mapping[int, str]) -> bool:
+    return (
+        row.job_id is not None
+        and row.exchange == JOBS_EXCHANGE
+        and is_ready_queue(keys.get(row.id, row.routing_key))
+    )
+
+
+def _amqp(row: Any, *, copy: bool = False, fresh_until: datetime | None = None) -> aio_pika.Message:
     headers: dict[str, Any] = {"trace_id": row.trace_id, "v": 1}
     if copy:
         headers[COPY_HEADER] = 1
+    if fresh_until is not None:
+        headers[FRESH_HEADER] = round(fresh_until.timestamp() * 1000)
     return aio_pika.Message(
         body=row.body,
         content_type="application/json",
@@ -385,12 +442,19 @@ async def publish_rows(
     *,
     copies: Set[int] = frozenset(),
     keys: Mapping[int, str] | None = None,
+    fresh_until: datetime | None = None,
 ) -> list[BaseException | None]:
     """Publish outbox rows, each on its own exchange (with the routing key ``keys`` gives
     it, else its own), all confirms in flight together (the rows in ``copies`` marked as
-    copies). A failure is :class:`Unsent` when the broker certainly does not hold the
-    message."""
+    copies, with the fresh window their dead pass gave the first copies; the other ready
+    dispatches with this pass's ``fresh_until``). A failure is :class:`Unsent` when the
+    broker certainly does not hold the message."""
     keys = keys or {}
+
+    def fresh(row: Any) -> datetime | None:
+        if row.id in copies:
+            return getattr(row, "pass_fresh_until", None)
+        return fresh_until if _ready_dispatch(row, keys) else None
 
     async def one(row: Any) -> BaseException | None:
         publisher = publishers.get(row.exchange)
@@ -398,7 +462,10 @@ async def publish_rows(
             return Unsent(f"no open publishing channel for {row.exchange}")
         try:
             await publisher.publish_raw(
-                Outgoing(keys.get(row.id, row.routing_key), _amqp(row, copy=row.id in copies))
+                Outgoing(
+                    keys.get(row.id, row.routing_key),
+                    _amqp(row, copy=row.id in copies, fresh_until=fresh(row)),
+                )
             )
         except DeliveryError as exc:  # returned (unroutable) or nacked: not in a queue
             return Unsent(repr(exc))

@@ -13,6 +13,7 @@ from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import (
+    FRESH_DISPATCH,
     CancelAttempt,
     ClaimVerdict,
     JobDispatch,
@@ -32,7 +33,6 @@ from jobs_common.topology import (
 )
 from jobs_scheduler.adapters import attempts
 from jobs_scheduler.adapters.set_based import ArrayRows, any_of
-from jobs_scheduler.domain.claims import FRESH_DISPATCH
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
 

@@ -21,8 +21,10 @@ worker can still hold it:
   claimant first asked (a redelivery), or when the attempt was dispatched (a relay's copy:
   the first copy may run unasked until its ``fresh_until``, :data:`FRESH_DISPATCH` later,
   and is listed within a heartbeat interval of its start; so ``FRESH_DISPATCH`` plus two
-  heartbeat intervals must stay under the lease). None: a first delivery that waited past its
-  ``fresh_until`` asks; no copy of it runs unasked, so it runs at once.
+  heartbeat intervals must stay under the lease). A first copy published behind a backlog
+  runs unasked for longer (:func:`fresh_window`, the relay's ``FRESH_HEADER``): its copy asks
+  with ``claim_since`` that much later, so the same lease covers it. None: a first delivery
+  that waited past its ``fresh_until`` asks; no copy of it runs unasked, so it runs at once.
 
 Clocks: ``claim_since`` is the worker's clock, the horizon the scheduler's (as for leases).
 """
@@ -32,11 +34,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from jobs_common.contracts import ClaimAnswer
+from jobs_common.contracts import FRESH_DISPATCH, ClaimAnswer
 
-# How long a worker runs a first delivery without asking (``JobDispatch.fresh_until``): a
-# ready message that waited longer in its queue may have a copy the relay published again.
-FRESH_DISPATCH = timedelta(seconds=5)
+# Longest fresh window the relay gives a dispatch behind a backlog: under the ready queues'
+# 60 s TTL (a message not taken by then is dead-lettered and dispatched again).
+MAX_FRESH = timedelta(seconds=55)
+
+
+def fresh_window(backlog: int, *, drain_per_second: float) -> timedelta:
+    """How long a first delivery of a dispatch published behind ``backlog`` ready messages
+    runs unasked: :data:`FRESH_DISPATCH` plus the time its queue takes to drain that backlog
+    at ``drain_per_second`` (a low guess keeps more deliveries fresh; a copy of it, after a
+    relay died mid-pass, waits that much longer), at most :data:`MAX_FRESH`."""
+    wait = timedelta(seconds=max(0, backlog) / drain_per_second)
+    return min(FRESH_DISPATCH + wait, MAX_FRESH)
+
 
 # The shortest pause a ``wait`` asks for: claims are rare (faults only), asks cheap.
 MIN_RETRY = 0.5

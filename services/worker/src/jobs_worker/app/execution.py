@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
 
@@ -44,6 +44,8 @@ from pydantic import BaseModel, ValidationError
 from jobs_common import acks, log_context
 from jobs_common.contracts import (
     COPY_HEADER,
+    FRESH_DISPATCH,
+    FRESH_HEADER,
     ErrorKind,
     JobDispatch,
     JobError,
@@ -601,11 +603,29 @@ def claim_to_ask(message: AbstractIncomingMessage, dispatch: JobDispatch) -> Cla
     (a copy of it may exist; it need not wait for anyone)."""
     if message.redelivered:
         return ClaimToAsk("redelivered")
-    if dispatch.resent or (message.headers or {}).get(COPY_HEADER):
-        return ClaimToAsk("copy", since=dispatch.dispatched_at)
-    if dispatch.fresh_until is not None and utcnow() >= dispatch.fresh_until:
+    headers = message.headers or {}
+    window = _header_time(headers.get(FRESH_HEADER))
+    if dispatch.resent or headers.get(COPY_HEADER):
+        # The first copy ran unasked until its window's end: the copy asks as if dispatched
+        # FRESH_DISPATCH before it, so the scheduler's lease of quiet covers that window too.
+        since = dispatch.dispatched_at
+        if window is not None:
+            since = max(since, window - FRESH_DISPATCH)
+        return ClaimToAsk("copy", since=since)
+    fresh_until = window or dispatch.fresh_until
+    if fresh_until is not None and utcnow() >= fresh_until:
         return ClaimToAsk("stale", waits=False)
     return None
+
+
+def _header_time(value: Any) -> datetime | None:
+    """An epoch-milliseconds header as a time (None: absent, or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def as_result(spec: HandlerSpec, value: Any) -> Any:

@@ -1,0 +1,41 @@
+"""How many ready messages wait in a queue: the backlog a dispatch joins, from which the relay
+sizes its fresh window (``domain.claims.fresh_window``). Asked of the broker with a passive
+declare on a channel of this adapter's own (a refused declare closes its channel, never the
+relay's publishing one), at most once per ``refresh`` seconds per queue."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from aio_pika.abc import AbstractChannel, AbstractRobustConnection
+
+log = logging.getLogger(__name__)
+
+
+class QueueDepths:
+    def __init__(self, connection: AbstractRobustConnection, *, refresh: float = 0.5) -> None:
+        self.connection = connection
+        self.refresh = refresh
+        self._channel: AbstractChannel | None = None
+        self._known: dict[str, tuple[float, int]] = {}  # queue -> (read at, ready messages)
+
+    async def depth(self, queue: str) -> int | None:
+        """Ready messages in ``queue`` as last read (None: unknown, the broker did not say)."""
+        now = time.monotonic()
+        known = self._known.get(queue)
+        if known is not None and now - known[0] < self.refresh:
+            return known[1]
+        try:
+            if self._channel is None or self._channel.is_closed:
+                self._channel = await self.connection.channel(publisher_confirms=False)
+            # The plain channel underneath: a queue declared here is not one to restore.
+            underlay = await self._channel.get_underlay_channel()
+            declared = await underlay.queue_declare(queue, passive=True)
+        except Exception:
+            log.debug("queue depth unknown", extra={"queue": queue}, exc_info=True)
+            self._channel = None
+            return None
+        count = int(declared.message_count or 0)
+        self._known[queue] = (now, count)
+        return count
