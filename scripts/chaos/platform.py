@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from jobs_testing.infra import free_port
+from jobs_testing.infra import server_port
 from jobs_testing.plugin import SmtpSink, running_smtp_sink
 from jobs_testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
 from jobs_testing.stack import Stack, StackConfig
@@ -124,16 +124,16 @@ class ChaosPlatform:
             smtp_host=self.sink.host,
             smtp_port=self.sink.port,
             artifacts_dir=str(self.run_dir / "artifacts"),
-            gateway_port=free_port(),
-            submission_port=free_port(),
-            scheduler_port=free_port(),
-            dashboard_port=free_port(),
-            worker_ports=tuple(free_port() for _ in range(knobs.workers)),
+            gateway_port=server_port(),
+            submission_port=server_port(),
+            scheduler_port=server_port(),
+            dashboard_port=server_port(),
+            worker_ports=tuple(server_port() for _ in range(knobs.workers)),
             workers=knobs.workers,
             # The team's module on the first worker only: its type goes to the type's lane.
             worker_env=({"WORKER_HANDLER_MODULES": TEAM_MODULE},),
             schedulers=knobs.schedulers,
-            scheduler_ports=tuple(free_port() for _ in range(knobs.schedulers)),
+            scheduler_ports=tuple(server_port() for _ in range(knobs.schedulers)),
             environment="development",  # the demo logins are seeded only there
             extra_env={
                 "SCHEDULER_LEASE_SECONDS": str(knobs.lease_seconds),

@@ -7,12 +7,14 @@ import asyncio
 import contextlib
 import socket
 import uuid
+from pathlib import Path
 
 import aio_pika
 import asyncpg
 import pytest
 
 from jobs_common.mongo import create_client
+from jobs_testing.infra import server_port
 from jobs_testing.private_infra import PrivateMongo, PrivatePostgres, PrivateRabbit
 from jobs_testing.waiting import eventually
 
@@ -102,3 +104,29 @@ async def test_the_private_mongo_stand_in_is_killed_and_restarted_with_its_data(
             await client.close()
         directory = mongo.directory
     assert directory is not None and not directory.exists()
+
+
+async def test_a_private_postgresql_whose_port_was_taken_first_takes_another() -> None:
+    postgres = PrivatePostgres()
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", postgres.port))
+    squatter.listen()
+    taken = postgres.port
+    try:
+        postgres.start()
+        assert postgres.port != taken
+        connection = await asyncpg.connect(postgres.url)
+        assert await connection.fetchval("SELECT 1") == 1
+        await connection.close()
+    finally:
+        squatter.close()
+        postgres.close()
+
+
+def test_a_server_port_is_below_the_ephemeral_range_and_free() -> None:
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(20):
+        port = server_port()
+        assert 20000 <= port < low
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))

@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 import httpx
 
-from jobs_testing.infra import free_port, wait_for_port
+from jobs_testing.infra import server_port, wait_for_port
 
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 POSTGRES_BIN_ROOT = Path("/usr/lib/postgresql")
@@ -91,9 +91,9 @@ class PrivateRabbit(Managed):
     def __init__(self, *, startup_timeout: float = 90.0) -> None:
         self.startup_timeout = startup_timeout
         self.node = f"chaos-{secrets.token_hex(4)}@localhost"
-        self.amqp_port = free_port()
-        self.dist_port = free_port()
-        self.management_port = free_port()
+        self.amqp_port = server_port()
+        self.dist_port = server_port()
+        self.management_port = server_port()
         self.directory: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -311,7 +311,7 @@ class PrivatePostgres(Managed):
     def __init__(self, *, os_user: str = "postgres", mode: str = "fast") -> None:
         self.os_user = os_user
         self.mode = mode  # pg_ctl stop mode: smart, fast or immediate
-        self.port = free_port()
+        self.port = server_port()
         self.bin = postgres_bin()
         self.directory: Path | None = None
 
@@ -370,8 +370,20 @@ class PrivatePostgres(Managed):
         )
 
     def start(self) -> None:
-        if self.directory is None:
+        first = self.directory is None
+        if first:
             self._initdb()
+        for attempt in range(1, 4):
+            try:
+                self._start_server()
+                return
+            except InfraError as exc:
+                # Its port taken between its pick and this bind: no client knows it yet.
+                if not first or "Address already in use" not in str(exc) or attempt == 3:
+                    raise
+                self.port = server_port()
+
+    def _start_server(self) -> None:
         options = " ".join(
             [
                 f"-p {self.port}",
@@ -431,7 +443,7 @@ class PrivateMongo(Managed):
     and ``start()`` again keep the data; ``close()`` stops it and removes the files."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = server_port()
         self.directory: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
 
