@@ -36,6 +36,7 @@ from jobs_scheduler.app.intake import record_jobs
 from jobs_scheduler.app.reconciler import reconcile_lost_dispatches
 from jobs_scheduler.service import job_defaults
 from jobs_scheduler.settings import Settings
+from jobs_testing.worker_messages import make_dispatch
 
 from .conftest import eventually, submitted
 
@@ -353,7 +354,7 @@ async def test_a_dispatch_behind_a_backlog_is_fresh_until_it_drains_and_its_copy
     sends after this one died carries the same window, which its claim waits past."""
     filler = Publisher(client_bus.topology.jobs)
     for _ in range(300):
-        await filler.publish(topology.READY_MEDIUM, submitted_dispatch())
+        await filler.publish(topology.READY_MEDIUM, make_dispatch("simulate", {}, priority=2))
     job = await record(db, scheduler_settings)
     real = Publisher(client_bus.topology.jobs)
 
@@ -383,15 +384,3 @@ async def test_a_dispatch_behind_a_backlog_is_fresh_until_it_drains_and_its_copy
 async def _depth_at_least(client_bus: RabbitBus, count: int) -> bool:
     declared = await client_bus.topology.queues[topology.READY_MEDIUM].declare()
     return (declared.message_count or 0) >= count
-
-
-def submitted_dispatch() -> JobDispatch:
-    return JobDispatch(
-        job_id=uuid.uuid4(),
-        attempt=1,
-        job_type="simulate",
-        priority=2,
-        payload={},
-        timeout_seconds=30,
-        dispatched_at=utcnow(),
-    )

@@ -15,7 +15,14 @@ from sqlalchemy import delete, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
-from jobs_common.contracts import ErrorKind, JobDispatch, JobError, WorkerHeartbeat, utcnow
+from jobs_common.contracts import (
+    ErrorKind,
+    JobDispatch,
+    JobError,
+    JobSubmitted,
+    WorkerHeartbeat,
+    utcnow,
+)
 from jobs_common.jobstore import read_horizons
 from jobs_common.jobstore import workers as worker_registry
 from jobs_common.rabbit import RabbitBus
@@ -93,6 +100,18 @@ async def take(bus: RabbitBus, queue: str, timeout: float = 10.0) -> tuple[JobDi
     return await eventually(one, timeout=timeout, what=f"a dispatch on {queue}")
 
 
+async def served_by_one(
+    bus: RabbitBus, workers: list[asyncio.Task[None]]
+) -> tuple[JobSubmitted, JobDispatch]:
+    """One live worker serves ``TYPE`` (on the medium queue): a job of it, and its dispatch."""
+    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE))))
+    await asyncio.sleep(1.5)  # the relay's view has it
+    message = submitted(job_type=TYPE)
+    await bus.publisher.publish(topology.SUBMITTED, message)
+    dispatch, _ = await take(bus, topology.READY_MEDIUM)
+    return message, dispatch
+
+
 async def hand_back(bus: RabbitBus, job_id: uuid.UUID, worker_id: str) -> None:
     """As a worker that does not serve the type it received does."""
     unserved = JobError(kind=ErrorKind.RETRYABLE, error_class="UnservedJobType", message="no")
@@ -162,11 +181,7 @@ async def test_a_worker_that_does_not_serve_the_type_hands_it_back_to_the_lane(
     scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
 ) -> None:
     """The view said every consumer serves it; one that does not got it (it joined since)."""
-    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE))))
-    await asyncio.sleep(1.5)
-    message = submitted(job_type=TYPE)
-    await bus.publisher.publish(topology.SUBMITTED, message)
-    first, _ = await take(bus, topology.READY_MEDIUM)
+    message, first = await served_by_one(bus, workers)
     await hand_back(bus, message.job_id, "w-old")
     again, resent = await take(bus, lane_for(TYPE))
     assert (again.job_id, again.attempt, resent) == (first.job_id, 1, True)
@@ -183,11 +198,7 @@ async def test_a_handed_back_job_that_waits_goes_out_as_a_copy_when_a_worker_arr
     scheduler: Runtime, bus: RabbitBus, db: AsyncEngine, workers: list[asyncio.Task[None]]
 ) -> None:
     """Its first message was published (and may still be somewhere): claimed before it runs."""
-    workers.append(asyncio.create_task(beating(bus, beat("w-new", TYPE))))
-    await asyncio.sleep(1.0)
-    message = submitted(job_type=TYPE)
-    await bus.publisher.publish(topology.SUBMITTED, message)
-    await take(bus, topology.READY_MEDIUM)
+    message, _ = await served_by_one(bus, workers)
     workers.pop().cancel()  # the only worker serving the type goes away
     await asyncio.sleep(3.0)  # three leases of silence (1 s here)
     await hand_back(bus, message.job_id, "w-old")
