@@ -384,3 +384,32 @@ async def test_a_dispatch_behind_a_backlog_is_fresh_until_it_drains_and_its_copy
 async def _depth_at_least(client_bus: RabbitBus, count: int) -> bool:
     declared = await client_bus.topology.queues[topology.READY_MEDIUM].declare()
     return (declared.message_count or 0) >= count
+
+
+async def test_a_resent_dispatch_keeps_its_claim_from_its_first_dispatch(
+    db: AsyncEngine, client_bus: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """A hand-back's or a release's dispatch is claimed from the attempt's first dispatch: a
+    window of the pass that sends it again would only push its claim later."""
+    job = await record(db, scheduler_settings)
+    relay_with_depths = OutboxRelay(
+        db,
+        {topology.JOBS_EXCHANGE: Publisher(client_bus.topology.jobs)},
+        limit=100,
+        clock_slack=5.0,
+        depths=QueueDepths(client_bus.connection),
+    )
+    assert await relay_with_depths.pass_once() == 1  # its first dispatch
+    async with db.begin() as connection:
+        row = (await connection.execute(select(jobs).where(jobs.c.id == job.job_id))).one()
+        changes = Changes()
+        changes.dispatch(row, attempt=1, new_attempt=False, resent_after=utcnow())
+        await changes.flush(connection)
+    assert await relay_with_depths.pass_once() == 1
+    ready = client_bus.topology.queues[topology.READY_MEDIUM]
+    await asyncio.sleep(0.2)
+    seen = []
+    while (message := await ready.get(no_ack=True, fail=False)) is not None:
+        dispatch = parse_message(JobDispatch, message.body)
+        seen.append((dispatch.resent, FRESH_HEADER in (message.headers or {})))
+    assert seen == [(False, True), (True, False)]

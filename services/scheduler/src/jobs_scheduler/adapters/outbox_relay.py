@@ -206,12 +206,17 @@ class OutboxRelay:
             rows = [row for row in rows if row.id not in waiting]
             pass_id = uuid.uuid4()
             await self._declare_named_queues(rows, keys)
-            fresh_until = await self._fresh_until(rows, keys, copies)
+            fresh_until, firsts = await self._fresh_until(rows, keys, copies)
             await record_pass(self.engine, pass_id, [row.id for row in rows], fresh_until)
             settled = Settled.of(
                 rows,
                 await publish_rows(
-                    self.publishers, rows, copies=copies, keys=keys, fresh_until=fresh_until
+                    self.publishers,
+                    rows,
+                    copies=copies,
+                    keys=keys,
+                    fresh_until=fresh_until,
+                    firsts=firsts,
                 ),
             )
             gone = [row.id for row in settled.confirmed] + sorted(waiting)
@@ -278,25 +283,23 @@ class OutboxRelay:
 
     async def _fresh_until(
         self, rows: Sequence[Any], keys: Mapping[int, str], copies: Set[int]
-    ) -> datetime | None:
-        """Until when the first copies of this pass's ready dispatches run unasked: long
-        enough for the backlog ahead of the last of them in its queue to drain (None: no
-        ready dispatch here, or nothing known of the queues: ``JobDispatch.fresh_until``)."""
+    ) -> tuple[datetime | None, set[int]]:
+        """Until when the first copies of this pass's first dispatches run unasked: long
+        enough for the backlog ahead of the last of them in its queue to drain; and which
+        rows they are (None: none here, or nothing known of the queues: each dispatch's own
+        ``fresh_until``)."""
         if self.depths is None:
-            return None
-        joining: Counter[str] = Counter(
-            keys.get(row.id, row.routing_key)
-            for row in rows
-            if row.id not in copies and _ready_dispatch(row, keys)
-        )
+            return None, set()
+        firsts = {row.id for row in rows if row.id not in copies and _first_dispatch(row, keys)}
+        joining = Counter(keys.get(row.id, row.routing_key) for row in rows if row.id in firsts)
         backlog = 0
         for key, count in joining.items():
             depth = await self.depths.depth(key)
             backlog = max(backlog, (depth or 0) + count)
         if not joining:
-            return None
+            return None, set()
         window = fresh_window(backlog, drain_per_second=self.fresh_drain_per_second)
-        return utcnow() + window
+        return utcnow() + window, firsts
 
     async def _declare_named_queues(
         self, rows: Sequence[Any], keys: Mapping[int, str] | None = None
@@ -411,11 +414,15 @@ async def _execute(statement: Any, parameters: dict[str, Any], connection: Async
     await connection.execute(statement, parameters)
 
 
-def _ready_dispatch(row: Any, keys: Mapping[int, str]) -> bool:
+def _first_dispatch(row: Any, keys: Mapping[int, str]) -> bool:
+    """A ready dispatch sent for the first time: not ``resent`` (a hand-back's or a release's
+    claim counts from the attempt's first dispatch, which a window of this pass would only
+    push later)."""
     return (
         row.job_id is not None
         and row.exchange == JOBS_EXCHANGE
         and is_ready_queue(keys.get(row.id, row.routing_key))
+        and not orjson.loads(row.body).get("resent")
     )
 
 
@@ -443,18 +450,19 @@ async def publish_rows(
     copies: Set[int] = frozenset(),
     keys: Mapping[int, str] | None = None,
     fresh_until: datetime | None = None,
+    firsts: Set[int] = frozenset(),
 ) -> list[BaseException | None]:
     """Publish outbox rows, each on its own exchange (with the routing key ``keys`` gives
     it, else its own), all confirms in flight together (the rows in ``copies`` marked as
-    copies, with the fresh window their dead pass gave the first copies; the other ready
-    dispatches with this pass's ``fresh_until``). A failure is :class:`Unsent` when the
-    broker certainly does not hold the message."""
+    copies, with the fresh window their dead pass gave the first copies; the first
+    dispatches, ``firsts``, with this pass's ``fresh_until``). A failure is :class:`Unsent`
+    when the broker certainly does not hold the message."""
     keys = keys or {}
 
     def fresh(row: Any) -> datetime | None:
         if row.id in copies:
             return getattr(row, "pass_fresh_until", None)
-        return fresh_until if _ready_dispatch(row, keys) else None
+        return fresh_until if row.id in firsts else None
 
     async def one(row: Any) -> BaseException | None:
         publisher = publishers.get(row.exchange)
