@@ -5,6 +5,7 @@ relay's publishing one), at most once per ``refresh`` seconds per queue."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -14,9 +15,12 @@ log = logging.getLogger(__name__)
 
 
 class QueueDepths:
-    def __init__(self, connection: AbstractRobustConnection, *, refresh: float = 0.5) -> None:
+    def __init__(
+        self, connection: AbstractRobustConnection, *, refresh: float = 0.5, timeout: float = 1.0
+    ) -> None:
         self.connection = connection
         self.refresh = refresh
+        self.timeout = timeout  # a broker that does not answer holds no relay pass longer
         self._channel: AbstractChannel | None = None
         self._known: dict[str, tuple[float, int]] = {}  # queue -> (read at, ready messages)
 
@@ -27,11 +31,12 @@ class QueueDepths:
         if known is not None and now - known[0] < self.refresh:
             return known[1]
         try:
-            if self._channel is None or self._channel.is_closed:
-                self._channel = await self.connection.channel(publisher_confirms=False)
-            # The plain channel underneath: a queue declared here is not one to restore.
-            underlay = await self._channel.get_underlay_channel()
-            declared = await underlay.queue_declare(queue, passive=True)
+            async with asyncio.timeout(self.timeout):
+                if self._channel is None or self._channel.is_closed:
+                    self._channel = await self.connection.channel(publisher_confirms=False)
+                # The plain channel underneath: a queue declared here is not one to restore.
+                underlay = await self._channel.get_underlay_channel()
+                declared = await underlay.queue_declare(queue, passive=True)
         except Exception:
             log.debug("queue depth unknown", extra={"queue": queue}, exc_info=True)
             self._channel = None
