@@ -30,8 +30,6 @@ PAUSED = "paused"
 WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
 # Faults that kill a scheduler process, possibly in the middle of an outbox relay pass.
 SCHEDULER_KILLS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
-# Faults that take the broker's deliveries back: a longer recovery bound (invariants.py).
-BROKER_FAULTS = frozenset({k.RABBITMQ_STOP, k.RABBITMQ_RESTART, k.AMQP_CLOSE})
 
 
 @dataclass(frozen=True)

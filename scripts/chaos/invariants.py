@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .facts import TERMINAL, CronFire, JobFacts
-from .faults import BROKER_FAULTS, SCHEDULER_KILLS, WORKER_FAULTS, FaultRecord
+from .faults import SCHEDULER_KILLS, WORKER_FAULTS, FaultRecord
 from .load import DEAD, SUCCEED, AcceptedJob
 
 HELD = "held"
@@ -43,7 +43,6 @@ INVARIANTS: tuple[tuple[str, str], ...] = (
 # lease from the scheduler's reconnect, and a kept result waits up to 5 s to go again).
 RECOVERY_BOUND = {
     "scheduler": timedelta(seconds=15),
-    "broker": timedelta(seconds=30),
     "other": timedelta(seconds=30),
 }
 
@@ -162,9 +161,7 @@ def check_recovery(data: RoundInput) -> Check:
         check.status = NOT_APPLICABLE
         return check
     kind = data.fault.kind
-    bound = RECOVERY_BOUND[
-        "scheduler" if kind in SCHEDULER_KILLS else "broker" if kind in BROKER_FAULTS else "other"
-    ]
+    bound = RECOVERY_BOUND["scheduler" if kind in SCHEDULER_KILLS else "other"]
     latest: tuple[timedelta, str] | None = None
     for job in data.jobs.values():
         if job.created_at > data.fault.started or job.status not in TERMINAL:
