@@ -33,13 +33,13 @@ async def commit_retried(
     """``work`` in a transaction of its own, again after ``pause`` times the attempt while it
     raises an error ``retry_if`` accepts, at most ``attempts`` times; the last error
     propagates."""
-    for attempt in range(1, attempts):
+    attempt = 1
+    while True:
         try:
             async with engine.begin() as connection:
                 return await work(connection)
         except Exception as exc:
-            if not retry_if(exc):
+            if attempt >= attempts or not retry_if(exc):
                 raise
         await asyncio.sleep(pause * attempt)
-    async with engine.begin() as connection:
-        return await work(connection)
+        attempt += 1
