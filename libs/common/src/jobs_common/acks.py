@@ -41,6 +41,7 @@ from enum import StrEnum
 from typing import Any
 
 from aio_pika.abc import AbstractIncomingMessage
+from aiormq.exceptions import ChannelInvalidStateError
 
 from jobs_common.metrics import DELIVERIES_SETTLED
 
@@ -218,12 +219,18 @@ class Settler:
             for message in messages:
                 self.requeues.forget(delivery_key(message.message_id, message.body))
         last = messages[-1] if messages else None
-        if (
-            multiple
-            and last is not None
-            and len(messages) > 1
-            and all(m.channel is last.channel for m in messages)
-        ):
+        if last is None:
+            return
+        try:
+            one_channel = all(m.channel is last.channel for m in messages)
+        except ChannelInvalidStateError:  # aio-pika's message.channel once it has closed
+            DELIVERIES_SETTLED.labels(queue, "settle_failed").inc(len(messages))
+            log.warning(
+                "channel closed before the batch was acked; the broker redelivers it",
+                extra={"queue": queue, "action": "settle_failed", "size": len(messages)},
+            )
+            return
+        if multiple and len(messages) > 1 and one_channel:
             one = Decision(Action.ACK, "ack", multiple=True)
             if await self._apply(last, one, queue, None, count=False):
                 DELIVERIES_SETTLED.labels(queue, "ack").inc(len(messages))
@@ -234,6 +241,12 @@ class Settler:
                 acked += 1
         if acked:
             DELIVERIES_SETTLED.labels(queue, "ack").inc(acked)
+
+    async def requeue_all(self, messages: Sequence[AbstractIncomingMessage], *, queue: str) -> None:
+        """Give a batch back to the broker (each failure to is logged: a closed channel's
+        deliveries come again anyway)."""
+        for message in messages:
+            await self._apply(message, Decision(Action.REQUEUE, "requeue"), queue, None)
 
     async def _record_dead(
         self,

@@ -211,11 +211,17 @@ class BatchConsumer:
         self._inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
         self._consumer_tag: str | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
 
     @property
     def started(self) -> bool:
         """Started and not stopped (its consumer may still be gone: see :attr:`active`)."""
         return self._task is not None and not self._task.done()
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped on purpose (shutting down): not to be mended."""
+        return self._stopped
 
     @property
     def active(self) -> bool:
@@ -226,8 +232,12 @@ class BatchConsumer:
         return self.active and await consumes(self.queue, self._consumer_tag)
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")
+        self._stopped = False
+        self._start_task()
         self._consumer_tag = await self.queue.consume(self._inbox.put)
+
+    def _start_task(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"consume:{self.queue.name}")
 
     async def consume_on(self, channel: AbstractChannel) -> None:
         """Consume again on a fresh ``channel``: the one the robust connection did not bring
@@ -242,9 +252,12 @@ class BatchConsumer:
         except Exception:
             log.debug("old channel not closed", extra={"queue": old.name}, exc_info=True)
         self.queue = await channel.get_queue(old.name)
+        if not self.started:  # its task ended (it must not; mended all the same)
+            self._start_task()
         self._consumer_tag = await self.queue.consume(self._inbox.put)
 
     async def stop(self) -> None:
+        self._stopped = True
         if self._consumer_tag is not None:
             try:
                 await self.queue.cancel(self._consumer_tag)
@@ -273,29 +286,39 @@ class BatchConsumer:
         return batch
 
     async def _run(self) -> None:
-        queue = self.queue.name
         while True:
             batch = await self._next_batch()
             try:
-                await self.handler(batch)
-            except Exception as exc:
-                if len(batch) == 1:
-                    await self._settle_failed(batch[0], exc)
-                    continue
-                log.warning(
-                    "batch failed; retrying one by one",
-                    extra={"action": "batch_split", "queue": queue, "size": len(batch)},
-                    exc_info=True,
+                await self._handle(batch)
+            except Exception:  # one batch never ends the consumer
+                log.exception(
+                    "batch not settled; requeued",
+                    extra={"action": "batch_unsettled", "queue": self.queue.name},
                 )
-                for message in batch:
-                    try:
-                        await self.handler([message])
-                    except Exception as exc:
-                        await self._settle_failed(message, exc)
-                    else:
-                        await self.settler.ack_all([message], queue=queue)
-                continue
-            await self.settler.ack_all(batch, queue=queue, multiple=self.own_channel)
+                await self.settler.requeue_all(batch, queue=self.queue.name)
+
+    async def _handle(self, batch: list[AbstractIncomingMessage]) -> None:
+        queue = self.queue.name
+        try:
+            await self.handler(batch)
+        except Exception as exc:
+            if len(batch) == 1:
+                await self._settle_failed(batch[0], exc)
+                return
+            log.warning(
+                "batch failed; retrying one by one",
+                extra={"action": "batch_split", "queue": queue, "size": len(batch)},
+                exc_info=True,
+            )
+            for message in batch:
+                try:
+                    await self.handler([message])
+                except Exception as exc:
+                    await self._settle_failed(message, exc)
+                else:
+                    await self.settler.ack_all([message], queue=queue)
+            return
+        await self.settler.ack_all(batch, queue=queue, multiple=self.own_channel)
 
     async def _settle_failed(self, message: AbstractIncomingMessage, exc: Exception) -> None:
         if isinstance(exc, PoisonMessage):

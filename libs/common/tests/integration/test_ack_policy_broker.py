@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 
 from jobs_common.acks import AckPolicy, Action, Outcome, Settler
 from jobs_common.errors import PoisonMessage
-from jobs_common.rabbit import BatchConsumer, connect, open_channel
+from jobs_common.rabbit import BatchConsumer, connect, consumes, open_channel
 from jobs_testing.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -258,3 +258,52 @@ async def test_a_consumer_on_its_own_channel_acks_a_batch_with_one_frame(
         await channel.close()
     assert len(acks) == 1 and acks[0][1] is True  # one frame for the batch
     assert await depth(connection, queue.name) == 0  # all 20 acked: none came back
+
+
+async def test_a_batch_whose_channel_closed_before_its_ack_comes_again_and_the_consumer_goes_on(
+    connection: AbstractRobustConnection,
+) -> None:
+    """A process paused while a readiness probe's passive declare was on the consumer's channel
+    (SIGSTOP, a stalled VM) finds the probe's timeout expired when it resumes: aiormq closes the
+    channel, aio-pika reopens it, and the batch in hand can no longer be acked. Its deliveries
+    come again on the reopened channel; the consumer itself must go on (it used to end on the
+    closed channel, and with it every read of its queue: issue 31, `make test`)."""
+    channel = await open_channel(connection, prefetch=100)
+    queue, _ = await work_queue(channel, dead_lettered=False)
+    await publish(channel, queue.name, b"one", b"two", b"three")
+    calls: list[list[tuple[bytes, bool]]] = []
+    consumer: BatchConsumer | None = None
+
+    async def handler(batch: Sequence[AbstractIncomingMessage]) -> None:
+        calls.append([(m.body, m.redelivered) for m in batch])
+        if len(calls) == 1:
+            assert consumer is not None
+            await asyncio.sleep(0.2)  # all three in this batch
+            underlay = await queue.channel.get_underlay_channel()
+            # The probe's timeout cancels its declare mid-call: aiormq closes the channel.
+            assert not await consumes(queue, consumer._consumer_tag, timeout=0.0001)
+
+            async def closed() -> bool:
+                return underlay.is_closed
+
+            await eventually(closed, what="the channel closed under the batch")
+
+    consumer = BatchConsumer(queue, handler, max_batch=10, max_wait=0.3, own_channel=True)
+    await consumer.start()
+    try:
+
+        async def redelivered_and_handled() -> bool:
+            seen = {body for call in calls[1:] for body, again in call if again}
+            return seen == {b"one", b"two", b"three"}
+
+        await eventually(redelivered_and_handled, timeout=15, what="the batch handled again")
+        assert consumer.started
+        await eventually(lambda: _depth_is(connection, queue.name, 0), what="every message acked")
+    finally:
+        await consumer.stop()
+        await channel.close()
+    assert sorted(body for body, _ in calls[0]) == [b"one", b"three", b"two"]
+
+
+async def _depth_is(connection: AbstractRobustConnection, queue: str, expected: int) -> bool:
+    return await depth(connection, queue) == expected

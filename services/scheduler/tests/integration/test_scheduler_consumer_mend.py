@@ -5,6 +5,7 @@ still and held every lease and claim judgment back, issue 31)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from functools import partial
 from typing import Literal, cast
@@ -80,3 +81,18 @@ async def test_a_consumer_stopped_on_purpose_stays_stopped(scheduler: Runtime) -
         assert await scheduler.consumers.mend(new_channel) == 0
     assert not consumer.active
     await consumer.start()  # as the fixture's stop expects it
+
+
+async def test_a_consumer_whose_task_ended_unasked_is_mended(scheduler: Runtime) -> None:
+    """Only a consumer stopped on purpose stays stopped: one whose task ended for any other
+    reason (it once ended on a batch whose channel had closed) is consumed again."""
+    consumer = consumer_of(scheduler, topology.HEARTBEAT)
+    assert consumer._task is not None
+    consumer._task.cancel()
+    await asyncio.gather(consumer._task, return_exceptions=True)
+    assert not consumer.started and not consumer.stopped
+
+    async def consuming_again() -> bool:  # the runtime's own mend loop, two checks apart
+        return consumer.started and await consumer.ready()
+
+    await eventually(consuming_again, timeout=15, what="the consumer mended")
