@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -318,15 +318,12 @@ class SchedulerConsumers:
         max_wait: float,
         policy: AckPolicy | None = None,
         requeue_counts_capacity: int = 10_000,
-        max_batch_of: Mapping[str, int] | None = None,
     ) -> None:
-        """A consumer per queue; ``max_batch_of`` caps some queues' messages per transaction
-        below ``max_batch``."""
         for queue, (model, apply) in self.appliers().items():
             consumer = BatchConsumer(
                 queues[queue],
                 self.batch_handler(queue, model, apply),
-                max_batch=min(max_batch, (max_batch_of or {}).get(queue, max_batch)),
+                max_batch=max_batch,
                 max_wait=max_wait,
                 policy=policy,
                 requeue_counts_capacity=requeue_counts_capacity,
