@@ -71,7 +71,7 @@ compose-config:
 # In PYTEST_WORKERS processes (every test has a database and vhost of its own); the few
 # marked serial, bound to the machine's pace, run alone afterwards.
 test-integration: install infra
-	$(BIN)/pytest -m "integration and not serial" -q -n $(PYTEST_WORKERS) libs/common/tests services
+	$(BIN)/pytest -m "integration and not serial" -q -n $(PYTEST_WORKERS) --durations=15 libs/common/tests services
 	$(BIN)/pytest -m "integration and serial" -q libs/common/tests services
 
 # Lint, API types against the gateway's contract, component tests, then the build the
@@ -84,7 +84,7 @@ test-ui: ui-install
 # short chaos pass beside them (one small round per fault kind on infrastructure of its own,
 # docs/reliability.md; scripts/beside_chaos.sh prints its output last).
 # schemathesis through the gateway: 100 examples per operation and mode (FUZZ_MAX_EXAMPLES).
-E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-100} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile tests/e2e
+E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-100} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile --durations=25 tests/e2e
 
 test-e2e: install infra
 	bash scripts/beside_chaos.sh "$(E2E)"
