@@ -1476,6 +1476,122 @@ export interface components {
              */
             nextAfterId: number;
         };
+        /** MemberCreate */
+        MemberCreate: {
+            /**
+             * Email
+             * @description A registered user's.
+             */
+            email: string;
+            role: components["schemas"]["OrgRole"];
+        };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Addedat
+             * Format: date-time
+             */
+            addedAt: string;
+            /** Email */
+            email: string;
+            role: components["schemas"]["OrgRole"];
+            /**
+             * Userid
+             * Format: uuid
+             */
+            userId: string;
+        };
+        /** MemberUpdate */
+        MemberUpdate: {
+            role: components["schemas"]["OrgRole"];
+        };
+        /** OrganizationCreate */
+        OrganizationCreate: {
+            /** Name */
+            name: string;
+            /**
+             * Slug
+             * @description Unique; derived from the name if omitted.
+             */
+            slug?: string | null;
+        };
+        /** OrganizationOut */
+        OrganizationOut: {
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Personal
+             * @description The personal organization a user got when registering.
+             */
+            personal: boolean;
+            /** @description Your role in it; null for a platform admin who is not a member. */
+            role: components["schemas"]["OrgRole"] | null;
+            /** Slug */
+            slug: string;
+        };
+        /** OrganizationUpdate */
+        OrganizationUpdate: {
+            /** Name */
+            name?: string | null;
+            /** Slug */
+            slug?: string | null;
+        };
+        /**
+         * OrgRole
+         * @description A member's role in an organization, most to least: each may do what the ones below
+         *     may, and more.
+         * @enum {string}
+         */
+        OrgRole: "owner" | "admin" | "member" | "viewer";
+        /** Page[MemberOut] */
+        Page_MemberOut_: {
+            /** Items */
+            items: components["schemas"]["MemberOut"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
+        /** Page[OrganizationOut] */
+        Page_OrganizationOut_: {
+            /** Items */
+            items: components["schemas"]["OrganizationOut"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
+        /** Page[ProjectOut] */
+        Page_ProjectOut_: {
+            /** Items */
+            items: components["schemas"]["ProjectOut"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
         /** ParentJob */
         ParentJob: {
             /**
@@ -1485,6 +1601,58 @@ export interface components {
             jobId: string;
             /** @description None while the parent is not recorded yet. */
             status: components["schemas"]["JobStatus"] | null;
+        };
+        /** ProjectCreate */
+        ProjectCreate: {
+            /** Name */
+            name: string;
+            /**
+             * Orgid
+             * Format: uuid
+             * @description The organization that owns it.
+             */
+            orgId: string;
+            /**
+             * Slug
+             * @description Unique in the organization; derived from the name if omitted.
+             */
+            slug?: string | null;
+        };
+        /** ProjectOut */
+        ProjectOut: {
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Orgid
+             * Format: uuid
+             */
+            orgId: string;
+            /**
+             * Personaldefault
+             * @description The default project of a personal organization (cannot be deleted).
+             */
+            personalDefault: boolean;
+            /** Slug */
+            slug: string;
+        };
+        /** ProjectUpdate */
+        ProjectUpdate: {
+            /** Name */
+            name?: string | null;
+            /** Slug */
+            slug?: string | null;
         };
         /** QueueDepth */
         QueueDepth: {

@@ -34,6 +34,10 @@ def upgrade(script_location: Path, database_url: str, revision: str = "head") ->
     command.upgrade(alembic_config(script_location, database_url), revision)
 
 
+def downgrade(script_location: Path, database_url: str, revision: str) -> None:
+    command.downgrade(alembic_config(script_location, database_url), revision)
+
+
 async def upgrade_async(script_location: Path, database_url: str) -> None:
     await asyncio.to_thread(upgrade, script_location, database_url)
 

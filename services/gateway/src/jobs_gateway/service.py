@@ -23,7 +23,7 @@ from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.seed import seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
-from jobs_gateway.api import auth, events, proxy
+from jobs_gateway.api import auth, events, proxy, tenancy
 from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_docs, install_public_openapi
@@ -93,6 +93,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.accounts = auth_services.accounts
             app.state.sessions = auth_services.sessions
             app.state.api_rate_limit = auth_services.api_rate_limit
+            app.state.tenancy = auth_services.tenancy
             auth_services.start()  # the /api limit's flush and the purge, in the background
             app.state.upstreams = Upstreams(
                 client,
@@ -151,6 +152,7 @@ def create_app(settings: Settings) -> FastAPI:
     # Metrics: GATEWAY_METRICS_PORT (metrics_server), not this port.
     add_ops_routes(app, ready, live=live, settings=settings, metrics=False)
     app.include_router(auth.router)
+    app.include_router(tenancy.router)  # before the proxy: the gateway serves these itself
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.include_router(events.router)

@@ -69,7 +69,7 @@ async def test_migrations_are_rerunnable_and_keep_users(gateway_database_url: st
     versions = await fetch(
         gateway_database_url, "SELECT version_num FROM gateway.alembic_version_gateway"
     )
-    assert [r["version_num"] for r in versions] == ["0002"]
+    assert [r["version_num"] for r in versions] == ["0003"]
     users = await fetch(gateway_database_url, "SELECT email FROM gateway.users ORDER BY email")
     assert [r["email"] for r in users] == ["admin@test.com", "user@test.com"]
 
@@ -91,6 +91,9 @@ async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url
         ("gateway", "users"),
         ("gateway", "refresh_tokens"),
         ("gateway", "rate_limit_counters"),
+        ("gateway", "organizations"),
+        ("gateway", "memberships"),
+        ("gateway", "projects"),
         ("gateway", "alembic_version_gateway"),
     }
     assert {tuple(r) for r in before} <= {tuple(r) for r in after}
@@ -118,3 +121,63 @@ async def test_migrate_command_creates_schema_and_demo_users_idempotently(
     ]
     hashes = await fetch(empty_database, "SELECT password_hash FROM gateway.users")
     assert all(r["password_hash"].startswith("$argon2id$") for r in hashes)
+
+
+async def test_existing_users_get_their_personal_organization_and_it_migrates_down(
+    empty_database: str,
+) -> None:
+    """0003 on a store with users: each becomes the owner of a personal organization whose
+    default project has the id the job store's migration derives from the email; users and
+    sessions are kept both ways."""
+    from jobs_common.migrations import downgrade
+    from jobs_common.tenancy import personal_organization_id, personal_project_id
+    from jobs_gateway.domain.tenancy import personal_slug
+    from jobs_gateway.migrate import MIGRATIONS, upgrade
+
+    await asyncio.to_thread(upgrade, empty_database, "0002")
+    emails = ["alice@example.com", "bob.o'neil+jobs@example.com", "x@example.com"]
+    connection = await asyncpg.connect(empty_database)
+    try:
+        for email in emails:
+            await connection.execute(
+                "INSERT INTO gateway.users (id, email, password_hash, role) "
+                "VALUES ($1, $2, 'hash', 'user')",
+                uuid.uuid4(),
+                email,
+            )
+    finally:
+        await connection.close()
+
+    await asyncio.to_thread(upgrade, empty_database)
+
+    rows = await fetch(
+        empty_database,
+        "SELECT u.email, o.id AS org, o.slug, o.personal, m.role, p.id AS project, p.slug AS "
+        "project_slug, p.personal_default FROM gateway.users u "
+        "JOIN gateway.memberships m ON m.user_id = u.id "
+        "JOIN gateway.organizations o ON o.id = m.organization_id "
+        "JOIN gateway.projects p ON p.organization_id = o.id ORDER BY u.email",
+    )
+    assert [tuple(r) for r in rows] == [
+        (
+            email,
+            personal_organization_id(email),
+            personal_slug(email),
+            True,
+            "owner",
+            personal_project_id(email),
+            "default",
+            True,
+        )
+        for email in sorted(emails)
+    ]
+    assert await diff_against_models(empty_database) == []
+
+    await asyncio.to_thread(downgrade, MIGRATIONS, empty_database, "0002")
+    tables = await fetch(
+        empty_database,
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'gateway' "
+        "ORDER BY table_name",
+    )
+    assert "organizations" not in {r["table_name"] for r in tables}
+    assert len(await fetch(empty_database, "SELECT email FROM gateway.users")) == 3

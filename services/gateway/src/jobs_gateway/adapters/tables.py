@@ -63,6 +63,72 @@ rate_limit_counters = sa.Table(
 )
 
 
+# Organizations (docs/tenancy.md): a personal one per user, created with the user; others by
+# any user, who becomes their owner.
+organizations = sa.Table(
+    "organizations",
+    metadata,
+    sa.Column("id", sa.Uuid(), primary_key=True),
+    sa.Column("name", sa.Text(), nullable=False),
+    sa.Column("slug", sa.Text(), nullable=False),
+    sa.Column("personal", sa.Boolean(), nullable=False, server_default=sa.false()),
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False
+    ),
+    sa.UniqueConstraint("slug", name="organizations_slug_key"),
+)
+
+memberships = sa.Table(
+    "memberships",
+    metadata,
+    sa.Column(
+        "organization_id",
+        sa.Uuid(),
+        sa.ForeignKey(
+            "gateway.organizations.id", ondelete="CASCADE", name="memberships_organization_id_fkey"
+        ),
+        nullable=False,
+    ),
+    sa.Column(
+        "user_id",
+        sa.Uuid(),
+        sa.ForeignKey("gateway.users.id", ondelete="CASCADE", name="memberships_user_id_fkey"),
+        nullable=False,
+    ),
+    sa.Column("role", sa.Text(), nullable=False),
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False
+    ),
+    sa.PrimaryKeyConstraint("organization_id", "user_id", name="memberships_pkey"),
+    sa.CheckConstraint(
+        "role IN ('owner', 'admin', 'member', 'viewer')", name="memberships_role_check"
+    ),
+    sa.Index("memberships_user_id_idx", "user_id"),
+)
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    sa.Column("id", sa.Uuid(), primary_key=True),
+    sa.Column(
+        "organization_id",
+        sa.Uuid(),
+        sa.ForeignKey(
+            "gateway.organizations.id", ondelete="CASCADE", name="projects_organization_id_fkey"
+        ),
+        nullable=False,
+    ),
+    sa.Column("name", sa.Text(), nullable=False),
+    sa.Column("slug", sa.Text(), nullable=False),
+    sa.Column("created_by", sa.Text(), nullable=False),
+    sa.Column("personal_default", sa.Boolean(), nullable=False, server_default=sa.false()),
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False
+    ),
+    sa.UniqueConstraint("organization_id", "slug", name="projects_organization_id_slug_key"),
+)
+
+
 def include_name(name: str | None, type_: str, parent_names: MutableMapping[Any, Any]) -> bool:
     """Alembic filter: only objects of schema ``gateway``; the job store is never compared."""
     if type_ == "schema":

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import Role
 from jobs_gateway.adapters.tables import users
+from jobs_gateway.adapters.tenancy import create_personal
 from jobs_gateway.domain.users import User, normalize_email
 
 
@@ -41,7 +42,8 @@ class UserRepository:
         return _user(row) if row is not None else None
 
     async def insert_if_absent(self, *, email: str, password_hash: str, role: Role) -> User | None:
-        """Insert a user; None (and nothing changed) when the email is taken."""
+        """Insert a user with their personal organization and its default project (one
+        transaction); None (and nothing changed) when the email is taken."""
         statement = (
             insert(users)
             .values(
@@ -55,6 +57,8 @@ class UserRepository:
         )
         async with self._engine.begin() as connection:
             row = (await connection.execute(statement)).first()
+            if row is not None:
+                await create_personal(connection, user_id=row.id, email=row.email)
         return _user(row) if row is not None else None
 
     async def ping(self) -> None:

@@ -13,12 +13,14 @@ from jobs_common.periodic import BackgroundLoops
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.rate_limits import RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
+from jobs_gateway.adapters.tenancy import TenancyStore
 from jobs_gateway.adapters.users import UserRepository
 from jobs_gateway.app.accounts import Accounts
 from jobs_gateway.app.api_rate_limit import ApiRateLimit
 from jobs_gateway.app.attempt_limits import AttemptLimits, AttemptLimitsConfig
 from jobs_gateway.app.purge_expired import Housekeeping
 from jobs_gateway.app.sessions import Sessions
+from jobs_gateway.app.tenancy import Tenancy
 from jobs_gateway.domain.rate_limit import Limit, Scope, Window
 from jobs_gateway.domain.tokens import TokenIssuer
 from jobs_gateway.settings import Settings
@@ -65,6 +67,7 @@ class AuthServices:
     accounts: Accounts
     api_rate_limit: ApiRateLimit
     housekeeping: Housekeeping
+    tenancy: Tenancy
     loops: BackgroundLoops = field(default_factory=BackgroundLoops)
 
     @classmethod
@@ -91,6 +94,7 @@ class AuthServices:
                 counters=counters, per_minute=settings.api_requests_per_minute
             ),
             housekeeping=Housekeeping(refresh_tokens=refresh_tokens, counters=counters),
+            tenancy=Tenancy(TenancyStore(engine), users),
         )
 
     def start(self) -> None:
