@@ -5,7 +5,7 @@ parameter (over-long only: HTTP cannot carry the others), in each string of the 
 an object key at every level of it. None may answer 5xx, none 2xx; every refusal is in the
 error envelope (docs/api.md, "Text the platform refuses").
 
-Schemathesis (test_public_api_fuzz_e2e.py) generates valid and invalid input at random; this
+Schemathesis (public_api_fuzzing.py) generates valid and invalid input at random; this
 sweep tries these values everywhere, deterministically, in a few hundred requests."""
 
 from __future__ import annotations
