@@ -631,6 +631,113 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /**
+             * Expiresat
+             * @description When it stops working; null: never (revoke it instead).
+             */
+            expiresAt?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @description What the key may do in its project: member or viewer.
+             * @enum {string}
+             */
+            role: "member" | "viewer";
+        };
+        /** ApiKeyCreated */
+        ApiKeyCreated: {
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /** Expiresat */
+            expiresAt: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Key
+             * @description The key itself: shown this once, never again. Store it now.
+             */
+            key: string;
+            /**
+             * Lastusedat
+             * @description Recorded at most once a minute.
+             */
+            lastUsedAt: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description `jk_<prefix>_...`: names the key; the secret is not kept.
+             */
+            prefix: string;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            /** Revokedat */
+            revokedAt: string | null;
+            /** Revokedby */
+            revokedBy: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "member" | "viewer";
+        };
+        /** ApiKeyOut */
+        ApiKeyOut: {
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /** Expiresat */
+            expiresAt: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Lastusedat
+             * @description Recorded at most once a minute.
+             */
+            lastUsedAt: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description `jk_<prefix>_...`: names the key; the secret is not kept.
+             */
+            prefix: string;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            /** Revokedat */
+            revokedAt: string | null;
+            /** Revokedby */
+            revokedBy: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "member" | "viewer";
+        };
         /** BatchAccepted */
         BatchAccepted: {
             /** Batchid */
@@ -1553,6 +1660,19 @@ export interface components {
          * @enum {string}
          */
         OrgRole: "owner" | "admin" | "member" | "viewer";
+        /** Page[ApiKeyOut] */
+        Page_ApiKeyOut_: {
+            /** Items */
+            items: components["schemas"]["ApiKeyOut"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
         /** Page[MemberOut] */
         Page_MemberOut_: {
             /** Items */

@@ -23,7 +23,7 @@ from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.seed import seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
-from jobs_gateway.api import auth, events, proxy, tenancy
+from jobs_gateway.api import api_keys, auth, events, proxy, tenancy
 from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_docs, install_public_openapi
@@ -94,6 +94,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.sessions = auth_services.sessions
             app.state.api_rate_limit = auth_services.api_rate_limit
             app.state.tenancy = auth_services.tenancy
+            app.state.api_keys = auth_services.api_keys
             auth_services.start()  # the /api limit's flush and the purge, in the background
             app.state.upstreams = Upstreams(
                 client,
@@ -153,6 +154,7 @@ def create_app(settings: Settings) -> FastAPI:
     add_ops_routes(app, ready, live=live, settings=settings, metrics=False)
     app.include_router(auth.router)
     app.include_router(tenancy.router)  # before the proxy: the gateway serves these itself
+    app.include_router(api_keys.router)
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.include_router(events.router)

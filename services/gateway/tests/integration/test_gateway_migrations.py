@@ -69,7 +69,7 @@ async def test_migrations_are_rerunnable_and_keep_users(gateway_database_url: st
     versions = await fetch(
         gateway_database_url, "SELECT version_num FROM gateway.alembic_version_gateway"
     )
-    assert [r["version_num"] for r in versions] == ["0003"]
+    assert [r["version_num"] for r in versions] == ["0004"]
     users = await fetch(gateway_database_url, "SELECT email FROM gateway.users ORDER BY email")
     assert [r["email"] for r in users] == ["admin@test.com", "user@test.com"]
 
@@ -94,6 +94,7 @@ async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url
         ("gateway", "organizations"),
         ("gateway", "memberships"),
         ("gateway", "projects"),
+        ("gateway", "api_keys"),
         ("gateway", "alembic_version_gateway"),
     }
     assert {tuple(r) for r in before} <= {tuple(r) for r in after}

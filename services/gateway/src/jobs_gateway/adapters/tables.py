@@ -129,6 +129,36 @@ projects = sa.Table(
 )
 
 
+# Project API keys (domain/api_keys.py): the SHA-256 of each key, never the key; revoked keys
+# stay (revoked_at, revoked_by) so what a key did stays attributable.
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    sa.Column("id", sa.Uuid(), primary_key=True),
+    sa.Column(
+        "project_id",
+        sa.Uuid(),
+        sa.ForeignKey("gateway.projects.id", ondelete="CASCADE", name="api_keys_project_id_fkey"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.Text(), nullable=False),
+    sa.Column("role", sa.Text(), nullable=False),
+    sa.Column("prefix", sa.Text(), nullable=False),
+    sa.Column("secret_hash", sa.Text(), nullable=False),
+    sa.Column("created_by", sa.Text(), nullable=False),
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False
+    ),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("revoked_by", sa.Text(), nullable=True),
+    sa.UniqueConstraint("prefix", name="api_keys_prefix_key"),
+    sa.CheckConstraint("role IN ('member', 'viewer')", name="api_keys_role_check"),
+    sa.Index("api_keys_project_id_idx", "project_id"),
+)
+
+
 def include_name(name: str | None, type_: str, parent_names: MutableMapping[Any, Any]) -> bool:
     """Alembic filter: only objects of schema ``gateway``; the job store is never compared."""
     if type_ == "schema":

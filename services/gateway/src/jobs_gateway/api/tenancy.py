@@ -75,7 +75,7 @@ class Page(CamelModel, Generic[T]):
     total_pages: int
 
 
-def _paged(items: list[T], total: int, page: PageParams) -> dict[str, Any]:
+def paged(items: list[T], total: int, page: PageParams) -> dict[str, Any]:
     return {
         "items": items,
         "page_number": page.page_number,
@@ -200,7 +200,7 @@ async def list_organizations(
     identity: LimitedIdentity, tenancy: TenancyDep, page: PageDep
 ) -> Page[OrganizationOut]:
     items, total = await tenancy.organizations(identity, page.paging)
-    return Page[OrganizationOut](**_paged([OrganizationOut.of(m) for m in items], total, page))
+    return Page[OrganizationOut](**paged([OrganizationOut.of(m) for m in items], total, page))
 
 
 @router.post(
@@ -245,7 +245,7 @@ async def list_members(
     org_id: uuid.UUID, identity: LimitedIdentity, tenancy: TenancyDep, page: PageDep
 ) -> Page[MemberOut]:
     items, total = await tenancy.members(identity, org_id, page.paging)
-    return Page[MemberOut](**_paged([MemberOut.of(m) for m in items], total, page))
+    return Page[MemberOut](**paged([MemberOut.of(m) for m in items], total, page))
 
 
 @router.post(
@@ -302,7 +302,7 @@ async def list_projects(
     org_id: Annotated[uuid.UUID | None, Query(alias="orgId")] = None,
 ) -> Page[ProjectOut]:
     items, total = await tenancy.projects(identity, org_id, page.paging)
-    return Page[ProjectOut](**_paged([ProjectOut.of(p) for p in items], total, page))
+    return Page[ProjectOut](**paged([ProjectOut.of(p) for p in items], total, page))
 
 
 @router.post(

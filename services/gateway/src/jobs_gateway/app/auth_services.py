@@ -10,12 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import TokenKeys
 from jobs_common.periodic import BackgroundLoops
+from jobs_gateway.adapters.api_keys import ApiKeyStore
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.rate_limits import RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
 from jobs_gateway.adapters.tenancy import TenancyStore
 from jobs_gateway.adapters.users import UserRepository
 from jobs_gateway.app.accounts import Accounts
+from jobs_gateway.app.api_keys import ApiKeys
 from jobs_gateway.app.api_rate_limit import ApiRateLimit
 from jobs_gateway.app.attempt_limits import AttemptLimits, AttemptLimitsConfig
 from jobs_gateway.app.purge_expired import Housekeeping
@@ -68,11 +70,13 @@ class AuthServices:
     api_rate_limit: ApiRateLimit
     housekeeping: Housekeeping
     tenancy: Tenancy
+    api_keys: ApiKeys
     loops: BackgroundLoops = field(default_factory=BackgroundLoops)
 
     @classmethod
     def build(cls, settings: Settings, engine: AsyncEngine) -> AuthServices:
         users = UserRepository(engine)
+        tenancy = Tenancy(TenancyStore(engine), users)
         passwords = Passwords(concurrency=settings.password_hash_concurrency)
         counters = RateLimitCounters(engine)
         refresh_tokens = RefreshTokens(engine)
@@ -94,7 +98,8 @@ class AuthServices:
                 counters=counters, per_minute=settings.api_requests_per_minute
             ),
             housekeeping=Housekeeping(refresh_tokens=refresh_tokens, counters=counters),
-            tenancy=Tenancy(TenancyStore(engine), users),
+            tenancy=tenancy,
+            api_keys=ApiKeys(ApiKeyStore(engine), tenancy),
         )
 
     def start(self) -> None:

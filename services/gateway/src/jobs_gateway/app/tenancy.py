@@ -155,6 +155,12 @@ class Tenancy:
     async def project(self, identity: Identity, project_id: uuid.UUID) -> Project:
         return await self._project(identity, project_id)
 
+    async def project_with_role(
+        self, identity: Identity, project_id: uuid.UUID, needs: OrgRole
+    ) -> Project:
+        """The project, if ``identity`` has ``needs`` in its organization (404 / 403)."""
+        return await self._project(identity, project_id, needs)
+
     async def create_project(
         self, identity: Identity, org_id: uuid.UUID, *, name: str, slug: str
     ) -> Project:
