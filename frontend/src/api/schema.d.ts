@@ -1303,6 +1303,12 @@ export interface components {
             priority: number;
             /** @description The running attempt's latest progress (the handler's ctx.progress, carried by heartbeats); null when it reported none or the job is not running. */
             progress?: components["schemas"]["JobProgress"] | null;
+            /**
+             * Projectid
+             * Format: uuid
+             * @description The project the job belongs to (docs/tenancy.md).
+             */
+            projectId: string;
             /** Queuedat */
             queuedAt: string | null;
             /** Result */
@@ -1424,6 +1430,12 @@ export interface components {
             maxAttempts: number;
             /** Priority */
             priority: number;
+            /**
+             * Projectid
+             * Format: uuid
+             * @description The project the job belongs to (docs/tenancy.md).
+             */
+            projectId: string;
             retryPolicy: components["schemas"]["EffectivePolicy"] | null;
             /**
              * Runat
@@ -3446,6 +3458,8 @@ export interface operations {
                 pageNumber?: number;
                 pageSize?: number;
                 priority?: number | null;
+                /** @description Only this project's jobs (docs/tenancy.md). */
+                projectId?: string | null;
                 scheduleId?: string | null;
                 sortBy?: components["schemas"]["SortField"];
                 sortDirection?: components["schemas"]["SortDirection"];

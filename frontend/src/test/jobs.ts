@@ -10,6 +10,7 @@ export function jobSummary(jobId: string, status: JobStatus, overrides: Partial<
     attempt: 1,
     maxAttempts: 3,
     submittedBy: 'user@test.com',
+    projectId: '00000000-0000-4000-8000-000000000001',
     createdAt: '2030-01-01T10:00:00Z',
     updatedAt: '2030-01-01T10:00:01Z',
     startedAt: null,

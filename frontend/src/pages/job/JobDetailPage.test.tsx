@@ -38,6 +38,7 @@ function queuedJob(): JobDetail {
     attempt: 1,
     maxAttempts: 3,
     submittedBy: 'user@test.com',
+    projectId: '00000000-0000-4000-8000-000000000001',
     createdAt: T0,
     updatedAt: T0,
     startedAt: null,

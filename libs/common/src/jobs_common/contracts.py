@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from jobs_common.tenancy import personal_project_id
+
 SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -105,6 +107,9 @@ class JobSubmitted(Message):
     priority: int = Field(ge=1, le=3)
     payload: dict[str, Any]
     submitted_by: str
+    # The project the job belongs to (docs/tenancy.md); None (a submission of an earlier
+    # release): its owner's personal default project (:meth:`project`).
+    project_id: uuid.UUID | None = None
     max_attempts: int | None = Field(default=None, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, ge=1)
     submitted_at: AwareDatetime
@@ -117,6 +122,9 @@ class JobSubmitted(Message):
     # The named queue of the job's type (the registry's): its ready queues are
     # jobs.ready.<queue>.<priority>, "default" the three shared ones.
     queue: str = Field(default="default", pattern=r"^[a-z][a-z0-9_-]{0,62}$")
+
+    def project(self) -> uuid.UUID:
+        return self.project_id or personal_project_id(self.submitted_by)
 
 
 class JobsSubmitted(Envelope):

@@ -39,6 +39,10 @@ jobs = Table(
     Column("priority", SmallInteger, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("submitted_by", Text, nullable=False),
+    # The project the job belongs to (docs/tenancy.md); a row inserted without one (an older
+    # replica during a rolling deploy) gets its owner's personal default project (migration
+    # 0013's trigger, jobs_common.tenancy.personal_project_id).
+    Column("project_id", UUID(as_uuid=True), nullable=False),
     Column("status", Text, nullable=False),
     Column("attempt", Integer, nullable=False, server_default=text("0")),
     Column("max_attempts", Integer, nullable=False),
@@ -85,6 +89,7 @@ jobs = Table(
 Index("ix_jobs_scheduled_due", jobs.c.run_at, postgresql_where=text("status = 'scheduled'"))
 Index("ix_jobs_running_lease", jobs.c.lease_expires_at, postgresql_where=text("status = 'running'"))
 Index("ix_jobs_owner_created", jobs.c.submitted_by, jobs.c.created_at)
+Index("ix_jobs_project_created", jobs.c.project_id, jobs.c.created_at)
 Index("ix_jobs_created", jobs.c.created_at)
 Index("ix_jobs_running_deadline", jobs.c.deadline_at, postgresql_where=text("status = 'running'"))
 Index("ix_jobs_queued_since", jobs.c.queued_at, postgresql_where=text("status = 'queued'"))
@@ -223,11 +228,13 @@ batches = Table(
     metadata,
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("submitted_by", Text, nullable=False),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
     Column("total", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 Index("ix_batches_created", batches.c.created_at)
 Index("ix_batches_owner_created", batches.c.submitted_by, batches.c.created_at)
+Index("ix_batches_project_created", batches.c.project_id, batches.c.created_at)
 
 schedules = Table(
     "schedules",
@@ -239,6 +246,7 @@ schedules = Table(
     # {type, priority, payload, maxAttempts, timeoutSeconds, retryPolicy}
     Column("job_template", JSONB, nullable=False),
     Column("owner", Text, nullable=False),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
     Column("paused", Boolean, nullable=False, server_default=text("false")),
     Column("next_fire_at", DateTime(timezone=True)),
     Column("last_fire_at", DateTime(timezone=True)),
@@ -249,6 +257,7 @@ schedules = Table(
 Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT paused"))
 Index("ix_schedules_owner_name", schedules.c.owner, schedules.c.name, unique=True)
 Index("ix_schedules_last_job", schedules.c.last_job_id)
+Index("ix_schedules_project", schedules.c.project_id)
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(

@@ -1,10 +1,13 @@
 """GET /api/jobs: visibility, paging, sorting, filters and validation over a real job store."""
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+
+from jobs_common.tenancy import personal_project_id
 
 pytestmark = pytest.mark.integration
 
@@ -70,6 +73,7 @@ async def test_summary_shape(client: httpx.AsyncClient, auth: Any, job_factory: 
         "attempt": 3,
         "maxAttempts": 3,
         "submittedBy": auth.user_email,
+        "projectId": str(personal_project_id(auth.user_email)),  # the trigger's default
         "createdAt": item["createdAt"],
         "updatedAt": item["updatedAt"],
         "startedAt": None,
@@ -83,6 +87,21 @@ async def test_summary_shape(client: httpx.AsyncClient, auth: Any, job_factory: 
         "retryPolicy": None,
     }
     assert item["createdAt"].startswith("2024-05-01T12:01:00")
+
+
+async def test_the_project_filter_lists_one_projects_jobs(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    team = uuid.uuid4()
+    own = [await job_factory.job() for _ in range(2)]
+    teams = [await job_factory.job(project_id=team) for _ in range(3)]
+    listed = (
+        await client.get("/api/jobs", params={"projectId": str(team)}, headers=auth.user)
+    ).json()
+    assert [i["jobId"] for i in listed["items"]] == [str(j) for j in reversed(teams)]
+    assert {i["projectId"] for i in listed["items"]} == {str(team)}
+    everything = (await client.get("/api/jobs", headers=auth.user)).json()
+    assert everything["totalItems"] == len(own) + len(teams)
 
 
 async def test_paging_math(client: httpx.AsyncClient, auth: Any, job_factory: Any) -> None:

@@ -5,6 +5,7 @@ published (app/intake.py)."""
 
 from __future__ import annotations
 
+import uuid
 from functools import partial
 
 import pytest
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.contracts import JobsSubmitted
 from jobs_common.rabbit import RabbitBus
+from jobs_common.tenancy import personal_project_id
 from jobs_scheduler.settings import Settings
 
 from .conftest import eventually, job_row, poison_reasons, submitted, wait_status
@@ -95,3 +97,25 @@ async def test_jobs_redelivered_in_another_message_are_recorded_once(
     for job in jobs:
         row = await wait_status(db, job.job_id, "queued")
         assert row.attempt == 1
+
+
+async def test_each_job_and_batch_is_recorded_in_the_project_its_message_names(
+    bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """The project rides in the message (docs/tenancy.md); a message of an earlier release
+    without one records the job in its owner's personal default project."""
+    project = uuid.uuid4()
+    batch = uuid.uuid4()
+    named = submitted(project_id=project, batch_id=batch, batch_size=2)
+    sibling = submitted(project_id=project, batch_id=batch, batch_size=2)
+    unnamed = submitted(submitted_by="Erin@Example.com")
+    await bus.publisher.publish(topology.SUBMITTED, JobsSubmitted(jobs=[named, sibling, unnamed]))
+    for job in (named, sibling, unnamed):
+        await wait_status(db, job.job_id, "queued")
+    assert (await job_row(db, named.job_id)).project_id == project
+    assert (await job_row(db, unnamed.job_id)).project_id == personal_project_id("erin@example.com")
+    async with db.connect() as connection:
+        recorded = await connection.execute(
+            text("SELECT project_id FROM batches WHERE id = :id"), {"id": batch}
+        )
+        assert recorded.scalar_one() == project

@@ -65,6 +65,7 @@ def test_a_fire_runs_on_the_templates_named_queue_with_its_defaults() -> None:
     schedule = SimpleNamespace(
         id=uuid.uuid4(),
         owner="user@test.com",
+        project_id=uuid.uuid4(),
         job_template={
             "type": "acme.invoice",
             "priority": 1,
@@ -82,6 +83,7 @@ def test_a_fire_runs_on_the_templates_named_queue_with_its_defaults() -> None:
         5,
         60,
     )
+    assert job.project() == schedule.project_id  # the schedule's project, not its owner's default
     assert job.job_id == job_from_template(schedule, fire).job_id  # one job per fire time
     older = SimpleNamespace(**{**vars(schedule), "job_template": {"type": "email"}})
     assert job_from_template(older, fire).queue == "default"  # stored before queues existed

@@ -68,6 +68,7 @@ SUMMARY_COLUMNS = (
     jobs.c.attempt,
     jobs.c.attempt_limit,
     jobs.c.submitted_by,
+    jobs.c.project_id,
     jobs.c.created_at,
     jobs.c.updated_at,
     jobs.c.started_at,
@@ -126,6 +127,7 @@ def _summary_fields(row: AnyRow, depends_on: Sequence[uuid.UUID]) -> dict[str, A
         "attempt": row.attempt,
         "max_attempts": row.attempt_limit,
         "submitted_by": row.submitted_by,
+        "project_id": row.project_id,
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "started_at": row.started_at,
@@ -152,6 +154,8 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
         conditions.append(jobs.c.schedule_id == filters.schedule_id)
     if filters.batch_id is not None:
         conditions.append(jobs.c.batch_id == filters.batch_id)
+    if filters.project_id is not None:
+        conditions.append(jobs.c.project_id == filters.project_id)
     return conditions
 
 

@@ -69,6 +69,10 @@ async def list_query(
     priority: Annotated[int | None, Query(ge=1, le=3)] = None,
     schedule_id: Annotated[uuid.UUID | None, Query(alias="scheduleId")] = None,
     batch_id: Annotated[uuid.UUID | None, Query(alias="batchId")] = None,
+    project_id: Annotated[
+        uuid.UUID | None,
+        Query(alias="projectId", description="Only this project's jobs (docs/tenancy.md)."),
+    ] = None,
     cursor: Annotated[
         str | None,
         Query(
@@ -86,6 +90,7 @@ async def list_query(
             created=created,
             schedule_id=schedule_id,
             batch_id=batch_id,
+            project_id=project_id,
         ),
         page=page,
         sort_by=sort_by,

@@ -35,6 +35,7 @@ class JobSummary(CamelModel):
         description="The attempt at which the job runs out (raised by a manual retry)."
     )
     submitted_by: str
+    project_id: uuid.UUID = Field(description="The project the job belongs to (docs/tenancy.md).")
     created_at: datetime
     updated_at: datetime
     started_at: datetime | None

@@ -163,6 +163,7 @@ class JobFilters:
     created: CreatedRange = CreatedRange()
     schedule_id: uuid.UUID | None = None
     batch_id: uuid.UUID | None = None
+    project_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)

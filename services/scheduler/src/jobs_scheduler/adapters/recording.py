@@ -30,6 +30,7 @@ NEW_JOBS = ArrayRows(
     priority=SmallInteger(),
     payload=Text(),
     submitted_by=Text(),
+    project_id=_ID,
     status=Text(),
     attempt=Integer(),
     max_attempts=Integer(),
@@ -60,7 +61,8 @@ async def named_policies(connection: AsyncConnection, names: set[str]) -> dict[s
 
 
 async def insert_batches(connection: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """The batches' rows (``id``, ``submitted_by``, ``total``); one recorded before is kept."""
+    """The batches' rows (``id``, ``submitted_by``, ``project_id``, ``total``); one recorded
+    before is kept."""
     if rows:
         await connection.execute(insert(batches).on_conflict_do_nothing(), list(rows))
 

@@ -40,6 +40,7 @@ def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
         priority=int(template.get("priority", 2)),
         payload=template.get("payload") or {},
         submitted_by=schedule.owner,
+        project_id=schedule.project_id,
         max_attempts=template.get("maxAttempts"),
         timeout_seconds=template.get("timeoutSeconds"),
         submitted_at=fire_time,

@@ -49,6 +49,7 @@ async def record_submissions(
                 m.priority,
                 json_text(m.payload),
                 m.submitted_by,
+                m.project(),
                 status.value,
                 first_attempt(status),
                 attempts,
@@ -64,7 +65,12 @@ async def record_submissions(
             )
         )
     batch_rows = {
-        m.batch_id: {"id": m.batch_id, "submitted_by": m.submitted_by, "total": m.batch_size or 1}
+        m.batch_id: {
+            "id": m.batch_id,
+            "submitted_by": m.submitted_by,
+            "project_id": m.project(),
+            "total": m.batch_size or 1,
+        }
         for m in unique
         if m.batch_id is not None
     }
