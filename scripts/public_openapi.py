@@ -2,7 +2,8 @@
 
 Clients see one API on the gateway; its operations are the backends' own (submission and
 dashboard), at the paths the gateway's routing table publishes them under, plus the gateway's
-own ``/auth`` routes. This script builds each app's OpenAPI document in process (no service
+own ``/auth`` routes and the ``/api`` routes it serves itself (organizations, projects, API
+keys). This script builds each app's OpenAPI document in process (no service
 runs), and:
 
 - maps each backend operation to its public path (``jobs_gateway.domain.routing``: the listed
@@ -61,6 +62,7 @@ RETRY_AFTER = {
         "schema": {"type": "integer"},
     }
 }
+PROXY_PATH = "/api/{path}"  # the gateway's catch-all, proxied to the backends
 BEARER_OWN = {("get", "/auth/me")}  # the gateway's own routes that take the access token
 VALIDATION = "Validation error: `details` names each field and what is wrong with it"
 TOO_LARGE = "Request body above this route's limit (see docs/gateway.md, Limits)"
@@ -185,11 +187,15 @@ def assemble(gateway: FastAPI, submission: FastAPI, dashboard: FastAPI) -> Docum
         paths.setdefault(path, {})[method] = operation
 
     for path, method, operation in _operations(own):
-        if not path.startswith("/api/"):  # the catch-all proxy is documented by what follows
-            public = _with_envelopes(operation)
-            if (method, path) in BEARER_OWN:
-                public["security"] = [{"bearerAuth": []}]
-            add(path, method, public)
+        if path == PROXY_PATH:  # the catch-all proxy is documented by what follows
+            continue
+        if path.startswith("/api/"):  # served by the gateway itself (organizations, keys)
+            add(path, method, _public_operation(operation, path=path))
+            continue
+        public = _with_envelopes(operation)
+        if (method, path) in BEARER_OWN:
+            public["security"] = [{"bearerAuth": []}]
+        add(path, method, public)
     _merge_schemas(schemas, own.get("components", {}).get("schemas", {}), "gateway")
 
     routed: set[tuple[str, str]] = set()

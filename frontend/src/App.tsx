@@ -21,6 +21,13 @@ const SchedulesPage = lazy(() =>
   import('./pages/schedules/SchedulesPage').then((m) => ({ default: m.SchedulesPage })),
 );
 const BatchesPage = lazy(() => import('./pages/batches/BatchesPage').then((m) => ({ default: m.BatchesPage })));
+const OrganizationsPage = lazy(() =>
+  import('./pages/organizations/OrganizationsPage').then((m) => ({ default: m.OrganizationsPage })),
+);
+const OrganizationPage = lazy(() =>
+  import('./pages/organizations/OrganizationPage').then((m) => ({ default: m.OrganizationPage })),
+);
+const ApiKeysPage = lazy(() => import('./pages/projects/ApiKeysPage').then((m) => ({ default: m.ApiKeysPage })));
 const WorkersPage = lazy(() => import('./pages/workers/WorkersPage').then((m) => ({ default: m.WorkersPage })));
 import { createQueryClient } from './queryClient';
 
@@ -45,6 +52,9 @@ export function AppRoutes() {
         <Route path="schedules" element={<SchedulesPage />} />
         <Route path="batches" element={<BatchesPage />} />
         <Route path="workers" element={<WorkersPage />} />
+        <Route path="organizations" element={<OrganizationsPage />} />
+        <Route path="organizations/:orgId" element={<OrganizationPage />} />
+        <Route path="projects/:projectId/api-keys" element={<ApiKeysPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

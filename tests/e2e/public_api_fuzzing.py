@@ -5,7 +5,7 @@ match it, invalid input must be refused, and an operation called without a token
 
 Each operation runs as its own Hypothesis test (driven here rather than through schemathesis'
 pytest plugin, so one stack serves them all), and every failure is reported together. The
-operations are dealt to ``SHARDS`` test files (``test_public_api_fuzz*_e2e.py``), so that the
+operations are dealt to ``SHARDS`` test files (``test_public_api_fuzz_part*_e2e.py``), so that the
 two processes of ``make test`` share the work."""
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def fuzz(
     run()
 
 
-SHARDS = 2
+SHARDS = 4
 
 
 def fuzz_shard(gateway_url: str, shard: int) -> None:

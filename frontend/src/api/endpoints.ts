@@ -1,6 +1,10 @@
 /** One typed function per public API call (paths relative: same origin as the UI). */
 import { api } from './instance';
 import type {
+  ApiKeyCreate,
+  ApiKeyCreated,
+  ApiKeyOut,
+  ApiKeyPage,
   BatchAccepted,
   BatchCreate,
   BatchPage,
@@ -22,6 +26,18 @@ import type {
   JobTypeList,
   JobsPage,
   LogPage,
+  MemberCreate,
+  MemberOut,
+  MemberPage,
+  OrganizationCreate,
+  OrganizationOut,
+  OrganizationPage,
+  OrganizationUpdate,
+  OrgRole,
+  ProjectCreate,
+  ProjectOut,
+  ProjectPage,
+  ProjectUpdate,
   QueueList,
   RegistrationAccepted,
   RequeueAccepted,
@@ -246,4 +262,100 @@ export function getJobSeries(bucketMinutes: number, buckets: number, signal?: Ab
 
 export function getDeadLetter(deadLetterId: string, signal?: AbortSignal): Promise<DeadLetterItem> {
   return api.request(`/api/dead-letters/${enc(deadLetterId)}`, { signal });
+}
+
+// ---- organizations, members, projects (docs/tenancy.md) ----
+
+export interface PageParams {
+  pageNumber?: number;
+  pageSize?: number;
+}
+
+/** Your organizations (a platform admin: all), by name. */
+export function listOrganizations(params: PageParams, signal?: AbortSignal): Promise<OrganizationPage> {
+  return api.request('/api/organizations', { query: { ...params }, signal });
+}
+
+/** Anyone may create one and becomes its owner; a taken slug answers 409. */
+export function createOrganization(body: OrganizationCreate): Promise<OrganizationOut> {
+  return api.request('/api/organizations', { method: 'POST', body });
+}
+
+export function getOrganization(orgId: string, signal?: AbortSignal): Promise<OrganizationOut> {
+  return api.request(`/api/organizations/${enc(orgId)}`, { signal });
+}
+
+/** Rename or change the slug (owner). */
+export function updateOrganization(orgId: string, body: OrganizationUpdate): Promise<OrganizationOut> {
+  return api.request(`/api/organizations/${enc(orgId)}`, { method: 'PATCH', body });
+}
+
+export function listMembers(orgId: string, params: PageParams, signal?: AbortSignal): Promise<MemberPage> {
+  return api.request(`/api/organizations/${enc(orgId)}/members`, { query: { ...params }, signal });
+}
+
+/** Add a registered user by email (owner): an unknown email 404, a member already 409. */
+export function addMember(orgId: string, body: MemberCreate): Promise<MemberOut> {
+  return api.request(`/api/organizations/${enc(orgId)}/members`, { method: 'POST', body });
+}
+
+/** Change a member's role (owner); demoting the last owner answers 409. */
+export function changeMemberRole(orgId: string, userId: string, role: OrgRole): Promise<MemberOut> {
+  return api.request(`/api/organizations/${enc(orgId)}/members/${enc(userId)}`, {
+    method: 'PATCH',
+    body: { role },
+  });
+}
+
+/** Remove a member (owner), or leave (your own user id); the last owner answers 409. */
+export function removeMember(orgId: string, userId: string): Promise<undefined> {
+  return api.request(`/api/organizations/${enc(orgId)}/members/${enc(userId)}`, { method: 'DELETE' });
+}
+
+export function listProjects(
+  params: PageParams & { orgId?: string },
+  signal?: AbortSignal,
+): Promise<ProjectPage> {
+  return api.request('/api/projects', { query: { ...params }, signal });
+}
+
+/** Create a project in an organization (admin). */
+export function createProject(body: ProjectCreate): Promise<ProjectOut> {
+  return api.request('/api/projects', { method: 'POST', body });
+}
+
+export function getProject(projectId: string, signal?: AbortSignal): Promise<ProjectOut> {
+  return api.request(`/api/projects/${enc(projectId)}`, { signal });
+}
+
+/** Rename or change the slug (admin). */
+export function updateProject(projectId: string, body: ProjectUpdate): Promise<ProjectOut> {
+  return api.request(`/api/projects/${enc(projectId)}`, { method: 'PATCH', body });
+}
+
+/** Delete a project (admin); a personal organization's default project answers 409. */
+export function deleteProject(projectId: string): Promise<undefined> {
+  return api.request(`/api/projects/${enc(projectId)}`, { method: 'DELETE' });
+}
+
+// ---- API keys (docs/tenancy.md) ----
+
+/** A project's keys, newest first (admin): never the key itself. */
+export function listApiKeys(projectId: string, params: PageParams, signal?: AbortSignal): Promise<ApiKeyPage> {
+  return api.request(`/api/projects/${enc(projectId)}/api-keys`, { query: { ...params }, signal });
+}
+
+/** Create a key (admin): the answer's `key` is the only time the key is shown. */
+export function createApiKey(projectId: string, body: ApiKeyCreate): Promise<ApiKeyCreated> {
+  return api.request(`/api/projects/${enc(projectId)}/api-keys`, { method: 'POST', body });
+}
+
+/** Revoke a key (admin): refused from the next request on; the row stays. */
+export function revokeApiKey(projectId: string, keyId: string): Promise<undefined> {
+  return api.request(`/api/projects/${enc(projectId)}/api-keys/${enc(keyId)}`, { method: 'DELETE' });
+}
+
+/** The key a program calls with (`X-API-Key`): its project and role; 401 for any unusable key. */
+export function getCallingApiKey(key: string, signal?: AbortSignal): Promise<ApiKeyOut> {
+  return api.request('/api/api-key', { headers: { 'X-API-Key': key }, auth: false, signal });
 }

@@ -129,3 +129,31 @@ export type ScheduleView = Schemas['ScheduleView'];
 export type ScheduleFire = Schemas['ScheduleFire'];
 export type ScheduleDetail = Schemas['ScheduleDetail'];
 export type SchedulePage = Schemas['SchedulePage'];
+
+// ---- organizations, members, projects, API keys (docs/tenancy.md) ----
+
+export type OrgRole = Schemas['OrgRole'];
+
+/** An organization's roles, most to least (each may do what the ones after it may). */
+export const ORG_ROLES = ['owner', 'admin', 'member', 'viewer'] as const satisfies readonly OrgRole[];
+export type EveryOrgRoleListed = Assert<[Exclude<OrgRole, (typeof ORG_ROLES)[number]>] extends [never] ? true : false>;
+
+export type OrganizationOut = Schemas['OrganizationOut'];
+export type OrganizationCreate = Schemas['OrganizationCreate'];
+export type OrganizationUpdate = Schemas['OrganizationUpdate'];
+export type OrganizationPage = Schemas['Page_OrganizationOut_'];
+export type MemberOut = Schemas['MemberOut'];
+export type MemberCreate = Schemas['MemberCreate'];
+export type MemberPage = Schemas['Page_MemberOut_'];
+export type ProjectOut = Schemas['ProjectOut'];
+export type ProjectCreate = Schemas['ProjectCreate'];
+export type ProjectUpdate = Schemas['ProjectUpdate'];
+export type ProjectPage = Schemas['Page_ProjectOut_'];
+export type ApiKeyOut = Schemas['ApiKeyOut'];
+export type ApiKeyCreate = Schemas['ApiKeyCreate'];
+export type ApiKeyCreated = Schemas['ApiKeyCreated'];
+export type ApiKeyPage = Schemas['Page_ApiKeyOut_'];
+export type ApiKeyRole = ApiKeyCreate['role'];
+
+/** The roles an API key may have, most to least. */
+export const API_KEY_ROLES = ['member', 'viewer'] as const satisfies readonly ApiKeyRole[];

@@ -15,6 +15,7 @@ const LINKS = [
   { to: '/schedules', label: 'Schedules' },
   { to: '/batches', label: 'Batches' },
   { to: '/workers', label: 'Workers' },
+  { to: '/organizations', label: 'Organizations' },
 ];
 
 export function Layout() {

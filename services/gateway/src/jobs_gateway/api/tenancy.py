@@ -294,7 +294,7 @@ async def remove_member(
 # Projects
 
 
-@router.get("/projects", summary="Projects you may see, of one organization or all")
+@router.get("/projects", summary="Projects you may see, of one organization or all", responses=_404)
 async def list_projects(
     identity: LimitedIdentity,
     tenancy: TenancyDep,

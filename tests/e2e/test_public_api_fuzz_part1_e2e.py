@@ -1,4 +1,4 @@
-"""The public API fuzzed (``public_api_fuzzing``): the first half of its operations."""
+"""The public API fuzzed (``public_api_fuzzing``): part 1 of its operations."""
 
 from __future__ import annotations
 
@@ -9,5 +9,5 @@ from .public_api_fuzzing import fuzz_shard
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
-def test_every_operation_of_the_first_half_answers_as_documented(gateway_url: str) -> None:
+def test_every_operation_of_part_1_answers_as_documented(gateway_url: str) -> None:
     fuzz_shard(gateway_url, 0)
