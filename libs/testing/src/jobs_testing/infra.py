@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import shutil
 import socket
 import subprocess
@@ -18,6 +17,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from jobs_testing.ports import reserved_port
 
 
 @dataclass
@@ -48,37 +49,15 @@ def docker_answers() -> bool:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _ephemeral_start() -> int:
-    """Where the kernel's ephemeral ports begin (outgoing connections and port-0 binds)."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
-            return int(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
+    """A port for a server a test starts (:mod:`jobs_testing.ports`): below the ephemeral
+    range, never handed to two test processes of this machine."""
+    return reserved_port()
 
 
 def server_port(low: int = 20000) -> int:
-    """A free port below the kernel's ephemeral range, for a server that stops and starts
-    again on it (a chaos fault, a restart): no outgoing connection and no ``free_port()`` of
-    another test takes one of these meanwhile (a port from ``free_port()`` did get taken
-    between its pick and the server's bind: "Address already in use")."""
-    high = max(low + 1000, _ephemeral_start())
-    picker = random.Random()
-    for _ in range(500):
-        port = picker.randrange(low, high)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError(f"no free port in {low}-{high}")
+    """A port for a server that stops and starts again on it (a chaos fault, a restart): the
+    same rule as :func:`free_port`, from ``low`` up."""
+    return reserved_port(low)
 
 
 def wait_for_port(host: str, port: int, timeout: float = 20.0) -> None:

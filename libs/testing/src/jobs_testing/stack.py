@@ -225,6 +225,7 @@ class Stack:
         pending = [s for s in self.services.values() if s.process is not None]
         if only is not None:
             pending = [s for s in pending if s.name in only]
+        waited = list(pending)
         with httpx.Client(timeout=2.0) as client:
             while pending:
                 service = pending[0]
@@ -238,6 +239,15 @@ class Stack:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{service.name} not ready:\n{self.tail(service.name)}")
                 time.sleep(0.1)
+        if restarting:
+            return
+        # A service whose port was taken exits right after its start-up, and the process that
+        # holds the port may answer /ready for it: ready means alive a moment later too.
+        time.sleep(0.3)
+        for service in waited:
+            assert service.process is not None
+            if service.process.poll() is not None:
+                raise RuntimeError(f"{service.name} exited:\n{self.tail(service.name)}")
 
     def stop_service(self, name: str, *, sig: int = signal.SIGTERM, timeout: float = 40.0) -> int:
         service = self.services[name]
