@@ -26,6 +26,7 @@ from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
+from jobs_dashboard.adapters.submission_records import SubmissionRecords
 from jobs_dashboard.api import analytics, dead_letters, jobs, registry, schedules
 from jobs_dashboard.api.limits import body_limits
 from jobs_dashboard.app.gauges import PlatformGauges
@@ -64,6 +65,9 @@ def create_app(settings: Settings) -> FastAPI:
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
         )
         app.state.types = SubmissionTypes(submission, internal_token=settings.internal_token)
+        app.state.submissions = SubmissionRecords(
+            submission, internal_token=settings.internal_token
+        )
         scheduler = httpx.AsyncClient(timeout=settings.scheduler_timeout_seconds)
         app.state.scheduler = SchedulerApi(
             scheduler, settings.scheduler_urls, internal_token=settings.internal_token

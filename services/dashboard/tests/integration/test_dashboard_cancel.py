@@ -1,7 +1,9 @@
-"""POST /api/jobs/{id}/cancel: a confirmed CancelRequested on jobs.cancel, then 200 or 202."""
+"""POST /api/jobs/{id}/cancel: a confirmed CancelRequested on jobs.cancel, then 200 or 202;
+a job not recorded yet is waited for only when the submission service accepted it."""
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aio_pika
@@ -14,17 +16,41 @@ from jobs_common.contracts import CancelRequested, parse_message
 from jobs_common.jobstore import jobs
 from jobs_common.topology import CANCEL
 from jobs_dashboard.settings import Settings
+from jobs_testing.asgi_server import serve_app
+from jobs_testing.infra import free_port
 
 from .conftest import next_message
 
 pytestmark = pytest.mark.integration
 
 
+ACCEPTED: set[str] = set()  # job ids the fake submission service says it accepted
+
+
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
+async def submission_url() -> AsyncIterator[str]:
+    """The submission service's status route as the dashboard asks it: 200 for an id in
+    ACCEPTED, 404 for any other."""
+
+    async def status(scope: Any, receive: Any, send: Any) -> None:
+        job_id = scope["path"].split("/")[-2]
+        code = 200 if job_id in ACCEPTED else 404
+        await send({"type": "http.response.start", "status": code, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async with serve_app(status, free_port()) as url:
+        yield url
+
+
+@pytest.fixture
+def settings(settings: Settings, submission_url: str) -> Settings:
     """Short waits: nothing plays the scheduler unless a test does."""
     return settings.model_copy(
-        update={"cancel_wait_seconds": 0.5, "cancel_record_wait_seconds": 0.3}
+        update={
+            "cancel_wait_seconds": 0.5,
+            "cancel_record_wait_seconds": 0.3,
+            "submission_url": submission_url,
+        }
     )
 
 
@@ -129,6 +155,7 @@ async def test_cancel_waits_for_a_job_accepted_a_moment_ago_to_be_recorded(
     settings.cancel_record_wait_seconds = 10.0
     queue = await command_queue(CANCEL)
     job_id = uuid.uuid4()
+    ACCEPTED.add(str(job_id))
     request = asyncio.create_task(client.post(f"/api/jobs/{job_id}/cancel", headers=auth.user))
     await asyncio.sleep(0.2)  # the request is waiting for the record, not answering 404
     assert not request.done()
@@ -137,3 +164,12 @@ async def test_cancel_waits_for_a_job_accepted_a_moment_ago_to_be_recorded(
     assert parse_message(CancelRequested, message.body).job_id == job_id
     response = await request
     assert response.status_code == 202  # nothing plays the scheduler here
+
+
+async def test_cancel_of_an_id_nobody_submitted_is_404_without_waiting_for_a_record(
+    client: httpx.AsyncClient, auth: Any, settings: Settings
+) -> None:
+    settings.cancel_record_wait_seconds = 600.0
+    async with asyncio.timeout(60):  # far below the record wait
+        unknown = await client.post(f"/api/jobs/{uuid.uuid4()}/cancel", headers=auth.user)
+    assert unknown.status_code == 404

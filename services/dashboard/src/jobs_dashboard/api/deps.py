@@ -15,6 +15,7 @@ from jobs_dashboard.adapters.jobstore import JobReader
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
+from jobs_dashboard.adapters.submission_records import SubmissionRecords
 from jobs_dashboard.domain.query import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -38,6 +39,7 @@ __all__ = [
     "SchedulerDep",
     "SchedulesDep",
     "SettingsDep",
+    "SubmissionsDep",
     "TypesDep",
     "VisibilityDep",
 ]
@@ -69,6 +71,10 @@ async def get_scheduler(request: Request) -> SchedulerApi:
 
 async def get_types(request: Request) -> SubmissionTypes:
     return cast(SubmissionTypes, request.app.state.types)
+
+
+async def get_submissions(request: Request) -> SubmissionRecords:
+    return cast(SubmissionRecords, request.app.state.submissions)
 
 
 async def get_settings(request: Request) -> Settings:
@@ -128,6 +134,7 @@ SchedulerDep = Annotated[SchedulerApi, Depends(get_scheduler)]
 RegistryDep = Annotated[RegistryStore, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 TypesDep = Annotated[SubmissionTypes, Depends(get_types)]
+SubmissionsDep = Annotated[SubmissionRecords, Depends(get_submissions)]
 CreatedRangeDep = Annotated[CreatedRange, Depends(created_range)]
 VisibilityDep = Annotated[Visibility, Depends(visibility)]
 OwnVisibilityDep = Annotated[Visibility, Depends(own_visibility)]

@@ -23,6 +23,7 @@ from jobs_dashboard.api.deps import (
     PageDep,
     ReaderDep,
     SettingsDep,
+    SubmissionsDep,
     VisibilityDep,
 )
 from jobs_dashboard.domain.commands import ensure_cancellable, ensure_retryable
@@ -198,15 +199,21 @@ async def cancel_job(
     reader: ReaderDep,
     commands: CommandsDep,
     settings: SettingsDep,
+    submissions: SubmissionsDep,
     body: Annotated[CancelBody | None, Body()] = None,
 ) -> Response:
-    ref = await wait_until_recorded(
-        reader,
-        job_id,
-        Visibility.for_identity(identity),
-        wait=settings.cancel_record_wait_seconds,
-        interval=settings.cancel_poll_interval_seconds,
-    )
+    visibility = Visibility.for_identity(identity)
+    ref = await reader.job_ref(job_id, visibility)
+    # Not recorded yet: wait for the scheduler only for a job accepted a moment ago (an id
+    # nobody submitted is a 404 at once, not after the wait).
+    if ref is None and await submissions.accepted(job_id, identity=identity) is not False:
+        ref = await wait_until_recorded(
+            reader,
+            job_id,
+            visibility,
+            wait=settings.cancel_record_wait_seconds,
+            interval=settings.cancel_poll_interval_seconds,
+        )
     if ref is None:
         raise NotFound(f"job {job_id} not found")
     ensure_cancellable(ref.status)
