@@ -55,6 +55,19 @@ GATEWAY_ERRORS = {
     "503": "A backend is unavailable; retry later",
 }
 NOT_FOUND = "Unknown id, or not yours"
+PROJECT_NOT_FOUND = "The project named (X-Project or projectId) is unknown or not yours to see"
+PROJECT_BAD = "The project named (X-Project or projectId) is malformed or ambiguous"
+KEY_FORBIDDEN = "Your role in the project may not do this, or an API key may not call this route"
+X_PROJECT = {
+    "name": "X-Project",
+    "in": "header",
+    "required": False,
+    "description": "The project this request acts in and reads: its id, its slug where that "
+    "is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). "
+    "Default: your personal default project for writes, all your projects for reads; an API "
+    "key's own project.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+}
 BAD_PATH = "A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\\` once decoded"
 RETRY_AFTER = {
     "Retry-After": {
@@ -72,9 +85,11 @@ OWNER_FILTER = "submittedBy names another user: only admins may filter by owner"
 DESCRIPTION = """\
 The public API of the jobs platform. Every `/api` operation needs an access token from
 `POST /auth/login` (or `/auth/refresh`) in `Authorization: Bearer <token>`; access tokens last
-at most 15 minutes. `POST /auth/refresh` uses up its refresh token and answers the next one:
-keep it, and never present a used one again (that ends the session). `POST /auth/logout`
-ends the session. A `429` carries `Retry-After` (seconds).
+at most 15 minutes. A project's API key (`X-API-Key`) may submit jobs and batches, read their
+status and list job types, in its project. `X-Project` names the project a request acts in.
+`POST /auth/refresh` uses up its refresh token and answers the next one: keep it, and never
+present a used one again (that ends the session). `POST /auth/logout` ends the session. A
+`429` carries `Retry-After` (seconds).
 Errors have one shape: `{"error": code, "message": text, "details": [{"field", "message"}]}`
 with `code` one of bad_request, unauthorized, forbidden, not_found, conflict,
 validation_error, too_many_requests, internal_error, service_unavailable, payload_too_large
@@ -151,17 +166,25 @@ def _with_envelopes(operation: Document) -> Document:
     return op
 
 
-def _public_operation(operation: Document, *, path: str) -> Document:
-    """A backend operation as a gateway client sees it."""
+def _public_operation(
+    operation: Document, *, path: str, proxied: bool = False, keys: bool = False
+) -> Document:
+    """A backend operation as a gateway client sees it; ``proxied``: through the gateway's
+    project scope (``X-Project``, docs/tenancy.md); ``keys``: an API key may call it."""
     op = _with_envelopes(operation)
     responses: dict[str, Any] = op["responses"]
     if "{" in path:
         responses.setdefault("404", _error(NOT_FOUND))
         responses.setdefault("400", _error(BAD_PATH))
+    if proxied:
+        op["parameters"] = [*op.get("parameters", []), X_PROJECT]
+        responses.setdefault("404", _error(PROJECT_NOT_FOUND))
+        responses.setdefault("400", _error(PROJECT_BAD))
+        responses.setdefault("403", _error(KEY_FORBIDDEN))
     for code, description in GATEWAY_ERRORS.items():
         responses.setdefault(code, _error(description))
     responses["429"] = responses["429"] | {"headers": RETRY_AFTER}
-    op["security"] = [{"bearerAuth": []}]
+    op["security"] = [{"bearerAuth": []}, {"apiKey": []}] if keys else [{"bearerAuth": []}]
     op["responses"] = dict(sorted(responses.items()))
     return op
 
@@ -205,7 +228,10 @@ def assemble(gateway: FastAPI, submission: FastAPI, dashboard: FastAPI) -> Docum
         backend_path = _matching_path(document, rule)
         operation = document["paths"][backend_path][rule.method.lower()]
         public_path = _public_path(rule, backend_path)
-        add(public_path, rule.method.lower(), _public_operation(operation, path=public_path))
+        public = _public_operation(
+            operation, path=public_path, proxied=True, keys=rule.upstream == "submission"
+        )
+        add(public_path, rule.method.lower(), public)
         routed.add((rule.upstream, f"{rule.method.lower()} {backend_path}"))
     for name, document in backends.items():
         for path, method, operation in _operations(document):
@@ -213,7 +239,7 @@ def assemble(gateway: FastAPI, submission: FastAPI, dashboard: FastAPI) -> Docum
                 continue
             if name != "dashboard":
                 raise SystemExit(f"{method.upper()} {path} of {name} has no public route")
-            add(path, method, _public_operation(operation, path=path))
+            add(path, method, _public_operation(operation, path=path, proxied=True))
         _merge_schemas(schemas, document.get("components", {}).get("schemas", {}), name)
 
     hoisted: dict[str, Any] = {}
@@ -227,7 +253,13 @@ def assemble(gateway: FastAPI, submission: FastAPI, dashboard: FastAPI) -> Docum
         "components": {
             "schemas": dict(sorted(schemas.items())),
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+                "apiKey": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "X-API-Key",
+                    "description": "A project's API key (also as `Authorization: Bearer jk_...`)",
+                },
             },
         },
     }

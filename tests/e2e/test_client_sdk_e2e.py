@@ -29,6 +29,7 @@ from jobs_client import (
     AsyncJobsClient,
     AuthError,
     Conflict,
+    Forbidden,
     JobsClient,
     JobSpec,
     NotFound,
@@ -488,3 +489,35 @@ async def test_a_submission_retried_after_a_dropped_connection_makes_one_job(
         assert job.succeeded
         page = await direct.list_page(page_size=10)
         assert page.total_items == 1 and [j.id for j in page.items] == [submitted.job_id]
+
+
+# --- a project's API key ---------------------------------------------------------------------
+
+
+def test_a_project_api_key_submits_into_its_project_and_a_viewer_key_may_not(
+    gateway_url: str,
+) -> None:
+    email, password = asyncio.run(new_user(gateway_url))
+    with JobsClient(gateway_url, email=email, password=password) as owner:
+        token = owner.login().access_token
+    auth = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=gateway_url, timeout=10, headers=auth) as http:
+        org = http.post("/api/organizations", json={"name": "Key Co"}).json()
+        project = http.post("/api/projects", json={"orgId": org["id"], "name": "CI"}).json()
+        keys = f"/api/projects/{project['id']}/api-keys"
+        member = http.post(keys, json={"name": "ci", "role": "member"}).json()["key"]
+        viewer = http.post(keys, json={"name": "watch", "role": "viewer"}).json()["key"]
+
+    with JobsClient(gateway_url, api_key=member) as ci:
+        submitted = ci.submit("simulate", SUCCEED)
+        with pytest.raises(NotFound):  # a key acts in its own project only
+            JobsClient(gateway_url, api_key=member, project=str(uuid.uuid4())).submit(
+                "simulate", SUCCEED
+            )
+    with JobsClient(gateway_url, email=email, password=password) as owner:
+        job = owner.wait(submitted.job_id, timeout=30)
+        assert job.succeeded and job.submitted_by == email
+        detail = owner.get(submitted.job_id)
+        assert detail.raw["projectId"] == project["id"]
+    with JobsClient(gateway_url, api_key=viewer) as watcher, pytest.raises(Forbidden):
+        watcher.submit("simulate", SUCCEED)

@@ -235,7 +235,9 @@ export interface paths {
          * @description Accept a job: stored durably, then relayed to the scheduler.
          *
          *     ``runAt`` (ISO 8601 with offset) or ``delaySeconds`` delay it; ``retryPolicy`` is an
-         *     inline policy or a stored policy's name; ``dependsOn`` lists your own job ids.
+         *     inline policy or a stored policy's name; ``dependsOn`` lists job ids of the same
+         *     project; ``projectId`` (or ``X-Project``) names the project, else your personal default
+         *     project; the Idempotency-Key is unique per project.
          */
         post: operations["submit_job_api_v1_jobs_post"];
         delete?: never;
@@ -321,7 +323,7 @@ export interface paths {
         };
         /**
          * Job Status
-         * @description The submission record (accepted / published); owner or admin only.
+         * @description The submission record (accepted / published), for whoever sees its project.
          */
         get: operations["job_status_api_v1_jobs__jobId__status_get"];
         put?: never;
@@ -997,6 +999,8 @@ export interface components {
             jobIds: string[];
             /** Name */
             name: string | null;
+            /** Projectid */
+            projectId: string;
             /** Published */
             published: number;
             /** Size */
@@ -2382,6 +2386,8 @@ export interface components {
             jobId: string;
             /** Priority */
             priority: number;
+            /** Projectid */
+            projectId: string;
             /** Publishedat */
             publishedAt: string | null;
             /** Runat */
@@ -2578,7 +2584,10 @@ export interface operations {
                 /** @description Admins only: one owner's jobs. */
                 submittedBy?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2593,6 +2602,15 @@ export interface operations {
                     "application/json": components["schemas"]["BatchPage"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -2604,6 +2622,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2657,6 +2684,8 @@ export interface operations {
             header?: {
                 /** @description Same key + same body returns the first answer; another body -> 409. */
                 "Idempotency-Key"?: string | null;
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
                 "X-Trace-Id"?: string | null;
             };
             path?: never;
@@ -2672,6 +2701,11 @@ export interface operations {
                     jobs: components["schemas"]["BatchJobSpec"][];
                     /** Name */
                     name?: string | null;
+                    /**
+                     * Projectid
+                     * @description The project (its id) of the batch and every member; defaults to the one X-Project names, else your personal default project. You need the member role there.
+                     */
+                    projectId?: string | null;
                     /**
                      * Submittedby
                      * @description Owner of every member; defaults to the caller.
@@ -2690,7 +2724,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchAccepted"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description Malformed JSON, or no project to submit to */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2708,7 +2742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not allowed to submit for another user */
+            /** @description Not allowed to submit for another user, or to this project (a viewer) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Unknown job/batch or not yours */
+            /** @description Unknown job/batch or project, or not yours to see */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2787,7 +2821,10 @@ export interface operations {
     get_batch_api_batches__batchId__get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 batchId: string;
             };
@@ -2815,6 +2852,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2874,7 +2920,10 @@ export interface operations {
     batch_status_api_v1_batches__batchId__status_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 batchId: string;
             };
@@ -2909,7 +2958,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Unknown job/batch or not yours */
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown job/batch or project, or not yours to see */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2975,7 +3033,10 @@ export interface operations {
                 /** @description Admins only: one owner's jobs. */
                 submittedBy?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2990,6 +3051,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterPage"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3001,6 +3071,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3051,7 +3130,10 @@ export interface operations {
     get_dead_letter_api_dead_letters__deadLetterId__get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description Dead letter id. */
                 deadLetterId: string;
@@ -3080,6 +3162,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3139,7 +3230,10 @@ export interface operations {
     discard_dead_letter_api_dead_letters__deadLetterId__discard_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description Dead letter id. */
                 deadLetterId: string;
@@ -3172,6 +3266,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3249,7 +3352,10 @@ export interface operations {
     requeue_dead_letter_api_dead_letters__deadLetterId__requeue_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description Dead letter id. */
                 deadLetterId: string;
@@ -3282,6 +3388,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3364,7 +3479,10 @@ export interface operations {
                 pageNumber?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3379,8 +3497,35 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterActionPage"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3431,7 +3576,10 @@ export interface operations {
     bulk_action_api_dead_letters_bulk_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3461,6 +3609,24 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3533,7 +3699,10 @@ export interface operations {
                 /** @description Admins only: one owner's jobs. */
                 submittedBy?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3548,6 +3717,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterGroups"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3559,6 +3737,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3609,7 +3796,10 @@ export interface operations {
     list_job_types_api_v1_job_types_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3624,8 +3814,35 @@ export interface operations {
                     "application/json": components["schemas"]["JobTypesOut"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing internal credentials or identity */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3688,7 +3905,10 @@ export interface operations {
                 submittedBy?: string | null;
                 type?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3703,6 +3923,15 @@ export interface operations {
                     "application/json": components["schemas"]["JobsPage"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -3714,6 +3943,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3767,6 +4005,8 @@ export interface operations {
             header?: {
                 /** @description Same key + same body returns the first answer; another body -> 409. */
                 "Idempotency-Key"?: string | null;
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
                 "X-Trace-Id"?: string | null;
             };
             path?: never;
@@ -3800,6 +4040,11 @@ export interface operations {
                      */
                     priority: number;
                     /**
+                     * Projectid
+                     * @description The project (its id) the job belongs to; defaults to the one X-Project names, else your personal default project. You need the member role there.
+                     */
+                    projectId?: string | null;
+                    /**
                      * Retrypolicy
                      * @description An inline policy object, or the name of a stored policy.
                      */
@@ -3831,7 +4076,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobAccepted"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description Malformed JSON, or no project to submit to */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3849,7 +4094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not allowed to submit for another user */
+            /** @description Not allowed to submit for another user, or to this project (a viewer) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3858,7 +4103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Unknown job/batch or not yours */
+            /** @description Unknown job/batch or project, or not yours to see */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3928,7 +4173,10 @@ export interface operations {
     get_job_api_jobs__jobId__get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The job's id (uuid). */
                 jobId: string;
@@ -3957,6 +4205,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4016,7 +4273,10 @@ export interface operations {
     cancel_job_api_jobs__jobId__cancel_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The job's id (uuid). */
                 jobId: string;
@@ -4058,6 +4318,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4138,7 +4407,10 @@ export interface operations {
                 afterId?: number;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The job's id (uuid). */
                 jobId: string;
@@ -4167,6 +4439,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4226,7 +4507,10 @@ export interface operations {
     retry_job_api_jobs__jobId__retry_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The job's id (uuid). */
                 jobId: string;
@@ -4255,6 +4539,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4323,7 +4616,10 @@ export interface operations {
     job_status_api_v1_jobs__jobId__status_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 jobId: string;
             };
@@ -4358,7 +4654,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Unknown job/batch or not yours */
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown job/batch or project, or not yours to see */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4417,7 +4722,10 @@ export interface operations {
                 /** @description Admins only: one owner's jobs. */
                 submittedBy?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4432,6 +4740,15 @@ export interface operations {
                     "application/json": components["schemas"]["JobAnalytics"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -4443,6 +4760,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4498,7 +4824,10 @@ export interface operations {
                 /** @description Admins only: one owner's jobs. */
                 submittedBy?: string | null;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4513,6 +4842,15 @@ export interface operations {
                     "application/json": components["schemas"]["JobSeries"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -4524,6 +4862,15 @@ export interface operations {
             };
             /** @description submittedBy names another user: only admins may filter by owner */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6185,7 +6532,10 @@ export interface operations {
     list_queues_api_queues_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6200,8 +6550,35 @@ export interface operations {
                     "application/json": components["schemas"]["QueueList"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6243,7 +6620,10 @@ export interface operations {
     list_policies_api_retry_policies_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6258,8 +6638,35 @@ export interface operations {
                     "application/json": components["schemas"]["RetryPolicyList"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6301,7 +6708,10 @@ export interface operations {
     create_policy_api_retry_policies_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6340,6 +6750,15 @@ export interface operations {
             };
             /** @description Not an admin */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6408,7 +6827,10 @@ export interface operations {
     default_policy_api_retry_policies_defaults_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6423,8 +6845,35 @@ export interface operations {
                     "application/json": components["schemas"]["RetryPolicyFields"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6469,7 +6918,10 @@ export interface operations {
                 pageNumber?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6484,8 +6936,35 @@ export interface operations {
                     "application/json": components["schemas"]["SchedulePage"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6536,7 +7015,10 @@ export interface operations {
     create_schedule_api_schedules_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6566,6 +7048,24 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6634,7 +7134,10 @@ export interface operations {
     get_schedule_api_schedules__scheduleId__get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The schedule's id. */
                 scheduleId: string;
@@ -6663,6 +7166,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6722,7 +7234,10 @@ export interface operations {
     delete_schedule_api_schedules__scheduleId__delete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The schedule's id. */
                 scheduleId: string;
@@ -6749,6 +7264,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6808,7 +7332,10 @@ export interface operations {
     pause_schedule_api_schedules__scheduleId__pause_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The schedule's id. */
                 scheduleId: string;
@@ -6837,6 +7364,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6896,7 +7432,10 @@ export interface operations {
     resume_schedule_api_schedules__scheduleId__resume_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path: {
                 /** @description The schedule's id. */
                 scheduleId: string;
@@ -6925,6 +7464,15 @@ export interface operations {
             };
             /** @description Missing, invalid or expired bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6986,7 +7534,10 @@ export interface operations {
             query?: {
                 includeDeadForMinutes?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7001,6 +7552,15 @@ export interface operations {
                     "application/json": components["schemas"]["WorkerList"];
                 };
             };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Missing, invalid or expired bearer token */
             401: {
                 headers: {
@@ -7012,6 +7572,15 @@ export interface operations {
             };
             /** @description Not an admin: host names, pids and versions are internal */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,6 +36,8 @@ class AsyncBase:
         token: str | None = None,
         tokens: Tokens | None = None,
         token_store: TokenStore | None = None,
+        api_key: str | None = None,
+        project: str | None = None,
         timeout: float = 30.0,
         retries: Retries | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -47,6 +49,8 @@ class AsyncBase:
             token=token,
             tokens=tokens,
             token_store=token_store,
+            api_key=api_key,
+            project=project,
             retries=retries,
             timeout=timeout,
         )
@@ -60,6 +64,12 @@ class AsyncBase:
     @property
     def tokens(self) -> Tokens | None:
         return self._core.credentials.tokens
+
+    @property
+    def project(self) -> str | None:
+        """The project every call names (``X-Project``), if one: ``project=``, else
+        ``JOBS_PROJECT``."""
+        return self._core.project
 
     async def __aenter__(self) -> Self:
         return self

@@ -19,6 +19,8 @@ from jobs_client.version import __version__
 DEFAULT_URL = "http://127.0.0.1:3000"
 URL_ENV = "JOBS_URL"
 TOKEN_ENV = "JOBS_TOKEN"
+API_KEY_ENV = "JOBS_API_KEY"
+PROJECT_ENV = "JOBS_PROJECT"
 USER_AGENT = f"jobs-client/{__version__}"
 
 
@@ -38,6 +40,7 @@ class ClientCore:
     retries: Retries
     timeout: float
     rng: random.Random
+    project: str | None = None
 
     @classmethod
     def build(
@@ -51,10 +54,17 @@ class ClientCore:
         token_store: TokenStore | None,
         retries: Retries | None,
         timeout: float,
+        api_key: str | None = None,
+        project: str | None = None,
     ) -> ClientCore:
-        # JOBS_TOKEN only when the caller gave no way in of their own.
-        if token is None and tokens is None and email is None and token_store is None:
-            token = os.environ.get(TOKEN_ENV) or None
+        others = (token, tokens, email, token_store)
+        if api_key is not None:
+            if any(way is not None for way in others):
+                raise ValueError("an api_key is a way in of its own: give no token or login too")
+            token = api_key  # a fixed bearer credential: the gateway tells a key from a token
+        elif all(way is None for way in others):
+            # JOBS_TOKEN, else JOBS_API_KEY, only when the caller gave no way in of their own.
+            token = os.environ.get(TOKEN_ENV) or os.environ.get(API_KEY_ENV) or None
         credentials = Credentials(
             token=token, tokens=tokens, email=email, password=password, store=token_store
         )
@@ -64,14 +74,14 @@ class ClientCore:
             retries=retries or Retries(),
             timeout=timeout,
             rng=random.Random(),
+            project=project or os.environ.get(PROJECT_ENV) or None,
         )
 
     def http_options(self) -> dict[str, Any]:
-        return {
-            "base_url": self.url,
-            "timeout": self.timeout,
-            "headers": {"User-Agent": USER_AGENT, "Accept": "application/json"},
-        }
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if self.project is not None:  # every request acts in and reads this project
+            headers["X-Project"] = self.project
+        return {"base_url": self.url, "timeout": self.timeout, "headers": headers}
 
 
 def request_options(step: Send) -> dict[str, Any]:

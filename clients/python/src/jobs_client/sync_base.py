@@ -38,6 +38,8 @@ class SyncBase:
         token: str | None = None,
         tokens: Tokens | None = None,
         token_store: TokenStore | None = None,
+        api_key: str | None = None,
+        project: str | None = None,
         timeout: float = 30.0,
         retries: Retries | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -49,6 +51,8 @@ class SyncBase:
             token=token,
             tokens=tokens,
             token_store=token_store,
+            api_key=api_key,
+            project=project,
             retries=retries,
             timeout=timeout,
         )
@@ -63,6 +67,12 @@ class SyncBase:
     def tokens(self) -> Tokens | None:
         """The session's current tokens (after a login or a refresh: the newest pair)."""
         return self._core.credentials.tokens
+
+    @property
+    def project(self) -> str | None:
+        """The project every call names (``X-Project``), if one: ``project=``, else
+        ``JOBS_PROJECT``."""
+        return self._core.project
 
     def __enter__(self) -> Self:
         return self

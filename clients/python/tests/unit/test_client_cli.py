@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import httpx
 import pytest
 
+from jobs_client import JobsClient
 from jobs_client.cli import commands
 from jobs_client.cli.main import run
 from jobs_client.cli.output import ProgressBar
@@ -23,7 +25,7 @@ UNUSED = "http://127.0.0.1:9"  # discard port: nothing is ever sent there in the
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("JOBS_URL", "JOBS_TOKEN"):
+    for name in ("JOBS_URL", "JOBS_TOKEN", "JOBS_API_KEY", "JOBS_PROJECT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
@@ -141,6 +143,47 @@ def test_a_session_is_used_only_for_the_gateway_it_belongs_to(
     monkeypatch.delenv("JOBS_TOKEN")
     monkeypatch.setenv("JOBS_URL", "http://from-env:1")
     assert context().url() == "http://from-env:1"
+
+
+def test_an_api_key_and_a_project_come_from_the_options_else_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def client(*argv: str) -> JobsClient:
+        return commands.Context(build_parser().parse_args([*argv, "list"])).client()
+
+    with client("--url", UNUSED) as plain:
+        assert (plain.tokens, plain.project) == (None, None)
+    with client("--api-key", "jk_a", "--project", "acme/web") as keyed:
+        assert keyed.tokens is not None and keyed.tokens.access_token == "jk_a"
+        assert keyed.project == "acme/web"
+    monkeypatch.setenv("JOBS_API_KEY", "jk_env")
+    monkeypatch.setenv("JOBS_PROJECT", "ops")
+    with client() as from_env:
+        assert from_env.tokens is not None and from_env.tokens.access_token == "jk_env"
+        assert from_env.project == "ops"
+    monkeypatch.setenv("JOBS_TOKEN", "a-token")  # a person's token goes first
+    with client("--project", "web") as token:
+        assert token.tokens is not None and token.tokens.access_token == "a-token"
+        assert token.project == "web"
+    with client("--api-key", "jk_flag") as flag:  # ... after an explicit --api-key
+        assert flag.tokens is not None and flag.tokens.access_token == "jk_flag"
+
+
+def test_the_key_and_the_project_go_with_every_request() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(202, json={"jobId": "j1", "status": "accepted"})
+
+    with JobsClient(
+        UNUSED, api_key="jk_abc", project="acme/web", transport=httpx.MockTransport(answer)
+    ) as jobs:
+        jobs.submit("simulate", {})
+    assert seen[0].headers["authorization"] == "Bearer jk_abc"
+    assert seen[0].headers["x-project"] == "acme/web"
+    with pytest.raises(ValueError, match="api_key"):
+        JobsClient(UNUSED, api_key="jk_abc", token="t")
 
 
 class Terminal(io.StringIO):

@@ -10,6 +10,7 @@ refuses a call without the internal token.
 from __future__ import annotations
 
 import hmac
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ import jwt
 from pydantic import BaseModel, ConfigDict
 
 from jobs_common.errors import Unauthorized
+from jobs_common.tenancy import OrgRole, personal_project_id
 
 ALGORITHM = "HS256"
 ACCESS = "access"
@@ -28,32 +30,83 @@ USER_EMAIL_HEADER = "x-user-email"
 USER_ROLE_HEADER = "x-user-role"
 USER_ID_HEADER = "x-user-id"
 INTERNAL_TOKEN_HEADER = "x-internal-token"
-IDENTITY_HEADERS = (USER_EMAIL_HEADER, USER_ROLE_HEADER, USER_ID_HEADER, INTERNAL_TOKEN_HEADER)
+# The project a request acts in, the caller's role there, the projects the caller may read
+# (``<id>=<role>`` pairs, comma-separated) and the API key acting, if one: set by the gateway
+# (docs/tenancy.md), never taken from a client.
+PROJECT_ID_HEADER = "x-user-project-id"
+PROJECT_ROLE_HEADER = "x-user-project-role"
+PROJECT_GRANTS_HEADER = "x-user-project-grants"
+API_KEY_HEADER = "x-user-api-key"
+IDENTITY_HEADERS = (
+    USER_EMAIL_HEADER,
+    USER_ROLE_HEADER,
+    USER_ID_HEADER,
+    INTERNAL_TOKEN_HEADER,
+    PROJECT_ID_HEADER,
+    PROJECT_ROLE_HEADER,
+    PROJECT_GRANTS_HEADER,
+    API_KEY_HEADER,
+)
 
 Role = Literal["admin", "user"]
 
 
 class Identity(BaseModel):
+    """Who calls, and in which project (docs/tenancy.md).
+
+    ``project_id``/``project_role``: the project the request acts in (the one it names, an API
+    key's, or the caller's personal default project) and the caller's role there.
+    ``grants``: every project the caller may read, with the role there; None for the platform
+    admin (every project) and for an identity the gateway did not scope (a backend's own
+    calls, tests): the owner rule (:meth:`may_see`) applies then. ``api_key``: the prefix of
+    the API key acting, if one (it acts for its creator, ``email``, in its project only)."""
+
     model_config = ConfigDict(frozen=True)
 
     user_id: str
     email: str
     role: Role
+    project_id: str | None = None
+    project_role: OrgRole | None = None
+    grants: tuple[tuple[str, OrgRole], ...] | None = None
+    api_key: str | None = None
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
 
+    @property
+    def actor(self) -> str:
+        """Who did it, as audit rows and timelines record it: a user's email or a key."""
+        return f"key:{self.api_key}" if self.api_key else self.email
+
     def may_see(self, owner: str) -> bool:
         return self.is_admin or owner.lower() == self.email.lower()
 
+    def role_in(self, project_id: str) -> OrgRole | None:
+        """The caller's role in ``project_id``: None where it may not see the project (404)."""
+        if self.is_admin and self.api_key is None:
+            return OrgRole.OWNER
+        if self.grants is None:  # not scoped by the gateway: the personal project only
+            own = str(personal_project_id(self.email))
+            return OrgRole.OWNER if project_id == own else None
+        return dict(self.grants).get(project_id)
+
     def headers(self, internal_token: str) -> dict[str, str]:
-        return {
+        headers = {
             USER_ID_HEADER: self.user_id,
             USER_EMAIL_HEADER: self.email,
             USER_ROLE_HEADER: self.role,
             INTERNAL_TOKEN_HEADER: internal_token,
         }
+        if self.project_id is not None and self.project_role is not None:
+            headers[PROJECT_ID_HEADER] = self.project_id
+            headers[PROJECT_ROLE_HEADER] = self.project_role.value
+        if self.grants is not None:
+            headers[PROJECT_GRANTS_HEADER] = ",".join(f"{p}={r.value}" for p, r in self.grants)
+        if self.api_key is not None:
+            headers[API_KEY_HEADER] = self.api_key
+        return headers
 
 
 @dataclass(frozen=True)
@@ -162,4 +215,26 @@ def identity_from_headers(
     email, role = headers.get(USER_EMAIL_HEADER), headers.get(USER_ROLE_HEADER)
     if not email or role not in ("admin", "user"):
         raise Unauthorized("missing identity")
-    return Identity(user_id=headers.get(USER_ID_HEADER, email), email=email, role=role)
+    try:
+        project_role = headers.get(PROJECT_ROLE_HEADER)
+        grants = headers.get(PROJECT_GRANTS_HEADER)
+        return Identity(
+            user_id=headers.get(USER_ID_HEADER, email),
+            email=email,
+            role=role,
+            project_id=headers.get(PROJECT_ID_HEADER),
+            project_role=OrgRole(project_role) if project_role else None,
+            grants=None if grants is None else parse_grants(grants),
+            api_key=headers.get(API_KEY_HEADER),
+        )
+    except ValueError as exc:  # only the gateway sets them: a malformed one is a fault
+        raise Unauthorized("malformed project headers") from exc
+
+
+def parse_grants(text: str) -> tuple[tuple[str, OrgRole], ...]:
+    """``<project id>=<role>`` pairs, comma-separated (the gateway's header)."""
+    grants: list[tuple[str, OrgRole]] = []
+    for pair in filter(None, text.split(",")):
+        project, _, role = pair.partition("=")
+        grants.append((str(uuid.UUID(project)), OrgRole(role)))
+    return tuple(grants)

@@ -95,6 +95,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.api_rate_limit = auth_services.api_rate_limit
             app.state.tenancy = auth_services.tenancy
             app.state.api_keys = auth_services.api_keys
+            app.state.project_scopes = auth_services.project_scopes
             auth_services.start()  # the /api limit's flush and the purge, in the background
             app.state.upstreams = Upstreams(
                 client,

@@ -105,6 +105,10 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
     # /api/* per user; 0 turns it off. Counted in memory, flushed every api_limit_flush_seconds.
     api_requests_per_minute: int = Field(default=1_200, ge=0)
     api_limit_flush_seconds: float = Field(default=0.5, gt=0)
+    # A user's projects and roles are read at most this often per gateway process: a
+    # membership change reaches every replica within it (docs/tenancy.md). API keys are
+    # checked on every request.
+    project_grants_cache_seconds: float = Field(default=2.0, ge=0)
     # Expired refresh tokens and ended rate-limit windows are deleted this often.
     purge_interval_seconds: float = Field(default=60.0, gt=0)
     # argon2 hashes and verifies running at once (the rest wait).

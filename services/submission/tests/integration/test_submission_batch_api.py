@@ -165,7 +165,7 @@ async def test_members_of_a_pending_batch_are_not_published_and_a_replay_complet
         client = create_client(app.settings.mongo_url)
         try:
             store = SubmissionStore(client, app.settings.mongo_db)
-            assert await store.owners_of(job_ids) == {}  # cannot be parents yet
+            assert await store.projects_of(job_ids) == {}  # cannot be parents yet
         finally:
             await client.close()
         member = await collection.find_one({"_id": job_ids[0]})

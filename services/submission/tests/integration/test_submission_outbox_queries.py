@@ -20,6 +20,7 @@ from prometheus_client import REGISTRY
 from pymongo import AsyncMongoClient, monitoring
 
 from jobs_common.rabbit import Outgoing, Publisher
+from jobs_common.tenancy import personal_project_id
 from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import SubmissionStore
@@ -35,6 +36,7 @@ from jobs_testing.plugin import RabbitServer
 
 from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
 
+PERSONAL = str(personal_project_id(USER.email))
 pytestmark = pytest.mark.integration
 
 AGGREGATING = {"count", "aggregate", "distinct", "mapReduce"}
@@ -368,10 +370,10 @@ async def test_batch_writes_gate_status_and_replay_use_indexes_and_no_aggregatio
     assert await batches.defer_members(job_ids, token="t", next_attempt_ms=0) == 0
     assert await batches.hold_members(job_ids, token="t") == 0
     assert await batches.drop_members(job_ids, token="t") == 0
-    assert sorted(await submissions.owners_of(job_ids)) == sorted(job_ids)
-    replayed = await batches.find_by_idempotency_key(USER.email, "nightly")
+    assert sorted(await submissions.projects_of(job_ids)) == sorted(job_ids)
+    replayed = await batches.find_by_idempotency_key(USER.email, PERSONAL, "nightly")
     assert replayed is not None and replayed["_id"] == batch_id
-    assert await submissions.find_by_idempotency_key(USER.email, "absent") is None
+    assert await submissions.find_by_idempotency_key(USER.email, PERSONAL, "absent") is None
 
     names = recorder.names()
     assert "aggregate" not in names, names

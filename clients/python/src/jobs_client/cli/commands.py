@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from jobs_client.cli import output
-from jobs_client.core import TOKEN_ENV, URL_ENV, resolve_url
+from jobs_client.core import API_KEY_ENV, TOKEN_ENV, URL_ENV, resolve_url
 from jobs_client.errors import AuthError
 from jobs_client.models import Job
 from jobs_client.session import Session, SessionFile
@@ -59,17 +59,24 @@ class Context:
             raise UsageError(str(exc)) from exc
 
     def client(self) -> JobsClient:
-        """A client for the chosen gateway: ``JOBS_TOKEN`` when set, else the stored session
-        when it belongs to that gateway (never sent to another one), else none (the first
-        call then raises AuthError: run ``jobs login``)."""
+        """A client for the chosen gateway: ``--api-key`` when given, else ``JOBS_TOKEN``,
+        else ``JOBS_API_KEY``, else the stored session when it belongs to that gateway (never
+        sent to another one), else none (the first call then raises AuthError: run ``jobs
+        login``). ``--project`` (else ``JOBS_PROJECT``) names the project of every call."""
         url = self.url()
+        project = self.args.project
         token = os.environ.get(TOKEN_ENV)
+        if self.args.api_key:
+            return JobsClient(url, api_key=self.args.api_key, project=project)
         if token:
-            return JobsClient(url, token=token)
+            return JobsClient(url, token=token, project=project)
+        if os.environ.get(API_KEY_ENV):
+            return JobsClient(url, api_key=os.environ[API_KEY_ENV], project=project)
         session = self.session_file.read()
         if session is not None and session.url == url:
-            return JobsClient(url, token_store=SessionFile(self.session_file.path, url=url))
-        return JobsClient(url)
+            store = SessionFile(self.session_file.path, url=url)
+            return JobsClient(url, token_store=store, project=project)
+        return JobsClient(url, project=project)
 
 
 def read_json(value: str, what: str) -> Any:

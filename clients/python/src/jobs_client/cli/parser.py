@@ -1,9 +1,10 @@
 """The ``jobs`` command line: argparse, one subcommand per operation.
 
-``--json`` and ``--url`` are accepted before or after the subcommand (``jobs --json list``
-and ``jobs list --json``): the top-level parser has them with their defaults, the
-subcommands' own copies have a suppressed default, so a value given at either place survives
-(the copies must be distinct objects: ``set_defaults`` on a shared one would reach both).
+``--json``, ``--url``, ``--api-key`` and ``--project`` are accepted before or after the
+subcommand (``jobs --json list`` and ``jobs list --json``): the top-level parser has them
+with their defaults, the subcommands' own copies have a suppressed default, so a value given
+at either place survives (the copies must be distinct objects: ``set_defaults`` on a shared
+one would reach both).
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
         "--url",
         default=None if top else argparse.SUPPRESS,
         help="the gateway (default: JOBS_URL, else the session's, else http://127.0.0.1:3000)",
+    )
+    common.add_argument(
+        "--api-key",
+        default=None if top else argparse.SUPPRESS,
+        help="act as a project's API key (default: JOBS_API_KEY when no JOBS_TOKEN is set); "
+        "better from the environment than on a command line others may see",
+    )
+    common.add_argument(
+        "--project",
+        default=None if top else argparse.SUPPRESS,
+        help="the project to act in and read: its id, slug or <org slug>/<slug> "
+        "(default: JOBS_PROJECT, else your personal default project; a key's own)",
     )
     return common
 

@@ -18,6 +18,7 @@ from jobs_common.tenancy import (
     personal_project_id,
 )
 from jobs_gateway.adapters.tables import memberships, organizations, projects, users
+from jobs_gateway.domain.project_scope import Grant, Selector
 from jobs_gateway.domain.tenancy import (
     PERSONAL_PROJECT_NAME,
     Member,
@@ -342,3 +343,49 @@ class TenancyStore:
         async with self._engine.connect() as connection:
             rows = (await connection.execute(query)).all()
         return {r.organization_id: OrgRole(r.role) for r in rows}
+
+    async def grants_of(self, user_id: uuid.UUID, *, limit: int) -> list[Grant]:
+        """Up to ``limit`` projects of the user's organizations, with their role there."""
+        query = (
+            sa.select(
+                projects.c.id,
+                projects.c.slug,
+                organizations.c.slug.label("organization_slug"),
+                memberships.c.role,
+            )
+            .select_from(
+                memberships.join(
+                    organizations, organizations.c.id == memberships.c.organization_id
+                ).join(projects, projects.c.organization_id == memberships.c.organization_id)
+            )
+            .where(memberships.c.user_id == user_id)
+            .order_by(projects.c.id)
+            .limit(limit)
+        )
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [_grant(r, OrgRole(r.role)) for r in rows]
+
+    async def grant_of_any(self, selector: Selector) -> Grant | None:
+        """The project ``selector`` names among every organization's (the platform admin's
+        view), as its owner; None when it names none or, by bare slug, several."""
+        query = sa.select(
+            projects.c.id, projects.c.slug, organizations.c.slug.label("organization_slug")
+        ).select_from(
+            projects.join(organizations, organizations.c.id == projects.c.organization_id)
+        )
+        if selector.project_id is not None:
+            query = query.where(projects.c.id == selector.project_id)
+        else:
+            query = query.where(projects.c.slug == selector.slug)
+            if selector.organization_slug is not None:
+                query = query.where(organizations.c.slug == selector.organization_slug)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query.limit(2))).all()
+        return _grant(rows[0], OrgRole.OWNER) if len(rows) == 1 else None
+
+
+def _grant(row: Any, role: OrgRole) -> Grant:
+    return Grant(
+        project_id=row.id, slug=row.slug, organization_slug=row.organization_slug, role=role
+    )

@@ -12,11 +12,10 @@ from pydantic import Field, field_validator
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import utcnow
 from jobs_common.errors import ErrorEnvelope, Unauthorized
-from jobs_gateway.api.deps import LimitedIdentity
+from jobs_gateway.api.deps import LimitedIdentity, presented_key
 from jobs_gateway.api.tenancy import Name, Page, PageDep, paged
 from jobs_gateway.app.api_keys import ApiKeys
 from jobs_gateway.domain.api_keys import ApiKey, KeyRole
-from jobs_gateway.domain.tokens import bearer_token
 
 router = APIRouter(prefix="/api", tags=["api keys"])
 
@@ -25,7 +24,6 @@ _errors: Responses = {
     403: {"model": ErrorEnvelope, "description": "your role may not do this"},
     404: {"model": ErrorEnvelope, "description": "not found, or not yours to see"},
 }
-API_KEY_HEADER = "x-api-key"
 
 
 async def _api_keys(request: Request) -> ApiKeys:
@@ -34,19 +32,6 @@ async def _api_keys(request: Request) -> ApiKeys:
 
 
 ApiKeysDep = Annotated[ApiKeys, Depends(_api_keys)]
-
-
-def presented_key(request: Request) -> str | None:
-    """The API key of ``X-API-Key`` or of ``Authorization: Bearer jk_...``, if any."""
-    header = request.headers.get(API_KEY_HEADER)
-    if header is not None:
-        return header.strip()
-    authorization = request.headers.get("authorization")
-    if authorization:
-        token = bearer_token(authorization)
-        if token.startswith("jk_"):
-            return token
-    return None
 
 
 async def _calling_key(request: Request, keys: ApiKeysDep) -> ApiKey:

@@ -6,8 +6,8 @@ import logging
 
 from fastapi import APIRouter, Request, Response
 
-from jobs_common.errors import ErrorEnvelope
-from jobs_gateway.api.deps import ClientIp, LimitedIdentity, RequestId, UpstreamsDep
+from jobs_common.errors import ErrorEnvelope, Forbidden
+from jobs_gateway.api.deps import ClientIp, RequestId, ScopedIdentity, UpstreamsDep
 from jobs_gateway.domain.headers import upstream_request_headers
 from jobs_gateway.domain.routing import resolve
 
@@ -17,6 +17,10 @@ router = APIRouter(tags=["api"])
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 PREFIX = b"/api/"
+KEY_READS_NOT_YET = (
+    "an API key may submit jobs and batches, read their status and list job types, for now: "
+    "the other routes take keys once every read is scoped by project (docs/tenancy.md)"
+)
 
 
 def _raw_subpath(request: Request) -> str:
@@ -28,13 +32,15 @@ def _raw_subpath(request: Request) -> str:
 
 async def proxy(
     request: Request,
-    identity: LimitedIdentity,  # verified, then counted against the user's limit
+    identity: ScopedIdentity,  # verified, counted against its limit, with its project
     upstreams: UpstreamsDep,
     ip: ClientIp,
     request_id: RequestId,
 ) -> Response:
     target = resolve(request.method, _raw_subpath(request))
     request.state.route_template = target.template
+    if identity.api_key is not None and target.upstream != "submission":
+        raise Forbidden(KEY_READS_NOT_YET)
     headers = upstream_request_headers(
         request.headers.items(),
         identity=identity,
@@ -71,9 +77,12 @@ for _method in METHODS:
         proxy,
         methods=[_method],
         name=f"proxy_{_method.lower()}",
-        summary=f"{_method} /api/...: proxied to submission or dashboard (bearer token required)",
+        summary=f"{_method} /api/...: proxied to submission or dashboard (a token or an API key)",
         responses={
+            400: {"model": ErrorEnvelope, "description": "the project named is ambiguous"},
             401: {"model": ErrorEnvelope, "description": "missing or invalid token"},
+            403: {"model": ErrorEnvelope, "description": "not for an API key (yet)"},
+            404: {"model": ErrorEnvelope, "description": "the project named is not yours to see"},
             429: {"model": ErrorEnvelope, "description": "too many requests from this user"},
             503: {"model": ErrorEnvelope, "description": "backend unavailable"},
         },

@@ -20,6 +20,7 @@ from jobs_gateway.app.accounts import Accounts
 from jobs_gateway.app.api_keys import ApiKeys
 from jobs_gateway.app.api_rate_limit import ApiRateLimit
 from jobs_gateway.app.attempt_limits import AttemptLimits, AttemptLimitsConfig
+from jobs_gateway.app.project_scope import ProjectScopes
 from jobs_gateway.app.purge_expired import Housekeeping
 from jobs_gateway.app.sessions import Sessions
 from jobs_gateway.app.tenancy import Tenancy
@@ -71,12 +72,14 @@ class AuthServices:
     housekeeping: Housekeeping
     tenancy: Tenancy
     api_keys: ApiKeys
+    project_scopes: ProjectScopes
     loops: BackgroundLoops = field(default_factory=BackgroundLoops)
 
     @classmethod
     def build(cls, settings: Settings, engine: AsyncEngine) -> AuthServices:
         users = UserRepository(engine)
-        tenancy = Tenancy(TenancyStore(engine), users)
+        tenancy_store = TenancyStore(engine)
+        tenancy = Tenancy(tenancy_store, users)
         passwords = Passwords(concurrency=settings.password_hash_concurrency)
         counters = RateLimitCounters(engine)
         refresh_tokens = RefreshTokens(engine)
@@ -100,6 +103,7 @@ class AuthServices:
             housekeeping=Housekeeping(refresh_tokens=refresh_tokens, counters=counters),
             tenancy=tenancy,
             api_keys=ApiKeys(ApiKeyStore(engine), tenancy),
+            project_scopes=ProjectScopes(tenancy_store, ttl=settings.project_grants_cache_seconds),
         )
 
     def start(self) -> None:

@@ -29,6 +29,7 @@ from jobs_submission.domain.documents import (
     OUTBOX_PENDING,
     OUTBOX_SENT,
 )
+from jobs_submission.domain.idempotency import PROJECT_FIELD, PROJECT_INDEX, holders
 from jobs_submission.domain.times import from_ms
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,12 @@ class BatchStore:
             unique=True,
             partialFilterExpression={"idempotencyKey": {"$type": "string"}},
         )
+        await self.collection.create_index(
+            [("projectId", ASCENDING), (PROJECT_FIELD, ASCENDING)],
+            name=PROJECT_INDEX,
+            unique=True,
+            partialFilterExpression={PROJECT_FIELD: {"$type": "string"}},
+        )
 
     async def insert_batch(
         self, document: Document, *, session: AsyncClientSession | None = None
@@ -74,10 +81,14 @@ class BatchStore:
     async def get(self, batch_id: str) -> Document | None:
         return await self.collection.find_one({"_id": batch_id})
 
-    async def find_by_idempotency_key(self, submitted_by: str, key: str) -> Document | None:
-        return await self.collection.find_one(
-            {"submittedBy": eq(submitted_by), "idempotencyKey": eq(key)}
-        )
+    async def find_by_idempotency_key(
+        self, submitted_by: str, project: str, key: str
+    ) -> Document | None:
+        """The submission holding ``key`` in ``project`` (domain/idempotency.py)."""
+        for holder in holders(key, owner=submitted_by, project=project):
+            if (found := await self.collection.find_one(holder)) is not None:
+                return found
+        return None
 
     async def insert_members(self, members: Sequence[Document], *, resume: bool) -> None:
         """One ``insert_many`` of every member. On ``resume`` (completing a batch a failed

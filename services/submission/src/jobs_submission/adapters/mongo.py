@@ -20,6 +20,8 @@ from jobs_submission.domain.documents import (
     OUTBOX_SENT,
     STATUS_PUBLISHED,
 )
+from jobs_submission.domain.idempotency import PROJECT_FIELD, PROJECT_INDEX, holders
+from jobs_submission.domain.projects import project_of
 from jobs_submission.domain.times import from_ms
 
 log = logging.getLogger(__name__)
@@ -154,6 +156,12 @@ class SubmissionStore:
             partialFilterExpression={"idempotencyKey": {"$type": "string"}},
         )
         await self.collection.create_index(
+            [("projectId", ASCENDING), (PROJECT_FIELD, ASCENDING)],
+            name=PROJECT_INDEX,
+            unique=True,
+            partialFilterExpression={PROJECT_FIELD: {"$type": "string"}},
+        )
+        await self.collection.create_index(
             [("outbox.state", ASCENDING), ("outbox.nextAttemptAtMs", ASCENDING)],
             name=OUTBOX_INDEX,
         )
@@ -212,34 +220,38 @@ class SubmissionStore:
     async def get(self, job_id: str) -> Document | None:
         return await self.collection.find_one({"_id": job_id})
 
-    async def find_by_idempotency_key(self, submitted_by: str, key: str) -> Document | None:
-        return await self.collection.find_one(
-            {"submittedBy": eq(submitted_by), "idempotencyKey": eq(key)}
-        )
+    async def find_by_idempotency_key(
+        self, submitted_by: str, project: str, key: str
+    ) -> Document | None:
+        """The submission holding ``key`` in ``project`` (domain/idempotency.py)."""
+        for holder in holders(key, owner=submitted_by, project=project):
+            if (found := await self.collection.find_one(holder)) is not None:
+                return found
+        return None
 
-    async def owners_of(self, job_ids: Sequence[str]) -> dict[str, str]:
-        """``job_id -> submittedBy`` of the given jobs that exist. Members of a batch that is
+    async def projects_of(self, job_ids: Sequence[str]) -> dict[str, str]:
+        """``job_id -> project`` of the given jobs that exist. Members of a batch that is
         not accepted (still being stored, or abandoned) do not count: they cannot be parents
         yet. One query per 5,000 ids, and one over the batches of the members found."""
-        owners: dict[str, str] = {}
+        projects: dict[str, str] = {}
         batch_of: dict[str, str] = {}
         unique = list(dict.fromkeys(job_ids))
         for start in range(0, len(unique), LOOKUP_CHUNK):
             chunk = unique[start : start + LOOKUP_CHUNK]
             cursor = self.collection.find(
                 {"_id": {"$in": chunk}, "outbox.state": {"$ne": OUTBOX_HELD}},
-                {"submittedBy": 1, "batchId": 1},
+                {"submittedBy": 1, "projectId": 1, "batchId": 1},
             )
             async for document in cursor:
-                owners[document["_id"]] = document["submittedBy"]
+                projects[document["_id"]] = project_of(document)
                 if isinstance(batch := document.get("batchId"), str):
                     batch_of[document["_id"]] = batch
         if batch_of:
             batches = await self.batch_states(set(batch_of.values()))
             for job_id, batch_id in batch_of.items():
                 if batches.get(batch_id, {}).get("state") != BATCH_ACCEPTED:
-                    del owners[job_id]
-        return owners
+                    del projects[job_id]
+        return projects
 
     async def batch_states(self, batch_ids: Iterable[str]) -> dict[str, Document]:
         """``batch_id -> {state, createdAtMs}`` of the batch documents that exist (by ``_id``)."""

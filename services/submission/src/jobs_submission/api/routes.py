@@ -17,10 +17,10 @@ from jobs_submission.domain.requests import JobCreate
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope, "description": text}
     for code, text in {
-        400: "Malformed JSON",
+        400: "Malformed JSON, or no project to submit to",
         401: "Missing internal credentials or identity",
-        403: "Not allowed to submit for another user",
-        404: "Unknown job/batch or not yours",
+        403: "Not allowed to submit for another user, or to this project (a viewer)",
+        404: "Unknown job/batch or project, or not yours to see",
         409: "Idempotency-Key reused with another body",
         413: "Request body above the route's limit",
         422: "Validation error",
@@ -64,7 +64,9 @@ def build_router() -> APIRouter:
         """Accept a job: stored durably, then relayed to the scheduler.
 
         ``runAt`` (ISO 8601 with offset) or ``delaySeconds`` delay it; ``retryPolicy`` is an
-        inline policy or a stored policy's name; ``dependsOn`` lists your own job ids.
+        inline policy or a stored policy's name; ``dependsOn`` lists job ids of the same
+        project; ``projectId`` (or ``X-Project``) names the project, else your personal default
+        project; the Idempotency-Key is unique per project.
         """
         body = await json_body(request)
         accepted = await service.submit(
@@ -83,7 +85,7 @@ def build_router() -> APIRouter:
         identity: CurrentIdentity,
         service: ServiceDep,
     ) -> SubmissionPublic:
-        """The submission record (accepted / published); owner or admin only."""
+        """The submission record (accepted / published), for whoever sees its project."""
         return await service.status(str(job_id), identity=identity)
 
     return router

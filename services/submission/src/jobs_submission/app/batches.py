@@ -39,6 +39,7 @@ from jobs_submission.domain.documents import (
     new_document,
 )
 from jobs_submission.domain.job_types import known_types, named_types
+from jobs_submission.domain.projects import may_read
 from jobs_submission.domain.quota import QuotaExceeded, refused_recipients
 from jobs_submission.domain.requests import dedupe, unknown_parents
 from jobs_submission.domain.times import to_ms
@@ -94,6 +95,7 @@ class BatchService:
         batch_doc = new_batch_document(
             batch_id=batch_id,
             submitted_by=request.submitted_by,
+            project_id=request.project_id,
             name=request.name,
             job_ids=job_ids,
             idempotency_key=idempotency_key,
@@ -115,7 +117,7 @@ class BatchService:
             first = None
             if idempotency_key is not None:  # checked before the insert without transactions
                 first = await self.batches.find_by_idempotency_key(
-                    request.submitted_by, idempotency_key
+                    request.submitted_by, request.project_id, idempotency_key
                 )
             if first is None:
                 metrics.BATCHES.labels("over_quota").inc()
@@ -157,7 +159,9 @@ class BatchService:
     async def _replay(
         self, request: BatchRequest, attempted: Document, key: str, trace_id: str
     ) -> BatchAcceptance:
-        first = await self.batches.find_by_idempotency_key(request.submitted_by, key)
+        first = await self.batches.find_by_idempotency_key(
+            request.submitted_by, request.project_id, key
+        )
         if first is None:
             raise Conflict("the batch with this Idempotency-Key vanished; retry the request")
         if first["requestHash"] != attempted["requestHash"]:
@@ -227,8 +231,8 @@ class BatchService:
         parents = request.absolute_parents()
         if not parents:
             return
-        owners = await self.submissions.owners_of([job_id for _, job_id in parents])
-        details = unknown_parents(parents, owners, request.submitted_by)
+        projects = await self.submissions.projects_of([job_id for _, job_id in parents])
+        details = unknown_parents(parents, projects, request.project_id)
         if details:
             raise ValidationFailed("batch validation failed", details=dedupe(details))
 
@@ -237,7 +241,7 @@ class BatchService:
         if (
             document is None
             or document.get("state") != BATCH_ACCEPTED
-            or not identity.may_see(document["submittedBy"])
+            or not may_read(identity, document)
         ):
             raise NotFound("batch not found")
         return batch_view(document, published=await self.batches.count_published(batch_id))

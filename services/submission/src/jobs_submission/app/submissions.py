@@ -17,6 +17,7 @@ from jobs_submission.adapters.mongo import Document, SubmissionStore
 from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.domain.documents import SubmissionPublic, new_document, public_view
 from jobs_submission.domain.job_types import known_types
+from jobs_submission.domain.projects import may_read
 from jobs_submission.domain.quota import QuotaExceeded, QuotaWindow, refused_recipients
 from jobs_submission.domain.requests import (
     JobRequest,
@@ -93,7 +94,7 @@ class SubmissionService:
             except QuotaExceeded:
                 # Without transactions the quota is checked before the insert: a replay
                 # of a job accepted earlier is still a replay.
-                first = await self._first(request.submitted_by, idempotency_key)
+                first = await self._first(request, idempotency_key)
                 if first is None or first["requestHash"] != document["requestHash"]:
                     metrics.SUBMISSIONS.labels(label, "over_quota").inc()
                     raise
@@ -102,9 +103,7 @@ class SubmissionService:
             except DuplicateKeyError:
                 if idempotency_key is None:
                     continue  # a uuid4 collision: draw another id
-                first = await self.store.find_by_idempotency_key(
-                    request.submitted_by, idempotency_key
-                )
+                first = await self._first(request, idempotency_key)
                 if first is None:
                     continue  # the holder vanished between the two calls: try again
                 if first["requestHash"] != document["requestHash"]:
@@ -146,23 +145,25 @@ class SubmissionService:
             window, lambda session: self.store.insert([document], session=session)
         )
 
-    async def _first(self, owner: str, idempotency_key: str | None) -> Document | None:
-        if idempotency_key is None:
+    async def _first(self, request: JobRequest, idempotency_key: str | None) -> Document | None:
+        if idempotency_key is None or request.project_id is None:
             return None
-        return await self.store.find_by_idempotency_key(owner, idempotency_key)
+        return await self.store.find_by_idempotency_key(
+            request.submitted_by, request.project_id, idempotency_key
+        )
 
     async def _check_parents(self, request: JobRequest) -> None:
-        """Every parent exists here and belongs to the new job's owner (else 422)."""
+        """Every parent exists here and belongs to the new job's project (else 422)."""
         if not request.depends_on:
             return
-        owners = await self.store.owners_of(request.depends_on)
+        projects = await self.store.projects_of(request.depends_on)
         fields = [(f"dependsOn.{i}", parent) for i, parent in enumerate(request.depends_on)]
-        details = unknown_parents(fields, owners, request.submitted_by)
+        details = unknown_parents(fields, projects, request.project_id)
         if details:
             raise ValidationFailed("request validation failed", details=dedupe(details))
 
     async def status(self, job_id: str, *, identity: Identity) -> SubmissionPublic:
         document = await self.store.get(job_id)
-        if document is None or not identity.may_see(document["submittedBy"]):
+        if document is None or not may_read(identity, document):
             raise NotFound("job not found")
         return public_view(document)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.payloads import json_size
 from jobs_submission.domain.fields import REF_PREFIX, field_details, is_ref_label
 from jobs_submission.domain.job_types import TypeCatalog
+from jobs_submission.domain.projects import as_id, project_for
 from jobs_submission.domain.requests import (
     BUILTIN_TYPES,
     BatchJobSpec,
@@ -46,6 +48,11 @@ class BatchCreate(CamelModel):
     submitted_by: EmailStr | None = Field(
         default=None, description="Owner of every member; defaults to the caller."
     )
+    project_id: uuid.UUID | None = Field(
+        default=None,
+        description="The project (its id) of the batch and every member; defaults to the one "
+        "X-Project names, else your personal default project. You need the member role there.",
+    )
 
 
 class _BatchEnvelope(CamelModel):
@@ -56,6 +63,7 @@ class _BatchEnvelope(CamelModel):
     jobs: list[Any] = Field(min_length=1, max_length=MAX_BATCH_SIZE)
     name: str | None = Field(default=None, min_length=1, max_length=200)
     submitted_by: EmailStr | None = None
+    project_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,7 @@ class BatchRequest:
     submitted_by: str
     name: str | None
     specs: tuple[JobRequest, ...]
+    project_id: str
 
     @property
     def size(self) -> int:
@@ -121,6 +130,7 @@ def validate_batch(
             "batch validation failed", details=[ErrorDetail(field="jobs", message=message)]
         )
     owner = owner_for(envelope.submitted_by, identity)
+    project = project_for(as_id(envelope.project_id), owner, identity)
     details = []
     specs: list[JobRequest] = []
     for i, raw in enumerate(envelope.jobs):
@@ -136,11 +146,13 @@ def validate_batch(
                     field=f"jobs.{i}.submittedBy", message="must equal the batch's submittedBy"
                 )
             )
-        specs.append(with_owner(job, owner))
+        specs.append(with_owner(job, owner, project))
     details.extend(check_refs(envelope.jobs))
     if details:
         raise ValidationFailed("batch validation failed", details=dedupe(details))
-    return BatchRequest(submitted_by=owner, name=envelope.name, specs=tuple(specs))
+    return BatchRequest(
+        submitted_by=owner, name=envelope.name, specs=tuple(specs), project_id=project
+    )
 
 
 def payload_bytes(raw_jobs: Sequence[Any]) -> int:

@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 from jobs_common.api_models import CamelModel
 from jobs_common.contracts import JobSubmitted, RetryPolicySpec
+from jobs_common.tenancy import personal_project_id
+from jobs_submission.domain.idempotency import key_fields, key_of
+from jobs_submission.domain.projects import project_of
 from jobs_submission.domain.requests import JobRequest
 from jobs_submission.domain.times import from_ms, to_ms
 
@@ -47,16 +50,18 @@ def new_document(
     """
     now_ms = to_ms(now)
     run_at = request.first_run_at(now)
+    project = request.project_id or str(personal_project_id(request.submitted_by))
     return {
         "_id": job_id,
         "type": request.job_type,
         "priority": request.priority,
         "payload": request.payload,
         "submittedBy": request.submitted_by,
+        "projectId": project,
         "maxAttempts": request.max_attempts,
         "timeoutSeconds": request.timeout_seconds,
         "queue": request.queue,
-        "idempotencyKey": idempotency_key,
+        **key_fields(idempotency_key, owner=request.submitted_by, project=project),
         "requestHash": request.request_hash(),
         "traceId": trace_id,
         "messageId": str(uuid.uuid4()),
@@ -108,6 +113,7 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         batch_id=None if batch_id is None else uuid.UUID(batch_id),
         batch_size=document.get("batchSize"),
         queue=document.get("queue") or "default",
+        project_id=uuid.UUID(project_of(document)),
     )
 
 
@@ -133,6 +139,7 @@ class SubmissionPublic(CamelModel):
     run_at: datetime | None = None
     depends_on: list[str] = []
     batch_id: str | None = None
+    project_id: str
 
 
 def public_view(document: dict[str, Any]) -> SubmissionPublic:
@@ -145,10 +152,11 @@ def public_view(document: dict[str, Any]) -> SubmissionPublic:
         status=document["status"],
         created_at=from_ms(document["createdAtMs"]),
         published_at=from_ms(int(published_ms)) if published_ms is not None else None,
-        idempotency_key=document.get("idempotencyKey"),
+        idempotency_key=key_of(document),
         run_at=from_ms(int(document["runAtMs"])) if document.get("runAtMs") is not None else None,
         depends_on=list(document.get("dependsOn") or ()),
         batch_id=document.get("batchId"),
+        project_id=project_of(document),
     )
 
 
@@ -160,6 +168,7 @@ def new_batch_document(
     *,
     batch_id: str,
     submitted_by: str,
+    project_id: str,
     name: str | None,
     job_ids: list[str],
     idempotency_key: str | None,
@@ -171,12 +180,13 @@ def new_batch_document(
     return {
         "_id": batch_id,
         "submittedBy": submitted_by,
+        "projectId": project_id,
         "name": name,
         "size": len(job_ids),
         "jobIds": job_ids,
         "createdAt": now,
         "createdAtMs": to_ms(now),
-        "idempotencyKey": idempotency_key,
+        **key_fields(idempotency_key, owner=submitted_by, project=project_id),
         "requestHash": request_hash,
         "traceId": trace_id,
         "state": BATCH_PENDING,
@@ -199,6 +209,7 @@ class BatchStatusPublic(CamelModel):
     job_ids: list[str]
     published: int
     created_at: datetime
+    project_id: str
 
 
 def batch_view(document: dict[str, Any], *, published: int) -> BatchStatusPublic:
@@ -209,4 +220,5 @@ def batch_view(document: dict[str, Any], *, published: int) -> BatchStatusPublic
         job_ids=list(document["jobIds"]),
         published=published,
         created_at=from_ms(int(document["createdAtMs"])),
+        project_id=project_of(document),
     )

@@ -27,6 +27,7 @@ from jobs_submission.domain.fields import (
     field_details,
 )
 from jobs_submission.domain.job_types import TypeCatalog
+from jobs_submission.domain.projects import as_id, project_for
 
 BUILTIN_TYPES = TypeCatalog()
 
@@ -70,6 +71,12 @@ class _JobFields(CamelModel):
 
 class JobCreate(_JobFields):
     """The body of ``POST /api/v1/jobs``."""
+
+    project_id: uuid.UUID | None = Field(
+        default=None,
+        description="The project (its id) the job belongs to; defaults to the one X-Project "
+        "names, else your personal default project. You need the member role there.",
+    )
 
     depends_on: list[uuid.UUID] | None = Field(
         default=None,
@@ -120,6 +127,7 @@ class ValidatedJob:
     depends_on: tuple[str, ...] = ()
     ref: str | None = None
     queue: str = "default"  # the type's named queue (the registry's), not part of the request
+    requested_project: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,8 @@ class JobRequest:
     depends_on: tuple[str, ...] = field(default=())
     ref: str | None = None
     queue: str = "default"  # derived from the type: never hashed
+    # Resolved with the owner (domain/projects.py); idempotency keys are unique per project.
+    project_id: str | None = None
 
     def first_run_at(self, accepted_at: datetime) -> datetime | None:
         """``runAt`` as given, or acceptance + ``delaySeconds``; ``None`` means at once."""
@@ -244,6 +254,7 @@ def check_job(
             depends_on=tuple(str(parent) for parent in body.depends_on or ()),
             ref=body.ref if isinstance(body, BatchJobSpec) else None,
             queue=catalog.queue_of(body.type),
+            requested_project=as_id(body.project_id) if isinstance(body, JobCreate) else None,
         ),
         [],
     )
@@ -277,7 +288,7 @@ def normalize_owner(email: str) -> str:
     return email.strip().lower()
 
 
-def with_owner(job: ValidatedJob, owner: str) -> JobRequest:
+def with_owner(job: ValidatedJob, owner: str, project_id: str) -> JobRequest:
     return JobRequest(
         job_type=job.job_type,
         priority=job.priority,
@@ -292,6 +303,7 @@ def with_owner(job: ValidatedJob, owner: str) -> JobRequest:
         depends_on=job.depends_on,
         ref=job.ref,
         queue=job.queue,
+        project_id=project_id,
     )
 
 
@@ -304,17 +316,20 @@ def owner_for(requested: str | None, identity: Identity) -> str:
 
 
 def resolve_owner(job: ValidatedJob, identity: Identity) -> JobRequest:
-    """Apply the owner rule to a single submission."""
-    return with_owner(job, owner_for(job.requested_owner, identity))
+    """Apply the owner rule and the project rule (``domain/projects.py``) to a single
+    submission."""
+    owner = owner_for(job.requested_owner, identity)
+    return with_owner(job, owner, project_for(job.requested_project, owner, identity))
 
 
 def unknown_parents(
-    parents: Iterable[tuple[str, str]], owners: Mapping[str, str], owner: str
+    parents: Iterable[tuple[str, str]], projects: Mapping[str, str], project: str | None
 ) -> list[ErrorDetail]:
-    """``(field, job_id)`` pairs whose job is unknown or someone else's: one 422 detail each,
-    with the same message in both cases so that foreign jobs' existence is not revealed."""
+    """``(field, job_id)`` pairs whose job is unknown or of another project: one 422 detail
+    each, with the same message in both cases so that foreign jobs' existence is not
+    revealed."""
     return [
         ErrorDetail(field=path, message="unknown job")
         for path, job_id in parents
-        if owners.get(job_id) != owner
+        if projects.get(job_id) != project
     ]
