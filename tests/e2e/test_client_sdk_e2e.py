@@ -510,10 +510,9 @@ def test_a_project_api_key_submits_into_its_project_and_a_viewer_key_may_not(
 
     with JobsClient(gateway_url, api_key=member) as ci:
         submitted = ci.submit("simulate", SUCCEED)
-        with pytest.raises(NotFound):  # a key acts in its own project only
-            JobsClient(gateway_url, api_key=member, project=str(uuid.uuid4())).submit(
-                "simulate", SUCCEED
-            )
+    elsewhere = JobsClient(gateway_url, api_key=member, project=str(uuid.uuid4()))
+    with elsewhere, pytest.raises(NotFound):  # a key acts in its own project only
+        elsewhere.submit("simulate", SUCCEED)
     with JobsClient(gateway_url, email=email, password=password) as owner:
         job = owner.wait(submitted.job_id, timeout=30)
         assert job.succeeded and job.submitted_by == email
