@@ -21,6 +21,7 @@ from jobs_submission.adapters.mongo import (
     claimed_by,
     ensure_ttl,
     eq,
+    key_holder,
 )
 from jobs_submission.domain.documents import (
     BATCH_ACCEPTED,
@@ -29,7 +30,7 @@ from jobs_submission.domain.documents import (
     OUTBOX_PENDING,
     OUTBOX_SENT,
 )
-from jobs_submission.domain.idempotency import PROJECT_FIELD, PROJECT_INDEX, holders
+from jobs_submission.domain.idempotency import PROJECT_FIELD, PROJECT_INDEX
 from jobs_submission.domain.times import from_ms
 
 log = logging.getLogger(__name__)
@@ -84,11 +85,8 @@ class BatchStore:
     async def find_by_idempotency_key(
         self, submitted_by: str, project: str, key: str
     ) -> Document | None:
-        """The submission holding ``key`` in ``project`` (domain/idempotency.py)."""
-        for holder in holders(key, owner=submitted_by, project=project):
-            if (found := await self.collection.find_one(holder)) is not None:
-                return found
-        return None
+        """The batch holding ``key`` in ``project`` (domain/idempotency.py)."""
+        return await key_holder(self.collection, submitted_by, project, key)
 
     async def insert_members(self, members: Sequence[Document], *, resume: bool) -> None:
         """One ``insert_many`` of every member. On ``resume`` (completing a batch a failed

@@ -126,6 +126,16 @@ def eq(value: object) -> dict[str, object]:
     return {"$eq": value}
 
 
+async def key_holder(
+    collection: AsyncCollection[Document], owner: str, project: str, key: str
+) -> Document | None:
+    """The document of ``collection`` holding Idempotency-Key ``key`` in ``project``."""
+    for holder in holders(key, owner=owner, project=project):
+        if (found := await collection.find_one(holder)) is not None:
+            return found
+    return None
+
+
 @dataclass(frozen=True)
 class PendingBacklog:
     """What one bounded scan of :data:`PENDING_AGE_INDEX` saw of the pending entries."""
@@ -224,10 +234,7 @@ class SubmissionStore:
         self, submitted_by: str, project: str, key: str
     ) -> Document | None:
         """The submission holding ``key`` in ``project`` (domain/idempotency.py)."""
-        for holder in holders(key, owner=submitted_by, project=project):
-            if (found := await self.collection.find_one(holder)) is not None:
-                return found
-        return None
+        return await key_holder(self.collection, submitted_by, project, key)
 
     async def projects_of(self, job_ids: Sequence[str]) -> dict[str, str]:
         """``job_id -> project`` of the given jobs that exist. Members of a batch that is
