@@ -83,7 +83,7 @@ async def create_personal(connection: AsyncConnection, *, user_id: uuid.UUID, em
     )
 
 
-def _taken(error: IntegrityError, what: str) -> Conflict:
+def _taken(what: str) -> Conflict:
     return Conflict(f"{what} is taken")
 
 
@@ -162,7 +162,7 @@ class TenancyStore:
                     )
                 )
         except IntegrityError as error:
-            raise _taken(error, f"organization slug {slug!r}") from error
+            raise _taken(f"organization slug {slug!r}") from error
         return _organization(row)
 
     async def update_organization(
@@ -180,7 +180,7 @@ class TenancyStore:
                     )
                 ).first()
         except IntegrityError as error:
-            raise _taken(error, f"organization slug {slug!r}") from error
+            raise _taken(f"organization slug {slug!r}") from error
         return _organization(row) if row is not None else None
 
     # Members
@@ -305,7 +305,7 @@ class TenancyStore:
             async with self._engine.begin() as connection:
                 row = (await connection.execute(statement)).one()
         except IntegrityError as error:
-            raise _taken(error, f"project slug {slug!r} in this organization") from error
+            raise _taken(f"project slug {slug!r} in this organization") from error
         return _project(row)
 
     async def update_project(
@@ -325,7 +325,7 @@ class TenancyStore:
                     )
                 ).first()
         except IntegrityError as error:
-            raise _taken(error, f"project slug {slug!r} in this organization") from error
+            raise _taken(f"project slug {slug!r} in this organization") from error
         return _project(row) if row is not None else None
 
     async def delete_project(self, project_id: uuid.UUID) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from jobs_common.tenancy import PERSONAL_PROJECT_PREFIX
+from jobs_common.tenancy import personal_project_id_sql
 
 revision: str = "0013"
 down_revision: str | None = "0012"
@@ -34,7 +34,7 @@ def upgrade() -> None:
     op.execute(
         "CREATE FUNCTION jobs_personal_project(owner text) RETURNS uuid "
         "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS "
-        f"$$ SELECT md5('{PERSONAL_PROJECT_PREFIX}' || lower(owner))::uuid $$"
+        f"$$ SELECT {personal_project_id_sql('owner')} $$"
     )
     for table, (owner, index, columns) in OWNED.items():
         op.add_column(table, sa.Column("project_id", sa.Uuid(), nullable=True))
