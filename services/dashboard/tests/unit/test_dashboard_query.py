@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from jobs_common.api_models import total_pages
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import Forbidden, ValidationFailed
@@ -17,7 +18,6 @@ from jobs_dashboard.domain.query import (
     as_utc,
     parse_statuses,
     sort_column,
-    total_pages,
 )
 
 pytestmark = pytest.mark.unit

@@ -8,10 +8,9 @@ from datetime import datetime
 
 from pydantic import Field
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_dashboard.domain.analytics import status_counts
-from jobs_dashboard.domain.query import Page
 
 
 class BatchView(CamelModel):

@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import JobStatus
 from jobs_common.dead_letter_commands import MAX_REASON, BulkAction
 from jobs_common.errors import ErrorDetail, ValidationFailed
-from jobs_dashboard.domain.query import CreatedRange, IsoDateTime, Page, Visibility
+from jobs_dashboard.domain.query import CreatedRange, IsoDateTime, Visibility
 
 SAMPLE_SIZE = 10
 MAX_SELECTOR_IDS = 10_000

@@ -8,9 +8,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import JobStatus, RetryStrategy
-from jobs_dashboard.domain.query import Page
 
 
 class EffectivePolicy(CamelModel):

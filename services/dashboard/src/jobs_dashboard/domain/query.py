@@ -5,17 +5,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Generic, Self, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator
 
-from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
@@ -184,31 +182,6 @@ class PageRequest:
     @property
     def limit(self) -> int:
         return self.page_size
-
-
-def total_pages(total_items: int, page_size: int) -> int:
-    """Pages needed for ``total_items``; 0 when there are none."""
-    return math.ceil(total_items / page_size) if total_items > 0 else 0
-
-
-class Page(CamelModel, Generic[T]):
-    """One page of a listing: ``{items, pageNumber, pageSize, totalItems, totalPages}``."""
-
-    items: list[T]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
-
-    @classmethod
-    def of(cls, items: Sequence[T], total: int, page: PageRequest) -> Self:
-        return cls(
-            items=list(items),
-            page_number=page.page_number,
-            page_size=page.page_size,
-            total_items=total,
-            total_pages=total_pages(total, page.page_size),
-        )
 
 
 @dataclass(frozen=True)

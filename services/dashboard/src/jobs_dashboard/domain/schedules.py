@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import JobStatus, RetryPolicySpec
 from jobs_common.cron import check_cron, check_timezone, shortest_gap_seconds
 from jobs_common.errors import ErrorDetail
@@ -16,7 +16,6 @@ from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
 from jobs_common.retry_policy_commands import POLICY_NAME_PATTERN
 from jobs_common.schedule_commands import ScheduleView
 from jobs_dashboard.domain.payloads import CheckedPayload
-from jobs_dashboard.domain.query import Page
 
 MAX_TIMEOUT_SECONDS = 1700  # the submission's cap: below RabbitMQ's 30 min consumer timeout
 LAST_FIRES = 20

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response, status
 from pydantic import Field, field_validator
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import utcnow
 from jobs_common.errors import ErrorEnvelope, Unauthorized
 from jobs_gateway.api.deps import LimitedIdentity, presented_key
-from jobs_gateway.api.tenancy import Name, Page, PageDep, paged
+from jobs_gateway.api.tenancy import Name, PageDep
 from jobs_gateway.app.api_keys import ApiKeys
 from jobs_gateway.domain.api_keys import ApiKey, KeyRole
 
@@ -104,7 +104,7 @@ async def list_api_keys(
     project_id: uuid.UUID, identity: LimitedIdentity, keys: ApiKeysDep, page: PageDep
 ) -> Page[ApiKeyOut]:
     items, total = await keys.of_project(identity, project_id, page.paging)
-    return Page[ApiKeyOut](**paged([ApiKeyOut.of(k) for k in items], total, page))
+    return Page[ApiKeyOut].of([ApiKeyOut.of(k) for k in items], total, page)
 
 
 @router.post(

@@ -3,15 +3,14 @@ the gateway itself (it owns them: docs/tenancy.md)."""
 
 from __future__ import annotations
 
-import math
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import Field, field_validator
 
-from jobs_common.api_models import CamelModel
+from jobs_common.api_models import CamelModel, Page
 from jobs_common.errors import ErrorEnvelope
 from jobs_common.tenancy import OrgRole
 from jobs_gateway.api.deps import LimitedIdentity
@@ -63,26 +62,6 @@ async def _page(
 
 
 PageDep = Annotated[PageParams, Depends(_page)]
-
-
-class Page(CamelModel, Generic[T]):
-    """One page of a listing: ``{items, pageNumber, pageSize, totalItems, totalPages}``."""
-
-    items: list[T]
-    page_number: int
-    page_size: int
-    total_items: int
-    total_pages: int
-
-
-def paged(items: list[T], total: int, page: PageParams) -> dict[str, Any]:
-    return {
-        "items": items,
-        "page_number": page.page_number,
-        "page_size": page.page_size,
-        "total_items": total,
-        "total_pages": math.ceil(total / page.page_size) if total else 0,
-    }
 
 
 Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX_LENGTH)]
@@ -200,7 +179,7 @@ async def list_organizations(
     identity: LimitedIdentity, tenancy: TenancyDep, page: PageDep
 ) -> Page[OrganizationOut]:
     items, total = await tenancy.organizations(identity, page.paging)
-    return Page[OrganizationOut](**paged([OrganizationOut.of(m) for m in items], total, page))
+    return Page[OrganizationOut].of([OrganizationOut.of(m) for m in items], total, page)
 
 
 @router.post(
@@ -245,7 +224,7 @@ async def list_members(
     org_id: uuid.UUID, identity: LimitedIdentity, tenancy: TenancyDep, page: PageDep
 ) -> Page[MemberOut]:
     items, total = await tenancy.members(identity, org_id, page.paging)
-    return Page[MemberOut](**paged([MemberOut.of(m) for m in items], total, page))
+    return Page[MemberOut].of([MemberOut.of(m) for m in items], total, page)
 
 
 @router.post(
@@ -302,7 +281,7 @@ async def list_projects(
     org_id: Annotated[uuid.UUID | None, Query(alias="orgId")] = None,
 ) -> Page[ProjectOut]:
     items, total = await tenancy.projects(identity, org_id, page.paging)
-    return Page[ProjectOut](**paged([ProjectOut.of(p) for p in items], total, page))
+    return Page[ProjectOut].of([ProjectOut.of(p) for p in items], total, page)
 
 
 @router.post(
