@@ -1,7 +1,9 @@
 """``make demo``: seed a running platform with demo data through the public API, so that a
 new user sees a living system: jobs of every type in every state (succeeded, retrying,
 scheduled, blocked, queued, running, cancelled, dead with a dead letter), a batch, a cron
-schedule and a named retry policy, for both demo users."""
+schedule and a named retry policy, for both demo users; and jobs in the demo team's projects
+(Acme Corp's Web App and Background Jobs, Startup Inc's Analytics Pipeline: docs/tenancy.md),
+submitted by their members."""
 
 from __future__ import annotations
 
@@ -239,6 +241,75 @@ def seed_scheduling(client: httpx.Client, tokens: dict[str, dict[str, str]]) -> 
         post(client, f"/api/jobs/{doomed['jobId']}/cancel", {"reason": "demo"}, user)
 
 
+QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.2, "maxSeconds": 1}
+LONG = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 120, "maxSeconds": 240}
+
+
+def team_jobs() -> list[tuple[str, str, dict[str, Any]]]:
+    """(who, project, job): the demo team's jobs, in every state, in its three projects."""
+    web, background = "acme-corp/web-app", "acme-corp/background-jobs"
+    analytics = "startup-inc/analytics-pipeline"
+    email = {"to": "team@example.com", "subject": "Welcome", "body": "Sent for Acme's Web App"}
+    return [
+        *[("alice", web, {"type": "simulate", "priority": 2, "payload": QUICK}) for _ in range(3)],
+        ("alice", web, {"type": "email", "priority": 3, "payload": email}),
+        ("alice", web, {"type": "email", "priority": 2, "delaySeconds": 7200, "payload": email}),
+        ("alice", web, {"type": "simulate", "priority": 1, "timeoutSeconds": 600, "payload": LONG}),
+        (
+            "bob",
+            background,
+            {
+                "type": "simulate",
+                "priority": 2,
+                "maxAttempts": 3,
+                "payload": {"immediateFailureRate": 1},
+            },
+        ),
+        ("bob", background, {"type": "simulate", "priority": 1, "payload": {}}),
+        ("bob", analytics, {"type": "simulate", "priority": 2, "payload": QUICK}),
+        (
+            "bob",
+            analytics,
+            {
+                "type": "report_generation",
+                "priority": 1,
+                "payload": {"reportType": "jobs_summary", "format": "json"},
+            },
+        ),
+    ]
+
+
+def seed_team(client: httpx.Client) -> int:
+    """The demo team's jobs; none when the gateway has no demo team (not in development)."""
+    try:
+        members = {
+            "alice": login(client, "admin@example.com", "password123"),
+            "bob": login(client, "dev@example.com", "password123"),
+        }
+    except httpx.HTTPStatusError:
+        print("demo: no demo team on this gateway (development only)", file=sys.stderr)
+        return 0
+    accepted = 0
+    for who, project, body in team_jobs():
+        if post(client, "/api/jobs", body, members[who] | {"X-Project": project}) is not None:
+            accepted += 1
+    batch = {
+        "name": "nightly import",
+        "jobs": [{"type": "simulate", "priority": 1, "payload": QUICK}] * 10,
+    }
+    post(client, "/api/batches", batch, members["bob"] | {"X-Project": "acme-corp/background-jobs"})
+    cancelled = post(
+        client,
+        "/api/jobs",
+        {"type": "simulate", "priority": 1, "delaySeconds": 600, "payload": {}},
+        members["bob"] | {"X-Project": "acme-corp/background-jobs"},
+    )
+    if cancelled:
+        wait_recorded(client, cancelled["jobId"], members["bob"])
+        post(client, f"/api/jobs/{cancelled['jobId']}/cancel", {"reason": "demo"}, members["bob"])
+    return accepted
+
+
 def main() -> int:
     with httpx.Client(base_url=GATEWAY, timeout=30) as client:
         tokens = {
@@ -250,7 +321,11 @@ def main() -> int:
             if post(client, "/api/jobs", body, tokens[who]) is not None:
                 accepted += 1
         seed_scheduling(client, tokens)
-    print(f"demo data: {accepted} jobs, a batch, schedules and a retry policy via {GATEWAY}")
+        team = seed_team(client)
+    print(
+        f"demo data: {accepted} jobs, a batch, schedules and a retry policy, and {team} jobs "
+        f"in the demo team's projects via {GATEWAY}"
+    )
     return 0
 
 

@@ -18,6 +18,7 @@ import type {
   DeadLetterItem,
   DeadLetterPage,
   DeadLetterState,
+  DemoAccounts,
   JobAccepted,
   JobAnalytics,
   JobCreate,
@@ -63,6 +64,11 @@ export function login(email: string, password: string): Promise<TokenResponse> {
 }
 
 /** 202 whether the email was new or taken (the API does not tell): log in afterwards. */
+/** The demo logins of a development gateway (404 anywhere else). */
+export function demoAccounts(signal?: AbortSignal): Promise<DemoAccounts> {
+  return api.request('/auth/demo-accounts', { auth: false, signal });
+}
+
 export function register(body: UserCreate): Promise<RegistrationAccepted> {
   return api.request('/auth/register', { method: 'POST', body, auth: false });
 }

@@ -654,6 +654,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/demo-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Demo Accounts
+         * @description The demo logins, for the login page to list: in development only (their passwords are
+         *     published; elsewhere they do not exist, and this answers 404).
+         */
+        get: operations["demo_accounts_auth_demo_accounts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -1280,6 +1301,20 @@ export interface components {
          * @enum {string}
          */
         DeadLetterState: "open" | "resolved" | "all";
+        /** DemoAccountOut */
+        DemoAccountOut: {
+            /** Description */
+            description: string;
+            /** Email */
+            email: string;
+            /** Password */
+            password: string;
+        };
+        /** DemoAccounts */
+        DemoAccounts: {
+            /** Accounts */
+            accounts: components["schemas"]["DemoAccountOut"][];
+        };
         /** DiscardBody */
         DiscardBody: {
             /** Reason */
@@ -7619,6 +7654,35 @@ export interface operations {
             };
             /** @description A backend is unavailable; retry later */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    demo_accounts_auth_demo_accounts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DemoAccounts"];
+                };
+            };
+            /** @description not a development gateway */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

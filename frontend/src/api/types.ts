@@ -58,6 +58,7 @@ export type UserCreate = Schemas['UserCreate'];
 export type UserPublic = Schemas['UserPublic'];
 export type TokenResponse = Schemas['TokenResponse'];
 export type RegistrationAccepted = Schemas['RegistrationAccepted'];
+export type DemoAccounts = Schemas['DemoAccounts'];
 
 // ---- jobs ----
 

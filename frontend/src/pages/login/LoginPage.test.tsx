@@ -1,7 +1,7 @@
 import { QueryClientProvider } from '@tanstack/react-query';
 import { act, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
 import { authStore } from '../../api/instance';
@@ -10,8 +10,9 @@ import { MemoryRouter, Route, Routes } from 'react-router';
 import { fakeTokens, LocationProbe, seriousViolations, testQueryClient } from '../../test/utils';
 import { LoginPage } from './LoginPage';
 
-vi.mock('../../api/endpoints', () => ({ login: vi.fn() }));
+vi.mock('../../api/endpoints', () => ({ login: vi.fn(), demoAccounts: vi.fn() }));
 const login = vi.mocked(endpoints.login);
+const demoAccounts = vi.mocked(endpoints.demoAccounts);
 
 function renderApp(route: string) {
   return render(
@@ -35,9 +36,13 @@ function renderApp(route: string) {
 }
 
 describe('login', () => {
+  beforeEach(() => {
+    demoAccounts.mockRejectedValue(new ApiError(404, 'not_found', 'no demo accounts outside development'));
+  });
   afterEach(() => {
     act(() => authStore.getState().logout());
     login.mockReset();
+    demoAccounts.mockReset();
   });
 
   it('sends a protected route to /login and back there after logging in', async () => {
@@ -75,5 +80,32 @@ describe('login', () => {
     await user.click(screen.getByRole('button', { name: 'Log in' }));
     expect(await screen.findByTestId('login-error')).toHaveTextContent('Wrong email or password.');
     expect(authStore.getState().session).toBeNull();
+  });
+
+  it('lists the demo accounts of a development gateway, each filling the form in', async () => {
+    const user = userEvent.setup();
+    demoAccounts.mockResolvedValue({
+      accounts: [
+        { email: 'admin@test.com', password: 'admin123', description: 'platform admin: sees everything' },
+        { email: 'viewer@example.com', password: 'password123', description: 'Carol Viewer: viewer of Acme Corp' },
+      ],
+    });
+    const { container } = renderApp('/login');
+    const section = await screen.findByRole('region', { name: 'Demo accounts (development only)' });
+    expect(section).toHaveTextContent('Carol Viewer: viewer of Acme Corp (password password123)');
+    expect(await seriousViolations(container)).toEqual([]);
+    await user.click(screen.getByRole('button', { name: 'viewer@example.com' }));
+    expect(screen.getByLabelText('Email')).toHaveValue('viewer@example.com');
+    expect(screen.getByLabelText('Password')).toHaveValue('password123');
+  });
+
+  it('lists no demo accounts where the gateway has none', async () => {
+    renderApp('/login');
+    await screen.findByRole('button', { name: 'Log in' });
+    await act(async () => {
+      await Promise.resolve();
+    });
+    expect(demoAccounts).toHaveBeenCalled();
+    expect(screen.queryByRole('region', { name: /Demo accounts/ })).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import { authStore } from '../../api/instance';
 import { useAuth } from '../../auth/hooks';
 import { InputField } from '../../components/Field';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { DemoAccounts } from './DemoAccounts';
 
 function target(state: unknown): string {
   const from = (state as { from?: unknown } | null)?.from;
@@ -90,6 +91,12 @@ export function LoginPage() {
         <p>
           No account yet? <Link to="/register">Register</Link>
         </p>
+        <DemoAccounts
+          onPick={(pickedEmail, pickedPassword) => {
+            setEmail(pickedEmail);
+            setPassword(pickedPassword);
+          }}
+        />
       </div>
     </main>
   );

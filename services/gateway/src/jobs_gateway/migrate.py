@@ -35,7 +35,7 @@ def main() -> None:
     url = sys.argv[1] if len(sys.argv) > 1 else settings.database_url
     upgrade(url)
     if settings.seeds_demo_users:
-        asyncio.run(seed_database(url))
+        asyncio.run(seed_database(url, team=True))
 
 
 if __name__ == "__main__":

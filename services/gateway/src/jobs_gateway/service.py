@@ -21,7 +21,7 @@ from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
-from jobs_gateway.adapters.seed import seed_demo_users
+from jobs_gateway.adapters.seed import seed_demo_team, seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
 from jobs_gateway.api import api_keys, auth, events, proxy, tenancy
 from jobs_gateway.api.limits import body_limits
@@ -90,6 +90,9 @@ def create_app(settings: Settings) -> FastAPI:
             auth_services = AuthServices.build(settings, engine)
             if settings.seeds_demo_users:
                 await seed_demo_users(auth_services.users, auth_services.passwords)
+                await seed_demo_team(
+                    auth_services.users, auth_services.passwords, auth_services.tenancy.store
+                )
             app.state.accounts = auth_services.accounts
             app.state.sessions = auth_services.sessions
             app.state.api_rate_limit = auth_services.api_rate_limit
@@ -124,6 +127,7 @@ def create_app(settings: Settings) -> FastAPI:
         redoc_url=None,  # FastAPI's would load Redoc from a CDN: /docs is the one API page
     )
     app.state.internal_token = settings.internal_token
+    app.state.settings = settings
     install_error_handlers(app)
     install_public_openapi(app)
     install_docs(app)

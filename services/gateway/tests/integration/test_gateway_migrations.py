@@ -101,7 +101,7 @@ async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url
     assert await diff_against_models(jobs_database_url) == []
 
 
-async def test_migrate_command_creates_schema_and_demo_users_idempotently(
+async def test_migrate_command_creates_schema_demo_users_and_team_idempotently(
     empty_database: str,
 ) -> None:
     for _ in range(2):
@@ -117,9 +117,16 @@ async def test_migrate_command_creates_schema_and_demo_users_idempotently(
         assert process.returncode == 0, stderr.decode()
     rows = await fetch(empty_database, "SELECT email, role FROM gateway.users ORDER BY email")
     assert [(r["email"], r["role"]) for r in rows] == [
+        ("admin@example.com", "user"),  # the demo team (docs/tenancy.md, "Demo data")
         ("admin@test.com", "admin"),
+        ("dev@example.com", "user"),
         ("user@test.com", "user"),
+        ("viewer@example.com", "user"),
     ]
+    orgs = await fetch(
+        empty_database, "SELECT slug FROM gateway.organizations WHERE NOT personal ORDER BY slug"
+    )
+    assert [r["slug"] for r in orgs] == ["acme-corp", "startup-inc"]
     hashes = await fetch(empty_database, "SELECT password_hash FROM gateway.users")
     assert all(r["password_hash"].startswith("$argon2id$") for r in hashes)
 

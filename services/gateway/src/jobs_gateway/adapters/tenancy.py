@@ -165,6 +165,12 @@ class TenancyStore:
             raise _taken(f"organization slug {slug!r}") from error
         return _organization(row)
 
+    async def organization_by_slug(self, slug: str) -> Organization | None:
+        query = sa.select(organizations).where(organizations.c.slug == slug)
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return _organization(row) if row is not None else None
+
     async def update_organization(
         self, org_id: uuid.UUID, *, name: str | None, slug: str | None
     ) -> Organization | None:

@@ -1,12 +1,13 @@
-"""/auth: login, refresh, logout, register, me."""
+"""/auth: login, refresh, logout, register, me, and the demo logins of development."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
-from jobs_common.errors import ErrorEnvelope
+from jobs_common.api_models import CamelModel
+from jobs_common.errors import ErrorEnvelope, NotFound
 from jobs_gateway.api.deps import AccountsDep, BearerIdentity, ClientIp, SessionsDep
 from jobs_gateway.api.schemas import (
     LoginRequest,
@@ -18,6 +19,9 @@ from jobs_gateway.api.schemas import (
     UserPublic,
 )
 from jobs_gateway.app.sessions import Session
+from jobs_gateway.domain.demo import DEMO_TEAM
+from jobs_gateway.domain.users import DEMO_USERS
+from jobs_gateway.settings import Settings
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
@@ -101,3 +105,38 @@ async def register(body: UserCreate, accounts: AccountsDep, ip: ClientIp) -> Reg
 @router.get("/me", responses=_401)
 async def me(identity: BearerIdentity) -> UserPublic:
     return UserPublic(id=identity.user_id, email=identity.email, role=identity.role)
+
+
+class DemoAccountOut(CamelModel):
+    email: str
+    password: str
+    description: str
+
+
+class DemoAccounts(CamelModel):
+    accounts: list[DemoAccountOut]
+
+
+@router.get(
+    "/demo-accounts",
+    responses={404: {"model": ErrorEnvelope, "description": "not a development gateway"}},
+)
+async def demo_accounts(request: Request) -> DemoAccounts:
+    """The demo logins, for the login page to list: in development only (their passwords are
+    published; elsewhere they do not exist, and this answers 404)."""
+    settings: Settings = request.app.state.settings
+    if not settings.seeds_demo_users:
+        raise NotFound("no demo accounts outside development")
+    platform = [
+        DemoAccountOut(
+            email=email,
+            password=password,
+            description="platform admin: sees everything" if role == "admin" else "a user",
+        )
+        for email, password, role in DEMO_USERS
+    ]
+    team = [
+        DemoAccountOut(email=a.email, password=a.password, description=a.description)
+        for a in DEMO_TEAM
+    ]
+    return DemoAccounts(accounts=platform + team)
