@@ -14,6 +14,7 @@ immediate): ``ApiKeys.authenticate``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
@@ -39,6 +40,9 @@ class ProjectScopes:
         self.store = store
         self.ttl = ttl
         self._grants: dict[uuid.UUID, tuple[float, list[Grant]]] = {}
+        # One read per user at a time: the requests that find the cache stale together wait
+        # for it instead of each reading the same rows.
+        self._reading: dict[uuid.UUID, asyncio.Task[list[Grant]]] = {}
 
     async def of_user(self, identity: Identity, named: str | None) -> Identity:
         """``identity`` (a verified access token's) with its project scope."""
@@ -89,17 +93,33 @@ class ProjectScopes:
         return _scoped(identity, grant, [grant])
 
     async def _grants_of(self, user_id: uuid.UUID) -> list[Grant]:
-        now = time.monotonic()
         cached = self._grants.get(user_id)
-        if cached is not None and cached[0] > now:
+        if cached is not None and cached[0] > time.monotonic():
             return cached[1]
+        reading = self._reading.get(user_id)
+        if reading is None:
+            reading = asyncio.create_task(self._read(user_id))
+            self._reading[user_id] = reading
+            reading.add_done_callback(lambda done: self._read_done(user_id, done))
+        return await asyncio.shield(reading)
+
+    async def _read(self, user_id: uuid.UUID) -> list[Grant]:
         grants = await self.store.grants_of(user_id, limit=MAX_GRANTS + 1)
+        self._remember(user_id, grants)
+        return grants
+
+    def _read_done(self, user_id: uuid.UUID, reading: asyncio.Task[list[Grant]]) -> None:
+        self._reading.pop(user_id, None)
+        if not reading.cancelled():
+            reading.exception()  # its waiters raise it; none left waiting is no leak
+
+    def _remember(self, user_id: uuid.UUID, grants: list[Grant]) -> None:
+        now = time.monotonic()
         if len(self._grants) >= _CACHE_LIMIT:
             self._grants = {u: c for u, c in self._grants.items() if c[0] > now}
             if len(self._grants) >= _CACHE_LIMIT:
                 self._grants.clear()
         self._grants[user_id] = (now + self.ttl, grants)
-        return grants
 
 
 def _names_project(selector: Selector, project_id: uuid.UUID) -> bool:
