@@ -9,11 +9,21 @@ from collections.abc import Awaitable, Callable
 log = logging.getLogger(__name__)
 
 
-async def every(seconds: float, action: Callable[[], Awaitable[object]], *, name: str) -> None:
-    """Run ``action`` every ``seconds`` (after each pause) until cancelled; a failure is
-    logged with ``action=<name>`` and the next round runs as planned."""
+async def every(
+    seconds: float,
+    action: Callable[[], Awaitable[object]],
+    *,
+    name: str,
+    at_once: bool = False,
+) -> None:
+    """Run ``action`` every ``seconds`` (after each pause; with ``at_once`` also before the
+    first) until cancelled; a failure is logged with ``action=<name>`` and the next round runs
+    as planned."""
+    pause = not at_once
     while True:
-        await asyncio.sleep(seconds)
+        if pause:
+            await asyncio.sleep(seconds)
+        pause = True
         try:
             await action()
         except Exception:
@@ -26,8 +36,16 @@ class BackgroundLoops:
     def __init__(self) -> None:
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self, seconds: float, action: Callable[[], Awaitable[object]], *, name: str) -> None:
-        self._tasks.append(asyncio.create_task(every(seconds, action, name=name), name=name))
+    def start(
+        self,
+        seconds: float,
+        action: Callable[[], Awaitable[object]],
+        *,
+        name: str,
+        at_once: bool = False,
+    ) -> None:
+        task = every(seconds, action, name=name, at_once=at_once)
+        self._tasks.append(asyncio.create_task(task, name=name))
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -80,7 +80,8 @@ def create_app(settings: Settings) -> FastAPI:
                     extra={"action": "expiry", "retention_days": settings.retention_days},
                 )
                 expiry = Expiry(store, batches, retention)
-                loops.start(INTERVAL_SECONDS, expiry.run_once, name="expire")
+                # At start too: a service back from a downtime expires what fell due meanwhile.
+                loops.start(INTERVAL_SECONDS, expiry.run_once, name="expire", at_once=True)
             await quotas.ensure_indexes()
             await job_types.ensure_indexes()
             try:

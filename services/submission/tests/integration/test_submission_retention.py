@@ -103,7 +103,7 @@ async def test_a_published_submission_or_accepted_batch_past_the_window_goes_a_p
         ]
     )
 
-    async def expired() -> bool:  # MongoDB's TTL monitor, or the service's, every 60 s
+    async def expired() -> bool:  # the service at its start (the stand-in), or MongoDB (60 s)
         gone = await collection.find_one({"_id": "published-8-days-ago"}) is None
         return gone and await batches.find_one({"_id": "accepted-8-days-ago"}) is None
 

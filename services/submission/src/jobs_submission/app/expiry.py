@@ -1,7 +1,8 @@
 """Expiry where the MongoDB server has no TTL monitor (the nx-27017 stand-in, which instead
-scans a TTL-indexed collection before every read of it): every minute, as MongoDB's monitor
-would, the submissions published and the batches accepted longer ago than the retention are
-deleted (``adapters/mongo.py``, ``adapters/batches.py``). On MongoDB the TTL indexes do it."""
+scans a TTL-indexed collection before every read of it): as the service starts and then every
+minute, as MongoDB's monitor would, the submissions published and the batches accepted longer
+ago than the retention are deleted (``adapters/mongo.py``, ``adapters/batches.py``). On
+MongoDB the TTL indexes do it."""
 
 from __future__ import annotations
 
