@@ -8,6 +8,7 @@ it makes one job, not two."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -520,3 +521,23 @@ def test_a_project_api_key_submits_into_its_project_and_a_viewer_key_may_not(
         assert detail.raw["projectId"] == project["id"]
     with JobsClient(gateway_url, api_key=viewer) as watcher, pytest.raises(Forbidden):
         watcher.submit("simulate", SUCCEED)
+
+    # A project with an unfinished job is not deleted; once it has none, it is.
+    with JobsClient(gateway_url, api_key=member) as ci:
+        later = ci.submit("simulate", SUCCEED, delay=3600)
+    with JobsClient(gateway_url, email=email, password=password) as owner:
+        deadline = time.monotonic() + 30
+        while True:  # recorded by the scheduler: it counts as unfinished from then on
+            with contextlib.suppress(NotFound):
+                if owner.get(later.job_id).status == "scheduled":
+                    break
+            assert time.monotonic() < deadline, "the delayed job was not recorded"
+            time.sleep(0.1)
+    with httpx.Client(base_url=gateway_url, timeout=10, headers=auth) as http:
+        refused = http.delete(f"/api/projects/{project['id']}")
+        assert refused.status_code == 409 and "1 unfinished job" in refused.json()["message"]
+    with JobsClient(gateway_url, email=email, password=password) as owner:
+        owner.cancel(later.job_id)
+        owner.wait(later.job_id, timeout=30)
+    with httpx.Client(base_url=gateway_url, timeout=10, headers=auth) as http:
+        assert http.delete(f"/api/projects/{project['id']}").status_code == 204

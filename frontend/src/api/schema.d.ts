@@ -469,7 +469,7 @@ export interface paths {
         get: operations["get_project_api_projects__project_id__get"];
         put?: never;
         post?: never;
-        /** Delete a project (admin); a personal organization's default project stays */
+        /** Delete a project without unfinished jobs (admin); a personal default project stays */
         delete: operations["delete_project_api_projects__project_id__delete"];
         options?: never;
         head?: never;
@@ -6132,7 +6132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A backend is unavailable; retry later */
+            /** @description unfinished jobs could not be counted */
             503: {
                 headers: {
                     [name: string]: unknown;

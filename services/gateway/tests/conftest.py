@@ -76,6 +76,8 @@ class EchoUpstream:
     requests: list[Recorded] = field(default_factory=list)
     release: asyncio.Event = field(default_factory=asyncio.Event)
     url: str = ""
+    # Canned JSON answers by path (a test's dashboard counting a project's unfinished jobs).
+    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
 
     def calls(self) -> list[Recorded]:
         return [r for r in self.requests if r.raw_path != "/health"]
@@ -97,6 +99,17 @@ class EchoUpstream:
             body=body,
         )
         self.requests.append(record)
+        if scope["path"] in self.answers:
+            code, canned = self.answers[scope["path"]]
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": code,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": orjson.dumps(canned)})
+            return
         if scope["path"].endswith("/slow"):
             await self.release.wait()
         status = 200

@@ -21,6 +21,7 @@ from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
+from jobs_gateway.adapters.project_jobs import ProjectJobs
 from jobs_gateway.adapters.seed import seed_demo_team, seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
 from jobs_gateway.api import api_keys, auth, events, proxy, tenancy
@@ -103,6 +104,9 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.upstreams = Upstreams(
                 client,
                 {"submission": settings.submission_url, "dashboard": settings.dashboard_url},
+            )
+            app.state.project_jobs = ProjectJobs(
+                app.state.upstreams, internal_token=settings.internal_token
             )
             app.state.live_hub = hub
             app.state.live_events = live_events

@@ -11,6 +11,8 @@ import pytest
 
 from jobs_common.tenancy import personal_organization_id, personal_project_id
 
+from ..conftest import TEST_INTERNAL_TOKEN
+
 pytestmark = pytest.mark.integration
 
 PASSWORD = "correct-horse-battery"
@@ -60,7 +62,7 @@ async def test_a_registered_user_owns_a_personal_organization_with_a_default_pro
 
 
 async def test_roles_decide_what_a_member_may_do_and_strangers_see_nothing(
-    gateway: httpx.AsyncClient,
+    gateway: httpx.AsyncClient, upstreams: Any
 ) -> None:
     owner = await user(gateway, "owner@acme.example.com")
     admin = await user(gateway, "admin@acme.example.com")
@@ -185,9 +187,45 @@ async def test_roles_decide_what_a_member_may_do_and_strangers_see_nothing(
         for p in ok(await gateway.get("/api/projects", headers=stranger))["items"]
     )
 
-    # Deleted: gone for everyone.
+    # Deleted once it has no unfinished job: gone for everyone.
+    upstreams.dashboard.answers["/api/jobs"] = (200, {"totalItems": 0})
     ok(await gateway.delete(f"/api/projects/{web['id']}", headers=admin), 204)
     refused(await gateway.get(f"/api/projects/{web['id']}", headers=admin), 404, "not_found")
+
+
+async def test_a_project_with_unfinished_jobs_is_not_deleted(
+    gateway: httpx.AsyncClient, upstreams: Any
+) -> None:
+    """The gateway counts the project's jobs not in a terminal status (the dashboard, as the
+    platform admin reads): any, and the project stays (409); none, and it goes; no count,
+    and it stays (503)."""
+    owner = await user(gateway, "deleter@acme.example.com")
+    org = ok(await gateway.post("/api/organizations", json={"name": "Del"}, headers=owner), 201)
+    project = ok(
+        await gateway.post("/api/projects", json={"orgId": org["id"], "name": "P"}, headers=owner),
+        201,
+    )
+    path = f"/api/projects/{project['id']}"
+    upstreams.dashboard.answers["/api/jobs"] = (200, {"totalItems": 2})
+    answer = await gateway.delete(path, headers=owner)
+    refused(answer, 409, "conflict")
+    assert "2 unfinished jobs" in answer.json()["message"]
+    asked = upstreams.dashboard.calls()[-1]
+    assert asked.raw_path == "/api/jobs"
+    assert asked.query == (
+        f"projectId={project['id']}&status=pending,blocked,scheduled,queued,running,failed"
+        "&pageSize=1"
+    )
+    assert (asked.header("x-user-role"), asked.header("x-internal-token")) == (
+        "admin",
+        TEST_INTERNAL_TOKEN,
+    )
+    upstreams.dashboard.answers["/api/jobs"] = (503, {"error": "service_unavailable"})
+    refused(await gateway.delete(path, headers=owner), 503, "service_unavailable")
+    ok(await gateway.get(path, headers=owner))
+    upstreams.dashboard.answers["/api/jobs"] = (200, {"totalItems": 0})
+    ok(await gateway.delete(path, headers=owner), 204)
+    refused(await gateway.get(path, headers=owner), 404, "not_found")
 
 
 async def test_an_organization_keeps_an_owner_and_a_member_may_leave(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
@@ -13,7 +14,8 @@ from pydantic import Field, field_validator
 from jobs_common.api_models import CamelModel, Page
 from jobs_common.errors import ErrorEnvelope
 from jobs_common.tenancy import OrgRole
-from jobs_gateway.api.deps import LimitedIdentity
+from jobs_gateway.adapters.project_jobs import ProjectJobs
+from jobs_gateway.api.deps import LimitedIdentity, RequestId
 from jobs_gateway.app.tenancy import Paging, Tenancy
 from jobs_gateway.domain.tenancy import (
     NAME_MAX_LENGTH,
@@ -321,11 +323,23 @@ async def update_project(
 @router.delete(
     "/projects/{project_id}",
     status_code=status.HTTP_204_NO_CONTENT,
-    summary="Delete a project (admin); a personal organization's default project stays",
-    responses={**_404, **_403, **_409},
+    summary="Delete a project without unfinished jobs (admin); a personal default project stays",
+    responses={
+        **_404,
+        **_403,
+        **_409,
+        503: {"model": ErrorEnvelope, "description": "unfinished jobs could not be counted"},
+    },
 )
 async def delete_project(
-    project_id: uuid.UUID, identity: LimitedIdentity, tenancy: TenancyDep
+    project_id: uuid.UUID,
+    identity: LimitedIdentity,
+    tenancy: TenancyDep,
+    request: Request,
+    request_id: RequestId,
 ) -> Response:
-    await tenancy.delete_project(identity, project_id)
+    jobs: ProjectJobs = request.app.state.project_jobs
+    await tenancy.delete_project(
+        identity, project_id, partial(jobs.unfinished, request_id=request_id)
+    )
     return Response(status_code=status.HTTP_204_NO_CONTENT)

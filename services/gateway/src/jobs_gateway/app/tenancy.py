@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from jobs_common.auth import Identity
@@ -185,12 +186,24 @@ class Tenancy:
             raise NotFound(PROJECT_NOT_FOUND)
         return updated
 
-    async def delete_project(self, identity: Identity, project_id: uuid.UUID) -> None:
+    async def delete_project(
+        self,
+        identity: Identity,
+        project_id: uuid.UUID,
+        unfinished: Callable[[uuid.UUID], Awaitable[int]],
+    ) -> None:
+        """Delete a project without unfinished jobs (``unfinished`` counts them; 409 when
+        there are any: cancel them or let them finish first)."""
         project = await self._project(identity, project_id, OrgRole.ADMIN)
         if project.personal_default:
             raise Conflict(
                 "a personal organization's default project cannot be deleted: its owner's "
                 "jobs without a project go there"
+            )
+        if (count := await unfinished(project_id)) > 0:
+            raise Conflict(
+                f"the project has {count} unfinished job{'s' if count != 1 else ''}: cancel "
+                "them or let them finish, then delete it"
             )
         if not await self.store.delete_project(project_id):
             raise NotFound(PROJECT_NOT_FOUND)
