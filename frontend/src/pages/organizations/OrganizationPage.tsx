@@ -28,6 +28,7 @@ import { notify } from '../../lib/notices';
 import { orgRights, ROLE_LABELS, type OrgRights } from '../../lib/tenancy';
 import { useApiForm } from '../../lib/useApiForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { NameSlugFields } from './NameSlugFields';
 
 const PAGE_SIZE = 25;
 const fail = (error: unknown) => notify(`Failed: ${errorMessage(error)}`, 'error');
@@ -71,21 +72,17 @@ function RenameOrganizationForm({ org }: { org: OrganizationOut }) {
   return (
     <form onSubmit={(e) => void submit(e)} noValidate aria-label="Rename the organization" data-testid="rename-org-form">
       <ErrorSummary errors={errors} labels={RENAME_LABELS} message={message} focusKey={attempt} title="The organization was not saved" />
-      <div className="field-row">
-        <InputField path="rename.name" label="Name" error={errors['rename.name']} value={name} maxLength={200} onChange={setName} />
-        <InputField
-          path="rename.slug"
-          label="Slug"
-          hint="Lowercase letters, digits and single hyphens"
-          error={errors['rename.slug']}
-          className="mono"
-          value={slug}
-          maxLength={48}
-          autoComplete="off"
-          spellCheck={false}
-          onChange={setSlug}
-        />
-      </div>
+      <NameSlugFields
+        prefix="rename"
+        nameLabel="Name"
+        slugLabel="Slug"
+        slugHint="Lowercase letters, digits and single hyphens"
+        name={name}
+        slug={slug}
+        onName={setName}
+        onSlug={setSlug}
+        errors={errors}
+      />
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Saving…' : 'Save organization'}
       </button>
@@ -284,21 +281,17 @@ function CreateProjectForm({ orgId }: { orgId: string }) {
   return (
     <form onSubmit={(e) => void submit(e)} noValidate aria-label="Create a project" data-testid="create-project-form">
       <ErrorSummary errors={errors} labels={PROJECT_LABELS} message={message} focusKey={attempt} title="The project was not created" />
-      <div className="field-row">
-        <InputField path="project.name" label="Project name" error={errors['project.name']} value={name} maxLength={200} onChange={setName} />
-        <InputField
-          path="project.slug"
-          label="Project slug (optional)"
-          hint="Unique in the organization; derived from the name if empty"
-          error={errors['project.slug']}
-          className="mono"
-          value={slug}
-          maxLength={48}
-          autoComplete="off"
-          spellCheck={false}
-          onChange={setSlug}
-        />
-      </div>
+      <NameSlugFields
+        prefix="project"
+        nameLabel="Project name"
+        slugLabel="Project slug (optional)"
+        slugHint="Unique in the organization; derived from the name if empty"
+        name={name}
+        slug={slug}
+        onName={setName}
+        onSlug={setSlug}
+        errors={errors}
+      />
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Creating…' : 'Create project'}
       </button>

@@ -4,13 +4,13 @@ import { Link, useSearchParams } from 'react-router';
 import { createOrganization, listOrganizations } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { ErrorSummary } from '../../components/ErrorSummary';
-import { InputField } from '../../components/Field';
 import type { Column } from '../../components/ListTable';
 import { QueryTable } from '../../components/QueryList';
 import { notify } from '../../lib/notices';
 import { ROLE_LABELS } from '../../lib/tenancy';
 import { useApiForm } from '../../lib/useApiForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { NameSlugFields } from './NameSlugFields';
 
 const PAGE_SIZE = 25;
 const COLUMNS: readonly Column[] = [{ label: 'Name' }, { label: 'Slug' }, { label: 'Kind' }, { label: 'Your role' }];
@@ -42,21 +42,17 @@ function CreateOrganizationForm() {
         focusKey={attempt}
         title="The organization was not created"
       />
-      <div className="field-row">
-        <InputField path="org.name" label="Name" error={errors['org.name']} value={name} maxLength={200} onChange={setName} />
-        <InputField
-          path="org.slug"
-          label="Slug (optional)"
-          hint="Lowercase letters, digits and single hyphens; derived from the name if empty"
-          error={errors['org.slug']}
-          className="mono"
-          value={slug}
-          maxLength={48}
-          autoComplete="off"
-          spellCheck={false}
-          onChange={setSlug}
-        />
-      </div>
+      <NameSlugFields
+        prefix="org"
+        nameLabel="Name"
+        slugLabel="Slug (optional)"
+        slugHint="Lowercase letters, digits and single hyphens; derived from the name if empty"
+        name={name}
+        slug={slug}
+        onName={setName}
+        onSlug={setSlug}
+        errors={errors}
+      />
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Creating…' : 'Create organization'}
       </button>
