@@ -97,7 +97,7 @@ async def _scoped_identity(request: Request) -> Identity:
         _count(request, identity)
         return await scopes.of_user(identity, named)
     keys: ApiKeys = request.app.state.api_keys
-    identity = await scopes.of_key(await keys.authenticate(presented), named)
+    identity = scopes.of_key(await keys.authenticate(presented), named)
     _count(request, identity)
     return identity
 

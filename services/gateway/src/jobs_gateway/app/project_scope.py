@@ -62,7 +62,7 @@ class ProjectScopes:
         default = next((g for g in grants if g.project_id == own), None)
         return _scoped(identity, default, grants)
 
-    async def of_key(self, key: ApiKey, named: str | None) -> Identity:
+    def of_key(self, key: ApiKey, named: str | None) -> Identity:
         """The identity an API key acts with: its creator's email (who answers for it), its
         own rate-limit bucket, its project and role, nothing else."""
         if named is not None:

@@ -23,8 +23,9 @@ def _personal(owner: str, project: str) -> bool:
 
 
 def key_fields(key: str | None, *, owner: str, project: str) -> dict[str, str | None]:
-    """The key's fields of a new document."""
-    return {OWNER_FIELD: key if _personal(owner, project) else None, PROJECT_FIELD: key}
+    """The key's fields of a new document (a batch's members have none: nothing to derive)."""
+    personal = key is not None and _personal(owner, project)
+    return {OWNER_FIELD: key if personal else None, PROJECT_FIELD: key}
 
 
 def key_of(document: dict[str, Any]) -> str | None:
