@@ -26,7 +26,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Batches, newest first, with their progress (a user's own, an admin's all) */
+        /** Batches of the caller's projects, newest first, with their progress */
         get: operations["list_batches_api_batches_get"];
         put?: never;
         /**
@@ -87,7 +87,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dead letters of the caller's jobs (an admin: all), newest first */
+        /** Dead letters of the caller's projects' jobs, newest first */
         get: operations["list_dead_letters_api_dead_letters_get"];
         put?: never;
         post?: never;
@@ -104,7 +104,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One dead letter (of the caller's jobs; an admin: any), open or resolved */
+        /** One dead letter of the caller's projects, open or resolved */
         get: operations["get_dead_letter_api_dead_letters__deadLetterId__get"];
         put?: never;
         post?: never;
@@ -227,7 +227,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List jobs (a user sees their own, an admin all) */
+        /** List the jobs of the caller's projects (X-Project or projectId: one) */
         get: operations["list_jobs_api_jobs_get"];
         put?: never;
         /**
@@ -574,10 +574,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Schedules (a user's own, an admin's all), by name */
+        /** Schedules of the caller's projects, by name */
         get: operations["list_schedules_api_schedules_get"];
         put?: never;
-        /** Create a cron schedule owned by the caller */
+        /** Create a cron schedule in the request's project (its admins) */
         post: operations["create_schedule_api_schedules_post"];
         delete?: never;
         options?: never;
@@ -1274,6 +1274,12 @@ export interface components {
             payloadSnapshot: {
                 [key: string]: unknown;
             };
+            /**
+             * Projectid
+             * Format: uuid
+             * @description The dead job's project (docs/tenancy.md).
+             */
+            projectId: string;
             /** Reason */
             reason: string;
             /** Resolution */
@@ -2282,6 +2288,12 @@ export interface components {
             owner: string;
             /** Paused */
             paused: boolean;
+            /**
+             * Projectid
+             * Format: uuid
+             * @description The project the schedule and its jobs belong to.
+             */
+            projectId: string;
             /** Timezone */
             timezone: string;
             /**
@@ -2356,6 +2368,12 @@ export interface components {
             owner: string;
             /** Paused */
             paused: boolean;
+            /**
+             * Projectid
+             * Format: uuid
+             * @description The project the schedule and its jobs belong to.
+             */
+            projectId: string;
             /** Timezone */
             timezone: string;
             /**

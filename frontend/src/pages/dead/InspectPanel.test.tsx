@@ -18,6 +18,7 @@ const discard = vi.mocked(endpoints.discardDeadLetter);
 const letter: DeadLetterItem = {
   id: 'dddddddd-0000-4000-8000-000000000001',
   jobId: 'aaaaaaaa-0000-4000-8000-000000000001',
+  projectId: 'bbbbbbbb-0000-4000-8000-000000000001',
   jobType: 'email',
   jobStatus: 'dead',
   attempt: 3,

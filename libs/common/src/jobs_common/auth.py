@@ -19,8 +19,8 @@ from typing import Any, Literal
 import jwt
 from pydantic import BaseModel, ConfigDict
 
-from jobs_common.errors import Unauthorized
-from jobs_common.tenancy import OrgRole, personal_project_id
+from jobs_common.errors import Forbidden, NotFound, Unauthorized
+from jobs_common.tenancy import OrgRole, Scope, personal_project_id
 
 ALGORITHM = "HS256"
 ACCESS = "access"
@@ -91,6 +91,27 @@ class Identity(BaseModel):
             own = str(personal_project_id(self.email))
             return OrgRole.OWNER if project_id == own else None
         return dict(self.grants).get(project_id)
+
+    def scope(self, at_least: OrgRole = OrgRole.VIEWER) -> Scope:
+        """The rows the caller may act on with ``at_least`` that role (viewer: read)."""
+        if self.grants is not None:
+            return Scope(
+                projects=frozenset(uuid.UUID(p) for p, r in self.grants if r.at_least(at_least))
+            )
+        if self.is_admin and self.api_key is None:
+            return Scope()
+        return Scope(owner=self.email)
+
+    def require(self, project_id: str, at_least: OrgRole, *, to: str, missing: str) -> OrgRole:
+        """The caller's role in ``project_id`` if at least ``at_least``: NotFound(``missing``)
+        where it may not see the project (another organization's is not found), Forbidden
+        where its role is lower (``to``: what it asked to do, as "retry jobs")."""
+        role = self.role_in(project_id)
+        if role is None:
+            raise NotFound(missing)
+        if not role.at_least(at_least):
+            raise Forbidden(f"a {role.value} may not {to} in this project")
+        return role
 
     def headers(self, internal_token: str) -> dict[str, str]:
         headers = {

@@ -110,6 +110,8 @@ class JobSubmitted(Message):
     # The project the job belongs to (docs/tenancy.md); None (a submission of an earlier
     # release): its owner's personal default project (:meth:`project`).
     project_id: uuid.UUID | None = None
+    # The prefix of the API key that submitted it (its timeline says so); None: a person.
+    api_key: str | None = Field(default=None, max_length=40)
     max_attempts: int | None = Field(default=None, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, ge=1)
     submitted_at: AwareDatetime
@@ -412,8 +414,14 @@ class JobChange(BaseModel):
     to_status: JobStatus
     reason: str
     job_type: str
-    submitted_by: str  # whose job: live listeners show a user only their own
+    submitted_by: str  # whose job
+    # Its project, whose members see the change live; None from a scheduler of an earlier
+    # release: the submitter's personal default project (:meth:`project`).
+    project_id: uuid.UUID | None = None
     at: AwareDatetime
+
+    def project(self) -> uuid.UUID:
+        return self.project_id or personal_project_id(self.submitted_by)
 
 
 class JobChanges(Message):

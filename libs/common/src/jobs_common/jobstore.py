@@ -20,6 +20,7 @@ from sqlalchemy import (
     SmallInteger,
     Table,
     Text,
+    Uuid,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
@@ -358,29 +359,32 @@ poison_messages = Table(
 )
 Index("ix_poison_messages_received", poison_messages.c.received_at)
 
-# Rollups (migration 0009): the jobs table counted as it changes, in three families, each a
-# delta table the triggers on ``jobs`` append to and rollup tables per time grain the
+# Rollups (migrations 0009, 0014): the jobs table counted as it changes, in three families,
+# each a delta table the triggers on ``jobs`` append to and rollup tables per time grain the
 # scheduler folds the deltas into (its adapters/rollups.py); readers add the deltas not folded
-# yet, so rollups plus deltas equal a count of ``jobs`` in the same snapshot.
-# - counts: jobs by created time, owner, type, priority and status;
-# - runtimes: succeeded jobs with both times, by created time, owner and runtime bucket (0
-#   under 1 ms; k >= 1 for [1.1**(k-1), 1.1**k) ms): how many, and their runtimes' sum;
-# - finishes: jobs by finished time (minute) and owner.
+# yet, so rollups plus deltas equal a count of ``jobs`` in the same snapshot. Every key starts
+# with the project and the owner, so a figure can be limited to a caller's projects as to a
+# person's jobs (indexed (project_id, bucket) and (submitted_by, bucket)).
+# - counts: jobs by created time, project, owner, type, priority and status;
+# - runtimes: succeeded jobs with both times, by created time, project, owner and runtime
+#   bucket (0 under 1 ms; k >= 1 for [1.1**(k-1), 1.1**k) ms): how many, and their sum;
+# - finishes: jobs by finished time (minute), project and owner.
 ROLLUP_FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     # family: (key columns after the time bucket, measures, grains)
     "counts": (
-        ("submitted_by", "type", "priority", "status"),
+        ("project_id", "submitted_by", "type", "priority", "status"),
         ("jobs",),
         ("minute", "hour", "day"),
     ),
     "runtimes": (
-        ("submitted_by", "runtime_bucket"),
+        ("project_id", "submitted_by", "runtime_bucket"),
         ("jobs", "runtime_ms"),
         ("minute", "hour", "day"),
     ),
-    "finishes": (("submitted_by",), ("jobs",), ("minute",)),
+    "finishes": (("project_id", "submitted_by"), ("jobs",), ("minute",)),
 }
 _ROLLUP_TYPES: dict[str, Any] = {
+    "project_id": Uuid,
     "submitted_by": Text,
     "type": Text,
     "priority": SmallInteger,
@@ -412,5 +416,6 @@ for _family, (_key, _measures, _grains) in ROLLUP_FAMILIES.items():
     }
     for _grain in _grains:
         _table = _rollup_table(f"job_{_family}_{_grain}", _key, _measures, delta=False)
+        Index(f"ix_job_{_family}_{_grain}_project", _table.c.project_id, _table.c.bucket)
         Index(f"ix_job_{_family}_{_grain}_owner", _table.c.submitted_by, _table.c.bucket)
         ROLLUPS[_family][_grain] = _table

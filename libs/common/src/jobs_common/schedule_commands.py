@@ -46,6 +46,7 @@ class ScheduleView(CamelModel):
     timezone: str
     job_template: dict[str, Any]
     owner: str
+    project_id: uuid.UUID = Field(description="The project the schedule and its jobs belong to.")
     paused: bool
     next_fire_at: datetime | None = Field(description="UTC; null while paused.")
     last_fire_at: datetime | None

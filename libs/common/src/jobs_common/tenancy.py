@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
@@ -58,3 +59,21 @@ def personal_project_id_sql(email_column: str) -> str:
 
 def personal_organization_id_sql(email_column: str) -> str:
     return f"md5('{PERSONAL_ORG_PREFIX}' || lower({email_column}))::uuid"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which rows a caller may read or change (docs/tenancy.md, "Who sees what").
+
+    ``projects``: only these projects' rows (None: not limited by project). ``owner``: only
+    this person's rows (None: anyone's). ``Identity.scope`` gives it for a role: the projects
+    where the caller holds at least that role; the platform admin is limited by neither; a
+    caller the gateway did not scope (a backend's own call, a test) by its own rows."""
+
+    owner: str | None = None
+    projects: frozenset[uuid.UUID] | None = None
+
+    def narrowed_to(self, project_id: uuid.UUID) -> Scope:
+        """This scope within one project (a ``projectId`` filter): nothing outside it."""
+        inside = {project_id} if self.projects is None else self.projects & {project_id}
+        return Scope(self.owner, frozenset(inside))

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import JobDispatch, parse_message
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs, outbox
+from jobs_common.tenancy import personal_project_id
 from jobs_dashboard.service import create_app
 from jobs_dashboard.settings import Settings
 from jobs_testing.infra import free_port
@@ -93,6 +94,7 @@ async def test_list_shape_visibility_and_filters(
     assert first == {
         "id": str(dl_a),
         "jobId": str(job_a),
+        "projectId": str(personal_project_id(auth.user_email)),
         "jobType": "email",
         "jobStatus": "dead",
         "attempt": 3,

@@ -1,8 +1,9 @@
 """Rollups equal a full scan: random histories of inserts, status moves, requeues and
-deletes (in multi-row statements, as the scheduler and retention write), folded at random
-points by the scheduler's folder, read back through the dashboard's rollup reads for random
-owners, filters and created ranges (whole hours, whole minutes, partial minutes, open ends)
-and compared with the same numbers computed from every job row."""
+deletes (in multi-row statements, as the scheduler and retention write) of jobs in several
+projects, folded at random points by the scheduler's folder, read back through the
+dashboard's rollup reads for random visibilities (owners, sets of projects), filters and
+created ranges (whole hours, whole minutes, partial minutes, open ends) and compared with the
+same numbers computed from every job row."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ from jobs_testing.stats import percentile_cont
 pytestmark = pytest.mark.integration
 
 OWNERS = ("a@test.com", "b@test.com", "c@test.com")
+# Any owner's jobs in any project: an owner in several projects, a project of several owners.
+PROJECTS = tuple(uuid.UUID(int=n) for n in range(1, 4))
 TYPES = ("echo", "email", "report")
 START_STATUSES = ("pending", "queued", "scheduled", "blocked")
 
@@ -60,6 +63,7 @@ class History:
                     "priority": self.rng.randint(1, 3),
                     "payload": {},
                     "submitted_by": self.rng.choice(OWNERS),
+                    "project_id": self.rng.choice(PROJECTS),
                     "status": self.rng.choice(START_STATUSES),
                     "max_attempts": 3,
                     "attempt_limit": 3,
@@ -115,7 +119,15 @@ class History:
                 rows,
                 status=self.rng.choice(["queued", "scheduled", "pending"]),
                 priority=jobs.c.priority % 3 + 1,
+                **({"project_id": self.rng.choice(PROJECTS)} if self.rng.random() < 0.3 else {}),
             )
+
+
+def sees(visibility: Visibility, row: Any) -> bool:
+    """Whether ``visibility`` keeps the job ``row``: one of its projects, its owner's."""
+    return (visibility.projects is None or row.project_id in visibility.projects) and (
+        visibility.owner is None or row.submitted_by == visibility.owner
+    )
 
 
 def runtime_ms(row: Any) -> float | None:
@@ -130,7 +142,7 @@ async def expected_counts(c: AsyncConnection, where: CountFilter) -> dict[str, A
     chosen = [
         r
         for r in rows
-        if (where.visibility.owner is None or r.submitted_by == where.visibility.owner)
+        if sees(where.visibility, r)
         and (start is None or r.created_at >= start)
         and (end is None or r.created_at < end)
         and (not where.statuses or r.status in where.statuses)
@@ -169,10 +181,16 @@ def random_range(rng: random.Random, now: datetime) -> CreatedRange:
     return CreatedRange(a, b)
 
 
+def random_visibility(rng: random.Random) -> Visibility:
+    """Anyone's or one owner's jobs, in every project or a few (none, at times)."""
+    projects = rng.choice([None, None, frozenset(rng.sample(PROJECTS, rng.randint(0, 2)))])
+    return Visibility(rng.choice([None, *OWNERS]), projects)
+
+
 async def check_reads(c: AsyncConnection, rng: random.Random, now: datetime) -> None:
     for _ in range(6):
         where = CountFilter(
-            visibility=Visibility(rng.choice([None, *OWNERS])),
+            visibility=random_visibility(rng),
             created=random_range(rng, now),
             statuses=tuple(
                 rng.sample(["queued", "succeeded", "dead", "running"], rng.randint(0, 2))
@@ -203,17 +221,22 @@ async def check_reads(c: AsyncConnection, rng: random.Random, now: datetime) -> 
 async def check_series_and_throughput(c: AsyncConnection, now: datetime) -> None:
     rows = (await c.execute(select(jobs))).all()
     db_now = (await c.execute(select(func.now()))).scalar_one()
-    for owner in (None, OWNERS[0]):
-        visible = [r for r in rows if owner is None or r.submitted_by == owner]
+    for visibility in (
+        Visibility(),
+        Visibility(OWNERS[0]),
+        Visibility(projects=frozenset(PROJECTS[:1])),
+        Visibility(OWNERS[1], frozenset(PROJECTS[1:])),
+    ):
+        visible = [r for r in rows if sees(visibility, r)]
         for minutes, count in ((1, 30), (5, 40), (60, 5), (1440, 4)):
-            series = await job_series(c, Visibility(owner), bucket_minutes=minutes, buckets=count)
+            series = await job_series(c, visibility, bucket_minutes=minutes, buckets=count)
             step = timedelta(minutes=minutes)
             for bucket in series.buckets:
                 members = [r for r in visible if bucket.start <= r.created_at < bucket.start + step]
                 assert bucket.created == len(members)
                 assert bucket.succeeded == sum(r.status == "succeeded" for r in members)
                 assert bucket.dead == sum(r.status == "dead" for r in members)
-        finished = await finished_last_hour(c, Visibility(owner))
+        finished = await finished_last_hour(c, visibility)
         assert finished == sum(
             r.finished_at is not None and r.finished_at >= db_now - timedelta(hours=1)
             for r in visible

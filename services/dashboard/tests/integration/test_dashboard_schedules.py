@@ -60,6 +60,7 @@ async def test_create_stores_the_validated_template_and_the_next_fire_time(
         "timezone",
         "jobTemplate",
         "owner",
+        "projectId",
         "paused",
         "nextFireAt",
         "lastFireAt",

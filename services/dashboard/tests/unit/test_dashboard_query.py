@@ -18,6 +18,7 @@ from jobs_dashboard.domain.query import (
     as_utc,
     parse_statuses,
     sort_column,
+    visibility_for,
 )
 
 pytestmark = pytest.mark.unit
@@ -101,15 +102,13 @@ def test_created_range_refuses_an_inverted_window() -> None:
 
 
 def test_visibility_admin_sees_all_or_one_owner() -> None:
-    assert Visibility.for_identity(ADMIN) == Visibility(None)
-    assert Visibility.for_identity(ADMIN, submitted_by="x@y.z") == Visibility("x@y.z")
-    assert Visibility.for_identity(ADMIN, submitted_by="") == Visibility(None)
+    assert visibility_for(ADMIN) == Visibility(None)
+    assert visibility_for(ADMIN, submitted_by="x@y.z") == Visibility("x@y.z")
+    assert visibility_for(ADMIN, submitted_by="") == Visibility(None)
 
 
 def test_visibility_user_sees_only_own_jobs() -> None:
-    assert Visibility.for_identity(USER) == Visibility("user@test.com")
-    assert Visibility.for_identity(USER, submitted_by="user@test.com") == Visibility(
-        "user@test.com"
-    )
+    assert visibility_for(USER) == Visibility("user@test.com")
+    assert visibility_for(USER, submitted_by="user@test.com") == Visibility("user@test.com")
     with pytest.raises(Forbidden):
-        Visibility.for_identity(USER, submitted_by="admin@test.com")
+        visibility_for(USER, submitted_by="admin@test.com")

@@ -34,12 +34,15 @@ from jobs_common.contracts import (
     JobStatus,
     Message,
 )
+from jobs_common.tenancy import personal_project_id
 from jobs_common.topology import JOB_CHANGES, JOB_LOGS_LIVE, declare_topology
 from jobs_gateway.service import create_app
 from jobs_gateway.settings import Settings
 from jobs_testing.infra import free_port
 from jobs_testing.plugin import RabbitServer
 from jobs_testing.waiting import eventually
+
+from .test_gateway_tenancy import ok, user
 
 pytestmark = pytest.mark.integration
 
@@ -339,6 +342,7 @@ async def test_a_user_sees_only_their_own_changes_and_an_admin_sees_all(
                         "reason": "dispatched",
                         "jobType": "email",
                         "at": "2030-01-02T03:04:05Z",
+                        "projectId": str(personal_project_id(USER)),
                     }
                 ],
             }
@@ -353,6 +357,94 @@ async def test_a_user_sees_only_their_own_changes_and_an_admin_sees_all(
             assert await gateway.metric("gateway_ws_connections") == 2.0
             assert await gateway.metric('gateway_ws_frames_sent_total{type="job.changes"}')
             assert await gateway.metric('gateway_live_events_received_total{type="job.changes"}')
+
+
+async def test_a_projects_connections_hear_its_changes_and_never_another_projects(
+    live_gateway: LiveGatewayFactory, rabbit_url: str, events: AbstractExchange
+) -> None:
+    """Two projects' changes published at once, interleaved and mixed in messages: Alice (the
+    owner of Acme's web project) and Bob (a viewer there) hear web's, whoever submitted them,
+    and none of Carol's; a connection naming the project hears it only; one naming a project
+    the user may not see is closed with 4400."""
+    async with live_gateway(amqp_url=rabbit_url) as gateway:
+        alice = await user(gateway.http, "alice@acme.example.com")
+        bob = await user(gateway.http, "bob@acme.example.com")
+        carol = await user(gateway.http, "carol@other.example.com")
+        acme = ok(
+            await gateway.http.post("/api/organizations", json={"name": "Acme"}, headers=alice), 201
+        )
+        members = f"/api/organizations/{acme['id']}/members"
+        ok(
+            await gateway.http.post(
+                members, json={"email": "bob@acme.example.com", "role": "viewer"}, headers=alice
+            ),
+            201,
+        )
+        web = ok(
+            await gateway.http.post(
+                "/api/projects", json={"orgId": acme["id"], "name": "web"}, headers=alice
+            ),
+            201,
+        )
+        await gateway.consuming()
+
+        def token(headers: dict[str, str]) -> str:
+            return headers["Authorization"].removeprefix("Bearer ")
+
+        urls = {
+            "alice": gateway.ws_url(token(alice)),
+            "bob": gateway.ws_url(token(bob)),
+            "bob_web": gateway.ws_url(token(bob)) + f"&projectId={quote('acme/web')}",
+            "carol": gateway.ws_url(token(carol)),
+        }
+        refused_url = gateway.ws_url(token(carol)) + f"&projectId={web['id']}"
+        async with connect(refused_url) as stranger:
+            assert (await close_of(stranger))[0] == 4400
+        async with (
+            connect(urls["alice"]) as a,
+            connect(urls["bob"]) as b,
+            connect(urls["bob_web"]) as bw,
+            connect(urls["carol"]) as c,
+        ):
+            sockets = {"alice": a, "bob": b, "bob_web": bw, "carol": c}
+            for ws in sockets.values():
+                assert (await receive(ws))["type"] == "hello"
+            web_id = uuid.UUID(web["id"])
+            in_web: list[str] = []
+            carols: list[str] = []
+
+            def submitted(by: str, project: uuid.UUID | None, into: list[str]) -> JobChange:
+                made = change(by).model_copy(update={"project_id": project})
+                into.append(str(made.job_id))
+                return made
+
+            async def flood(turn: int) -> None:
+                colleague = "bob@acme.example.com" if turn % 2 else "alice@acme.example.com"
+                mixed = [
+                    submitted("alice@acme.example.com", web_id, in_web),
+                    submitted("carol@other.example.com", None, carols),
+                    submitted(colleague, web_id, in_web),
+                ]
+                await publish(events, JobChanges(changes=mixed))
+
+            await asyncio.gather(*(flood(turn) for turn in range(10)))
+            end = submitted("alice@acme.example.com", web_id, [])
+            last = submitted("carol@other.example.com", None, [])
+            await publish(events, JobChanges(changes=[end, last]))
+
+            async def heard(ws: ClientConnection, until: uuid.UUID) -> list[str]:
+                seen: list[str] = []
+                while str(until) not in seen:
+                    frame = await receive(ws)
+                    assert frame["type"] == "job.changes", frame
+                    seen += [c["jobId"] for c in frame["changes"]]
+                return seen
+
+            for name in ("alice", "bob", "bob_web"):
+                got = await heard(sockets[name], end.job_id)
+                assert sorted(got) == sorted([*in_web, str(end.job_id)]), name
+            got = await heard(sockets["carol"], last.job_id)
+            assert sorted(got) == sorted([*carols, str(last.job_id)])
 
 
 # -- log lines and subscriptions --------------------------------------------------------------

@@ -90,13 +90,16 @@ async def test_a_request_acts_in_the_project_it_names_or_the_callers_default(
         seen = forwarded(upstreams)
         assert (seen["project"], seen["role"], seen["raw"]) == (web["id"], "owner", None)
         assert seen["grants"] == {web["id"]: "owner"}  # a named project narrows the reads
-    ok(await gateway.get(f"/api/jobs?projectId={ops['id']}", headers=t["vic"]))
-    seen = forwarded(upstreams, "dashboard")
-    assert (seen["project"], seen["role"], seen["grants"]) == (
-        ops["id"],
-        "viewer",
-        {ops["id"]: "viewer"},
-    )
+    for named in (ops["id"], "ops", f"{acme['slug']}/ops"):
+        ok(await gateway.get(f"/api/jobs?projectId={named}&pageSize=5", headers=t["vic"]))
+        seen = forwarded(upstreams, "dashboard")
+        assert (seen["project"], seen["role"], seen["grants"]) == (
+            ops["id"],
+            "viewer",
+            {ops["id"]: "viewer"},
+        )
+        # The backend reads the id the gateway resolved, whatever the client named.
+        assert upstreams.dashboard.calls()[-1].query == f"projectId={ops['id']}&pageSize=5"
 
     # Another organization's project is not found, whether named by id or by slug.
     for named in (t["foreign"]["id"], "beta/web", f"{t['foreign']['id'][:8]}"):
@@ -177,10 +180,9 @@ async def test_an_api_key_acts_in_its_project_with_its_role_only(
             404,
             "not_found",
         )
-    # Reads of the dashboard are not scoped by project yet: a key may not call them.
-    calls = len(upstreams.dashboard.calls())
-    refused(await gateway.get("/api/jobs", headers=key), 403, "forbidden")
-    assert len(upstreams.dashboard.calls()) == calls
+    # The dashboard's reads take the key, scoped to its project.
+    ok(await gateway.get("/api/jobs", headers=key))
+    assert forwarded(upstreams, "dashboard")["grants"] == {web["id"]: "member"}
     # Nor manage organizations, projects or keys.
     refused(await gateway.get("/api/organizations", headers=key), 403, "forbidden")
 

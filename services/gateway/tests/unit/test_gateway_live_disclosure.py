@@ -12,6 +12,7 @@ import pytest
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChange, JobChanges, JobStatus
+from jobs_common.tenancy import personal_project_id
 from jobs_gateway.domain import live
 
 pytestmark = pytest.mark.unit
@@ -20,6 +21,11 @@ AT = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 ADMIN = Identity(user_id="u-admin", email="admin@test.com", role="admin")
 ALICE = Identity(user_id="u-alice", email="alice@x.io", role="user")
 WORKER = "build-7-4711-1a2b3c4d"
+
+
+def own(identity: Identity) -> str:
+    """The personal project, where a job submitted without one goes."""
+    return str(personal_project_id(identity.email))
 
 
 def change(reason: str) -> JobChange:
@@ -48,10 +54,10 @@ def test_owners_read_no_worker_and_no_administrator() -> None:
         "cancelled by alice@x.io",
     ]
     frames = live.ChangeFrames(JobChanges(changes=[change(reason) for reason in written]))
-    assert reasons(frames.for_identity(ALICE)) == [
+    assert reasons(frames.for_project(own(ALICE))) == [
         "started on a worker",
         "the worker went silent",
         "cancelled by an administrator",
         "cancelled by alice@x.io",
     ]
-    assert reasons(frames.for_identity(ADMIN)) == written
+    assert reasons(frames.for_admins()) == written

@@ -12,6 +12,7 @@ import pytest
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChange, JobChanges, JobLogLine, JobLogTail, JobStatus
 from jobs_common.errors import NotFound
+from jobs_common.tenancy import personal_project_id
 from jobs_gateway.domain import live
 
 pytestmark = pytest.mark.unit
@@ -23,6 +24,11 @@ JOB_C = uuid.UUID("00000000-0000-4000-8000-00000000000c")
 ADMIN = Identity(user_id="u-admin", email="admin@test.com", role="admin")
 ALICE = Identity(user_id="u-alice", email="Alice@x.io", role="user")
 BOB = Identity(user_id="u-bob", email="bob@x.io", role="user")
+
+
+def own(identity: Identity) -> str:
+    """The personal project, where a job submitted without one goes."""
+    return str(personal_project_id(identity.email))
 
 
 def change(job_id: uuid.UUID, owner: str, to: JobStatus = JobStatus.QUEUED) -> JobChange:
@@ -53,7 +59,7 @@ def body(frame: live.Frame | None) -> dict[str, Any]:
 
 def test_a_change_frame_uses_the_public_camel_case_names() -> None:
     frames = live.ChangeFrames(JobChanges(changes=[change(JOB_A, "alice@x.io")]))
-    assert body(frames.for_identity(ALICE)) == {
+    assert body(frames.for_project(own(ALICE))) == {
         "type": "job.changes",
         "changes": [
             {
@@ -64,6 +70,7 @@ def test_a_change_frame_uses_the_public_camel_case_names() -> None:
                 "reason": "dispatched",
                 "jobType": "email",
                 "at": "2030-01-02T03:04:05.600000Z",
+                "projectId": own(ALICE),
             }
         ],
     }
@@ -73,7 +80,7 @@ def test_an_admin_sees_every_change_with_its_owner() -> None:
     frames = live.ChangeFrames(
         JobChanges(changes=[change(JOB_A, "alice@x.io"), change(JOB_B, "bob@x.io")])
     )
-    changes = body(frames.for_identity(ADMIN))["changes"]
+    changes = body(frames.for_admins())["changes"]
     assert [(c["jobId"], c["submittedBy"]) for c in changes] == [
         (str(JOB_A), "alice@x.io"),
         (str(JOB_B), "bob@x.io"),
@@ -90,20 +97,20 @@ def test_a_user_sees_only_their_own_changes_case_insensitively_without_the_owner
             ]
         )
     )
-    alice = body(frames.for_identity(ALICE))["changes"]
+    alice = body(frames.for_project(own(ALICE)))["changes"]
     assert [(c["jobId"], c["toStatus"]) for c in alice] == [
         (str(JOB_A), "queued"),
         (str(JOB_C), "running"),
     ]
     assert all("submittedBy" not in c for c in alice)
-    bob = body(frames.for_identity(BOB))["changes"]
+    bob = body(frames.for_project(own(BOB)))["changes"]
     assert [c["jobId"] for c in bob] == [str(JOB_B)]
 
 
 def test_no_frame_when_none_of_the_changes_is_the_users() -> None:
     frames = live.ChangeFrames(JobChanges(changes=[change(JOB_A, "bob@x.io")]))
-    assert frames.for_identity(ALICE) is None
-    assert sorted(frames.owners) == ["bob@x.io"]
+    assert frames.for_project(own(ALICE)) is None
+    assert sorted(frames.projects) == [own(BOB)]
 
 
 def test_a_frame_is_built_once_per_audience() -> None:
@@ -111,9 +118,26 @@ def test_a_frame_is_built_once_per_audience() -> None:
         JobChanges(changes=[change(JOB_A, "alice@x.io"), change(JOB_B, "bob@x.io")])
     )
     assert frames.for_admins() is frames.for_admins()
-    assert frames.for_identity(ALICE) is frames.for_owner("alice@x.io")
+    assert frames.for_project(own(ALICE)) is frames.for_project(own(ALICE))
     other_alice = Identity(user_id="u-alice-2", email="alice@x.io", role="user")
-    assert frames.for_identity(ALICE) is frames.for_identity(other_alice)
+    assert frames.for_project(own(ALICE)) is frames.for_project(own(other_alice))
+
+
+def test_a_projects_members_hear_each_others_changes_and_no_one_elses() -> None:
+    shared = uuid.uuid4()
+    in_shared = [
+        change(JOB_A, "alice@x.io").model_copy(update={"project_id": shared}),
+        change(JOB_B, "bob@x.io").model_copy(update={"project_id": shared}),
+    ]
+    frames = live.ChangeFrames(JobChanges(changes=[*in_shared, change(JOB_C, "bob@x.io")]))
+    heard = body(frames.for_project(str(shared)))["changes"]
+    assert [(c["jobId"], c["projectId"]) for c in heard] == [
+        (str(JOB_A), str(shared)),
+        (str(JOB_B), str(shared)),
+    ]
+    assert all("submittedBy" not in c for c in heard)
+    assert [c["jobId"] for c in body(frames.for_project(own(BOB)))["changes"]] == [str(JOB_C)]
+    assert frames.for_project(own(ALICE)) is None
 
 
 def test_log_lines_only_of_subscribed_jobs_and_the_worker_only_for_admins() -> None:

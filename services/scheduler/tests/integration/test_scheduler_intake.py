@@ -106,13 +106,21 @@ async def test_each_job_and_batch_is_recorded_in_the_project_its_message_names(
     without one records the job in its owner's personal default project."""
     project = uuid.uuid4()
     batch = uuid.uuid4()
-    named = submitted(project_id=project, batch_id=batch, batch_size=2)
+    named = submitted(project_id=project, batch_id=batch, batch_size=2, api_key="abcd1234")
     sibling = submitted(project_id=project, batch_id=batch, batch_size=2)
     unnamed = submitted(submitted_by="Erin@Example.com")
     await bus.publisher.publish(topology.SUBMITTED, JobsSubmitted(jobs=[named, sibling, unnamed]))
     for job in (named, sibling, unnamed):
         await wait_status(db, job.job_id, "queued")
     assert (await job_row(db, named.job_id)).project_id == project
+    async with db.connect() as connection:
+        reasons = await connection.execute(
+            text("SELECT job_id, reason FROM job_events WHERE to_status = 'pending'")
+        )
+        first = dict(reasons.all())
+    # The timeline says who submitted: a key by its prefix.
+    assert first[named.job_id] == "submitted with API key abcd1234"
+    assert first[sibling.job_id] == "submitted"
     assert (await job_row(db, unnamed.job_id)).project_id == personal_project_id("erin@example.com")
     async with db.connect() as connection:
         recorded = await connection.execute(

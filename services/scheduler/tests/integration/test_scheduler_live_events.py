@@ -59,12 +59,17 @@ class Listener:
 
 async def test_each_committed_change_is_published_with_its_owner(bus: RabbitBus) -> None:
     listener = Listener(await live_queue(bus))
-    message = submitted(submitted_by="owner@example.com", job_type="simulate")
+    project = uuid.uuid4()  # its members hear the changes (the gateway's live hub)
+    message = submitted(submitted_by="owner@example.com", job_type="simulate").model_copy(
+        update={"project_id": project}
+    )
     await bus.publisher.publish(topology.SUBMITTED, message)
 
     assert await listener.moves_of(message.job_id, 2) == [(None, "pending"), ("pending", "queued")]
     recorded = [c for c in listener.changes if c.job_id == message.job_id]
-    assert {(c.submitted_by, c.job_type) for c in recorded} == {("owner@example.com", "simulate")}
+    assert {(c.submitted_by, c.job_type, c.project_id) for c in recorded} == {
+        ("owner@example.com", "simulate", project)
+    }
     assert [c.attempt for c in recorded] == [0, 1]
 
     dispatch = await next_dispatch(bus)
@@ -84,6 +89,7 @@ async def test_each_committed_change_is_published_with_its_owner(bus: RabbitBus)
     assert moves[2:] == [("queued", "running"), ("running", "succeeded")]
     succeeded = next(c for c in listener.changes if c.to_status == "succeeded")
     assert succeeded.submitted_by == "owner@example.com" and succeeded.attempt == 1
+    assert succeeded.project_id == project
 
     async def tail() -> list[str] | None:
         await listener.drain()

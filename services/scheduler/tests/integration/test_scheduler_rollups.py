@@ -1,11 +1,13 @@
-"""The rollups (migration 0009): the running scheduler's writes append deltas that its sweep
-folds into the per-minute and per-hour rollups; one folder at a time; a fold that does not
-commit folds nothing; a fold takes at most its batch. (That rollups equal a full count of
+"""The rollups (migrations 0009, 0014): the running scheduler's writes append deltas that its
+sweep folds into the per-minute and per-hour rollups; one folder at a time; a fold that does
+not commit folds nothing; a fold takes at most its batch; the figures are kept by project and
+owner through the triggers, the folds and a rebuild. (That rollups equal a full count of
 ``jobs`` on random histories is the dashboard's test_dashboard_rollups_property.py.)"""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -15,11 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.jobstore import ROLLUPS, jobs
 from jobs_common.rabbit import RabbitBus
-from jobs_scheduler.adapters.rollups import fold
+from jobs_scheduler.adapters.rollups import fold, rebuild_rollups
+from jobs_scheduler.migrations.rollup_schema import OWNER_0014
 from jobs_scheduler.service import Runtime
 from jobs_testing.waiting import eventually
 
 from .conftest import job_result, next_dispatch, submitted, wait_status
+from .rollup_figures import MEMBERS, mismatches, rolled_up, write_history
 
 pytestmark = pytest.mark.integration
 
@@ -117,3 +121,27 @@ async def test_a_fold_takes_at_most_its_batch_and_the_rest_next_time(db: AsyncEn
                 break
     assert await by_status(db, COUNTS_MINUTE) == {"queued": 40}
     assert await count(db, COUNT_DELTAS) == 0
+
+
+async def test_the_rollups_count_by_project_and_owner(db: AsyncEngine) -> None:
+    """Ann's jobs in two projects, Ann's and Bob's in one (statements that span them all):
+    captured, partly folded, all folded and rebuilt, the rollups equal a recount of ``jobs`` by
+    project and owner."""
+    async with db.connect() as connection:
+        now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+    async with db.begin() as connection:
+        await write_history(connection, now)
+        assert await mismatches(connection, OWNER_0014) == {}  # all in the deltas
+    async with db.begin() as connection:
+        assert await fold(connection, 5) == 5
+        assert await mismatches(connection, OWNER_0014) == {}
+        await write_history(connection, now)  # in the folder's transaction, after its fold
+        while await fold(connection, 10_000):
+            pass
+        assert not await connection.scalar(select(func.count()).select_from(COUNT_DELTAS))
+        assert await mismatches(connection, OWNER_0014) == {}
+        days = await rolled_up(connection, "counts", "day", OWNER_0014)
+        assert {(project, owner) for _, project, owner, *_ in days} == set(MEMBERS)
+    async with db.begin() as connection:
+        await rebuild_rollups(connection)
+        assert await mismatches(connection, OWNER_0014) == {}

@@ -72,13 +72,23 @@ async def test_a_job_goes_to_the_project_named_or_the_callers_default_and_on_to_
             )
             assert view["projectId"] == project
         relayed: dict[str, str] = {}
+        keys: dict[str, str | None] = {}
 
         async def all_relayed() -> bool:
-            relayed.update({str(j.job_id): str(j.project()) for j in await broker.drain_jobs()})
+            for job in await broker.drain_jobs():
+                relayed[str(job.job_id)] = str(job.project())
+                keys[str(job.job_id)] = job.api_key
             return set(expected) <= set(relayed)
 
         await wait_until(all_relayed)
         assert {job: relayed[job] for job in expected} == expected
+        # Who submitted travels too: the key's prefix, or None for a person.
+        assert {job: keys[job] for job in expected} == {
+            personal: None,
+            named["jobId"]: None,
+            acting: None,
+            by_key: "abcd1234",
+        }
         # Unscoped (a backend's own call, or a release before projects): the owner's project.
         legacy = status_of(await app.submit(identity=USER), 202)["jobId"]
         view = await app.client.get(f"/api/v1/jobs/{legacy}/status", headers=app.headers(USER))

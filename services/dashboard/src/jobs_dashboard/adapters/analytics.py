@@ -1,11 +1,14 @@
-"""Job analytics, series and listing totals from the rollups (the scheduler's migration 0009).
+"""Job analytics, series and listing totals from the rollups (the scheduler's migrations 0009
+and 0014).
 
 Triggers on ``jobs`` keep job counts and succeeded runtimes by created minute, hour and day,
 and finishes by finished minute (``jobs_common.jobstore.ROLLUPS``), through deltas the
 scheduler folds in. A read adds the unfolded deltas and, for a created range that does not
 start or end on a whole minute, scans the partial minutes in ``jobs``
 (``domain.analytics.plan_spans``): in the caller's snapshot the answer equals a full count of
-``jobs``, and its cost follows the number of rollup rows, not of jobs.
+``jobs``, and its cost follows the number of rollup rows, not of jobs. Every rollup row has
+its jobs' project and owner, so a read keeps the rows the caller may see as a read of ``jobs``
+does (``adapters.store.visible``: the caller's projects, the one owner).
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, union_all
+from sqlalchemy import ColumnElement, func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import Select
 
 from jobs_common.contracts import TERMINAL_STATUSES
 from jobs_common.jobstore import ROLLUPS, jobs
+from jobs_dashboard.adapters.store import visible
 from jobs_dashboard.domain import analytics as stats
 from jobs_dashboard.domain.analytics import (
     DAY,
@@ -39,8 +43,15 @@ COUNTS, RUNTIMES, FINISHES = ROLLUPS["counts"], ROLLUPS["runtimes"], ROLLUPS["fi
 TERMINAL = [s.value for s in TERMINAL_STATUSES]
 
 
-def visibility_conditions(visibility: Visibility) -> list[Any]:
-    return [] if visibility.owner is None else [jobs.c.submitted_by == visibility.owner]
+def visibility_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
+    """The ``jobs`` rows ``visibility`` may read."""
+    return visible(visibility, owner=jobs.c.submitted_by, project=jobs.c.project_id)
+
+
+def visible_rows(table: Any, visibility: Visibility) -> list[ColumnElement[bool]]:
+    """The rows of ``jobs`` or of a rollup table (each has the job's project and owner)
+    ``visibility`` may read."""
+    return visible(visibility, owner=table.c.submitted_by, project=table.c.project_id)
 
 
 def created_conditions(created: CreatedRange) -> list[Any]:
@@ -54,7 +65,8 @@ def created_conditions(created: CreatedRange) -> list[Any]:
 
 @dataclass(frozen=True)
 class CountFilter:
-    """What the rollups can count by: owner, created range, statuses, type, priority."""
+    """What the rollups can count by: visibility (projects, owner), created range, statuses,
+    type, priority."""
 
     visibility: Visibility
     created: CreatedRange = field(default_factory=CreatedRange)
@@ -69,8 +81,7 @@ def _conditions(table: Any, time_column: Any, span: Span, where: CountFilter) ->
         conditions.append(time_column >= span.start)
     if span.end is not None:
         conditions.append(time_column < span.end)
-    if where.visibility.owner is not None:
-        conditions.append(table.c.submitted_by == where.visibility.owner)
+    conditions.extend(visible_rows(table, where.visibility))
     if where.statuses:
         conditions.append(table.c.status.in_(where.statuses))
     if where.type is not None:
@@ -195,14 +206,13 @@ async def finished_last_hour(connection: AsyncConnection, visibility: Visibility
     minutes, the jobs that finished in the partial first minute (``ix_jobs_finished``)."""
     now: datetime = (await connection.execute(select(func.now()))).scalar_one()
     since = now - timedelta(hours=1)
-    visible = visibility_conditions(visibility)
+    visible_jobs = visibility_conditions(visibility)
     whole_minutes = ceil_to(since, MINUTE)
-    parts = [_finished(status, since, whole_minutes, *visible) for status in TERMINAL]
+    parts = [_finished(status, since, whole_minutes, *visible_jobs) for status in TERMINAL]
     for table in (FINISHES["minute"], FINISHES["delta"]):
-        owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
         parts.append(
             select(func.coalesce(func.sum(table.c.jobs), 0).label("jobs")).where(
-                table.c.bucket >= whole_minutes, *owner
+                table.c.bucket >= whole_minutes, *visible_rows(table, visibility)
             )
         )
     every = union_all(*parts).subquery()
@@ -233,13 +243,12 @@ async def job_series(
     )
     parts = []
     for table in (COUNTS[grain], COUNTS["delta"]):
-        owner = [] if visibility.owner is None else [table.c.submitted_by == visibility.owner]
         parts.append(
             select(
                 func.date_bin(step, table.c.bucket, first).label("start"),
                 table.c.status,
                 table.c.jobs,
-            ).where(table.c.bucket >= first, *owner)
+            ).where(table.c.bucket >= first, *visible_rows(table, visibility))
         )
     every = union_all(*parts).subquery()
     rows = await connection.execute(

@@ -11,7 +11,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.disclosure import WORKER_SILENT
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
-from jobs_dashboard.adapters.store import AnyRow, Store
+from jobs_dashboard.adapters.store import AnyRow, Store, visible
 from jobs_dashboard.domain.dead_letters import (
     DeadLetterAction,
     DeadLetterFilters,
@@ -26,13 +26,15 @@ ITEM_COLUMNS = (
     *dead_letters.c,
     jobs.c.type.label("job_type"),
     jobs.c.status.label("job_status"),
+    jobs.c.project_id,
 )
 NEWEST_FIRST = (dead_letters.c.created_at.desc(), dead_letters.c.id.desc())
 OLDEST_FIRST = (dead_letters.c.created_at.asc(), dead_letters.c.id.asc())
 
 
 def owner_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
-    return [] if visibility.owner is None else [jobs.c.submitted_by == visibility.owner]
+    """A dead letter is visible with its job."""
+    return visible(visibility, owner=jobs.c.submitted_by, project=jobs.c.project_id)
 
 
 def fingerprint_column(filters: DeadLetterFilters) -> ColumnElement[str]:
@@ -72,6 +74,7 @@ def to_item(row: AnyRow) -> DeadLetterItem:
     return DeadLetterItem(
         id=row.id,
         job_id=row.job_id,
+        project_id=row.project_id,
         job_type=row.job_type,
         job_status=row.job_status,
         attempt=row.attempt,

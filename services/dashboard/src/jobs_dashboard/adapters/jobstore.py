@@ -107,6 +107,7 @@ class JobRef:
     trace_id: str | None
     type: str = ""
     cancel_requested_at: datetime | None = None
+    project_id: uuid.UUID | None = None
 
 
 def _policy(value: Any) -> EffectivePolicy | None:
@@ -154,8 +155,6 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
         conditions.append(jobs.c.schedule_id == filters.schedule_id)
     if filters.batch_id is not None:
         conditions.append(jobs.c.batch_id == filters.batch_id)
-    if filters.project_id is not None:
-        conditions.append(jobs.c.project_id == filters.project_id)
     return conditions
 
 
@@ -247,12 +246,15 @@ class JobReader(Store):
                         jobs.c.trace_id,
                         jobs.c.type,
                         jobs.c.cancel_requested_at,
+                        jobs.c.project_id,
                     ).where(jobs.c.id == job_id, *visibility_conditions(visibility))
                 )
             ).first()
         if row is None:
             return None
-        return JobRef(row.id, row.status, row.trace_id, row.type, row.cancel_requested_at)
+        return JobRef(
+            row.id, row.status, row.trace_id, row.type, row.cancel_requested_at, row.project_id
+        )
 
     async def job_status(self, job_id: uuid.UUID) -> str | None:
         async with self.engine.connect() as connection:

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.jobstore import batches, jobs, read_horizons, retry_policies, workers
 from jobs_common.retry_policy_commands import RetryPolicyView
 from jobs_common.topology import HEARTBEAT
-from jobs_dashboard.adapters.store import AnyRow, Store
+from jobs_dashboard.adapters.store import AnyRow, Store, visible
 from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
 from jobs_dashboard.domain.query import PageRequest, Visibility
 from jobs_dashboard.domain.workers import (
@@ -26,6 +27,10 @@ from jobs_dashboard.domain.workers import (
     shown_since,
     worker_status,
 )
+
+
+def batch_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
+    return visible(visibility, owner=batches.c.submitted_by, project=batches.c.project_id)
 
 
 def to_policy(row: AnyRow) -> RetryPolicyView:
@@ -114,9 +119,7 @@ class RegistryStore(Store):
         return WorkerList(items=views, counts=counts, heartbeat_horizon=horizon)
 
     async def batch(self, batch_id: uuid.UUID, visibility: Visibility) -> BatchView | None:
-        conditions = [batches.c.id == batch_id]
-        if visibility.owner is not None:
-            conditions.append(batches.c.submitted_by == visibility.owner)
+        conditions = [batches.c.id == batch_id, *batch_conditions(visibility)]
         async with self.snapshot() as connection:
             row = (await connection.execute(select(batches).where(*conditions))).first()
             if row is None:
@@ -138,9 +141,7 @@ class RegistryStore(Store):
     async def batch_page(self, visibility: Visibility, page: PageRequest) -> BatchPage:
         """Newest first (``ix_batches_created`` / ``ix_batches_owner_created``), each with its
         members counted by status in one grouped query over ``ix_jobs_batch``."""
-        conditions = (
-            [] if visibility.owner is None else [batches.c.submitted_by == visibility.owner]
-        )
+        conditions = batch_conditions(visibility)
         async with self.snapshot() as connection:
             total = (
                 await connection.execute(

@@ -10,13 +10,13 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.jobstore import jobs, schedule_fires, schedules
 from jobs_common.schedule_commands import ScheduleView
-from jobs_dashboard.adapters.store import AnyRow, Store
+from jobs_dashboard.adapters.store import AnyRow, Store, visible
 from jobs_dashboard.domain.query import PageRequest, Visibility
 from jobs_dashboard.domain.schedules import LAST_FIRES, ScheduleDetail, ScheduleFire
 
 
 def owner_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
-    return [] if visibility.owner is None else [schedules.c.owner == visibility.owner]
+    return visible(visibility, owner=schedules.c.owner, project=schedules.c.project_id)
 
 
 def to_view(row: AnyRow) -> ScheduleView:
@@ -27,6 +27,7 @@ def to_view(row: AnyRow) -> ScheduleView:
         timezone=row.timezone,
         job_template=row.job_template,
         owner=row.owner,
+        project_id=row.project_id,
         paused=row.paused,
         next_fire_at=row.next_fire_at,
         last_fire_at=row.last_fire_at,

@@ -19,6 +19,10 @@ from typing import Any
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from jobs_common.scoped_rows import visible
+
+__all__ = ["AnyRow", "Store", "visible"]
+
 AnyRow = Row[*tuple[Any, ...]]
 
 

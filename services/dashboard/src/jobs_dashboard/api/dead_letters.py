@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 
+from jobs_common.auth import Identity
 from jobs_common.dead_letter_commands import (
     ACTION_BULK,
     ACTION_DISCARD,
@@ -18,6 +19,7 @@ from jobs_common.dead_letter_commands import (
 )
 from jobs_common.errors import NotFound
 from jobs_common.request_identity import CurrentIdentity
+from jobs_common.tenancy import OrgRole
 from jobs_dashboard.adapters.metrics import DEAD_LETTER_ACTIONS
 from jobs_dashboard.api.deps import (
     CreatedRangeDep,
@@ -45,7 +47,6 @@ from jobs_dashboard.domain.dead_letters import (
 )
 from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
 from jobs_dashboard.domain.payloads import check_payload
-from jobs_dashboard.domain.query import Visibility
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/dead-letters", tags=["dead letters"])
@@ -78,7 +79,7 @@ async def dead_letter_filters(
 FiltersDep = Annotated[DeadLetterFilters, Depends(dead_letter_filters)]
 
 
-@router.get("", summary="Dead letters of the caller's jobs (an admin: all), newest first")
+@router.get("", summary="Dead letters of the caller's projects' jobs, newest first")
 async def list_dead_letters(
     filters: FiltersDep, identity: CurrentIdentity, page: PageDep, store: DeadLettersDep
 ) -> DeadLetterPage:
@@ -130,6 +131,7 @@ async def requeue_dead_letter(
     item = await store.get(dead_letter_id, visibility)
     if item is None:
         raise NotFound(f"dead letter {dead_letter_id} not found")
+    may_act(identity, item)
     payload = (
         None
         if request.payload is None
@@ -167,6 +169,9 @@ async def discard_dead_letter(
     scheduler: SchedulerDep,
     body: Annotated[DiscardBody | None, Body()] = None,
 ) -> DeadLetterItem:
+    found = await store.get(dead_letter_id, visibility)
+    if found is not None:
+        may_act(identity, found)
     command = DiscardCommand(reason=None if body is None else body.reason)
     await scheduler.discard_dead_letter(dead_letter_id, command, identity)
     DEAD_LETTER_ACTIONS.labels(action=ACTION_DISCARD).inc()
@@ -184,9 +189,9 @@ async def bulk_action(
     scheduler: SchedulerDep,
     settings: SettingsDep,
 ) -> BulkResult:
-    visibility = Visibility.for_identity(identity)
+    # The letters of the projects where the caller may act (a member or above).
     filters = request.selector.filters(
-        visibility, action=request.action, for_owner=not identity.is_admin
+        identity.scope(OrgRole.MEMBER), action=request.action, for_owner=not identity.is_admin
     )
     limit = settings.bulk_limit
     if request.dry_run:
@@ -211,17 +216,27 @@ async def bulk_action(
     DEAD_LETTER_ACTIONS.labels(action=action).inc()
     log.info(
         "bulk dead-letter action",
-        extra={"action": action, "affected": count, "matching": matching, "actor": identity.email},
+        extra={"action": action, "affected": count, "matching": matching, "actor": identity.actor},
     )
     return BulkResult(
         action=request.action, dry_run=False, count=count, matching=matching, sample=[]
     )
 
 
+def may_act(identity: Identity, item: DeadLetterItem) -> None:
+    """A dead letter's commands take a member (or above) of its job's project."""
+    identity.require(
+        str(item.project_id),
+        OrgRole.MEMBER,
+        to="requeue or discard dead letters",
+        missing=f"dead letter {item.id} not found",
+    )
+
+
 # Last: the fixed GET paths above (/groups, /actions) are matched before this one.
 @router.get(
     "/{deadLetterId}",
-    summary="One dead letter (of the caller's jobs; an admin: any), open or resolved",
+    summary="One dead letter of the caller's projects, open or resolved",
     responses={404: {"description": "Unknown or not yours"}},
 )
 async def get_dead_letter(

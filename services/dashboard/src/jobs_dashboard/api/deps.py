@@ -23,6 +23,7 @@ from jobs_dashboard.domain.query import (
     IsoDateTime,
     PageRequest,
     Visibility,
+    visibility_for,
 )
 from jobs_dashboard.settings import Settings
 
@@ -101,12 +102,12 @@ async def visibility(
         Query(alias="submittedBy", max_length=320, description="Admins only: one owner's jobs."),
     ] = None,
 ) -> Visibility:
-    return Visibility.for_identity(identity, submitted_by=submitted_by)
+    return visibility_for(identity, submitted_by=submitted_by)
 
 
 async def own_visibility(identity: CurrentIdentity) -> Visibility:
     """A user's own rows; an admin's everyone's."""
-    return Visibility.for_identity(identity)
+    return visibility_for(identity)
 
 
 # Past this page an OFFSET scan is a denial of service, and past 2**63 rows it overflows.

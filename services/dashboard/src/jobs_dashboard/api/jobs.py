@@ -11,10 +11,12 @@ from fastapi.responses import Response
 from pydantic import ConfigDict, Field, StringConstraints
 
 from jobs_common.api_models import CamelModel
+from jobs_common.auth import Identity
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_common.errors import NotFound
 from jobs_common.json_response import JsonResponse
 from jobs_common.request_identity import CurrentIdentity
+from jobs_common.tenancy import OrgRole
 from jobs_dashboard.adapters.jobstore import JobReader, JobRef
 from jobs_dashboard.api.deps import (
     CommandsDep,
@@ -36,6 +38,7 @@ from jobs_dashboard.domain.query import (
     SortField,
     Visibility,
     parse_statuses,
+    visibility_for,
 )
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
@@ -84,14 +87,13 @@ async def list_query(
 ) -> JobListQuery:
     return JobListQuery.of(
         filters=JobFilters(
-            visibility=visibility,
+            visibility=visibility if project_id is None else visibility.narrowed_to(project_id),
             statuses=parse_statuses(status),
             type=job_type,
             priority=priority,
             created=created,
             schedule_id=schedule_id,
             batch_id=batch_id,
-            project_id=project_id,
         ),
         page=page,
         sort_by=sort_by,
@@ -100,7 +102,7 @@ async def list_query(
     )
 
 
-@router.get("", summary="List jobs (a user sees their own, an admin all)")
+@router.get("", summary="List the jobs of the caller's projects (X-Project or projectId: one)")
 async def list_jobs(
     query: Annotated[JobListQuery, Depends(list_query)],
     identity: CurrentIdentity,
@@ -113,7 +115,7 @@ async def list_jobs(
 
 @router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")
 async def get_job(job_id: JobId, identity: CurrentIdentity, reader: ReaderDep) -> JobDetail:
-    detail = await reader.get_job(job_id, Visibility.for_identity(identity))
+    detail = await reader.get_job(job_id, visibility_for(identity))
     if detail is None:
         raise NotFound(f"job {job_id} not found")
     return job_detail_for(detail, identity)
@@ -145,12 +147,21 @@ async def job_logs(
 async def retry_job(
     job_id: JobId, identity: CurrentIdentity, reader: ReaderDep, commands: CommandsDep
 ) -> RetryAccepted:
-    ref = await reader.job_ref(job_id, Visibility.for_identity(identity))
+    ref = await reader.job_ref(job_id, visibility_for(identity))
     if ref is None:
         raise NotFound(f"job {job_id} not found")
+    may_act(identity, ref, to="retry jobs")
     ensure_retryable(ref.status)
-    await commands.request_retry(job_id=job_id, requested_by=identity.email, trace_id=ref.trace_id)
+    await commands.request_retry(job_id=job_id, requested_by=identity.actor, trace_id=ref.trace_id)
     return RetryAccepted(job_id=job_id)
+
+
+def may_act(identity: Identity, ref: JobRef, *, to: str) -> None:
+    """A job's commands take a member (or above) of its project: 403 for a viewer."""
+    if ref.project_id is not None:
+        identity.require(
+            str(ref.project_id), OrgRole.MEMBER, to=to, missing=f"job {ref.job_id} not found"
+        )
 
 
 async def wait_until_recorded(
@@ -202,7 +213,7 @@ async def cancel_job(
     submissions: SubmissionsDep,
     body: Annotated[CancelBody | None, Body()] = None,
 ) -> Response:
-    visibility = Visibility.for_identity(identity)
+    visibility = visibility_for(identity)
     ref = await reader.job_ref(job_id, visibility)
     # Not recorded yet: wait for the scheduler only for a job accepted a moment ago (an id
     # nobody submitted is a 404 at once, not after the wait).
@@ -216,10 +227,11 @@ async def cancel_job(
         )
     if ref is None:
         raise NotFound(f"job {job_id} not found")
+    may_act(identity, ref, to="cancel jobs")
     ensure_cancellable(ref.status)
     await commands.request_cancel(
         job_id=job_id,
-        requested_by=identity.email,
+        requested_by=identity.actor,
         reason=None if body is None else body.reason,
         trace_id=ref.trace_id,
     )

@@ -78,9 +78,7 @@ async def list_workers(
     )
 
 
-@batches.get(
-    "", summary="Batches, newest first, with their progress (a user's own, an admin's all)"
-)
+@batches.get("", summary="Batches of the caller's projects, newest first, with their progress")
 async def list_batches(visibility: VisibilityDep, page: PageDep, store: RegistryDep) -> BatchPage:
     return await store.batch_page(visibility, page)
 

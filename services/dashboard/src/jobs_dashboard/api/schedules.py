@@ -11,11 +11,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
+from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
 from jobs_common.errors import NotFound, ValidationFailed
 from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
+from jobs_common.tenancy import OrgRole, personal_project_id
+from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
     PageDep,
@@ -25,6 +28,7 @@ from jobs_dashboard.api.deps import (
     TypesDep,
 )
 from jobs_dashboard.domain.payloads import check_payload
+from jobs_dashboard.domain.query import visibility_for
 from jobs_dashboard.domain.schedules import (
     ScheduleCreate,
     ScheduleDetail,
@@ -41,7 +45,7 @@ ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The sche
 @router.post(
     "",
     status_code=201,
-    summary="Create a cron schedule owned by the caller",
+    summary="Create a cron schedule in the request's project (its admins)",
     responses={
         409: {"description": "The caller already has a schedule of that name"},
         429: {"description": "The caller has as many schedules (of email jobs) as allowed"},
@@ -54,6 +58,12 @@ async def create_schedule(
     settings: SettingsDep,
     types: TypesDep,
 ) -> ScheduleView:
+    identity.require(
+        identity.project_id or str(personal_project_id(identity.email)),
+        OrgRole.ADMIN,
+        to="manage schedules",
+        missing="project not found",
+    )
     job = body.job_template
     checked = await check_payload(
         job.type, job.payload, prefix="jobTemplate.payload", identity=identity, types=types
@@ -81,7 +91,7 @@ async def create_schedule(
     return await scheduler.create_schedule(command, identity)
 
 
-@router.get("", summary="Schedules (a user's own, an admin's all), by name")
+@router.get("", summary="Schedules of the caller's projects, by name")
 async def list_schedules(
     visibility: OwnVisibilityDep, page: PageDep, store: SchedulesDep
 ) -> SchedulePage:
@@ -99,10 +109,28 @@ async def get_schedule(
     return detail
 
 
+async def may_manage(schedule_id: uuid.UUID, identity: Identity, store: ScheduleStore) -> None:
+    """A schedule's commands take an admin (or owner) of its project: 403 below that, 404
+    where the caller does not see it. The scheduler checks the scope again."""
+    detail = await store.get(schedule_id, visibility_for(identity))
+    if detail is None:
+        raise NotFound(f"schedule {schedule_id} not found")
+    identity.require(
+        str(detail.project_id),
+        OrgRole.ADMIN,
+        to="manage schedules",
+        missing=f"schedule {schedule_id} not found",
+    )
+
+
 @router.post("/{scheduleId}/pause", summary="Stop firing (idempotent)")
 async def pause_schedule(
-    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
+    schedule_id: ScheduleId,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    store: SchedulesDep,
 ) -> ScheduleView:
+    await may_manage(schedule_id, identity, store)
     return await scheduler.set_paused(schedule_id, identity, paused=True)
 
 
@@ -111,14 +139,22 @@ async def pause_schedule(
     summary="Fire again from the next fire time after now (missed times are not replayed)",
 )
 async def resume_schedule(
-    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
+    schedule_id: ScheduleId,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    store: SchedulesDep,
 ) -> ScheduleView:
+    await may_manage(schedule_id, identity, store)
     return await scheduler.set_paused(schedule_id, identity, paused=False)
 
 
 @router.delete("/{scheduleId}", status_code=204, summary="Delete a schedule and its fire log")
 async def delete_schedule(
-    schedule_id: ScheduleId, identity: CurrentIdentity, scheduler: SchedulerDep
+    schedule_id: ScheduleId,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    store: SchedulesDep,
 ) -> Response:
+    await may_manage(schedule_id, identity, store)
     await scheduler.delete_schedule(schedule_id, identity)
     return Response(status_code=204)

@@ -47,6 +47,7 @@ class DeadLetterFilters:
 class DeadLetterItem(CamelModel):
     id: uuid.UUID
     job_id: uuid.UUID
+    project_id: uuid.UUID = Field(description="The dead job's project (docs/tenancy.md).")
     job_type: str
     job_status: JobStatus
     attempt: int

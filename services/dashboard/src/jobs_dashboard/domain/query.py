@@ -17,6 +17,7 @@ from pydantic import BeforeValidator
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
+from jobs_common.tenancy import OrgRole, Scope
 
 T = TypeVar("T")
 
@@ -136,20 +137,20 @@ class CreatedRange:
         return cls(start, end)
 
 
-@dataclass(frozen=True)
-class Visibility:
-    """Whose jobs a caller may read: ``owner`` None means everyone's (an admin)."""
+Visibility = Scope
+"""Which rows a caller may read: its scope for the viewer role (``Identity.scope``)."""
 
-    owner: str | None
 
-    @classmethod
-    def for_identity(cls, identity: Identity, *, submitted_by: str | None = None) -> Visibility:
-        """Admins see all (optionally narrowed to ``submitted_by``); users only their own."""
-        if identity.is_admin:
-            return cls(submitted_by or None)
-        if submitted_by and submitted_by.strip().lower() != identity.email.lower():
+def visibility_for(identity: Identity, *, submitted_by: str | None = None) -> Visibility:
+    """What the caller may read, optionally narrowed to one submitter's rows: within its
+    projects anyone may narrow so; a caller nobody scoped sees only its own rows."""
+    narrowed = submitted_by.strip() if submitted_by and submitted_by.strip() else None
+    scope = identity.scope(OrgRole.VIEWER)
+    if scope.owner is not None:
+        if narrowed and narrowed.lower() != identity.email.lower():
             raise Forbidden("only admins may filter by submittedBy")
-        return cls(identity.email)
+        return scope
+    return Visibility(narrowed, scope.projects)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,6 @@ class JobFilters:
     created: CreatedRange = CreatedRange()
     schedule_id: uuid.UUID | None = None
     batch_id: uuid.UUID | None = None
-    project_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)

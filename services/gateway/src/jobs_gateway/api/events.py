@@ -30,8 +30,10 @@ from jobs_gateway.adapters.metrics import WS_CLOSED, WS_CONNECTIONS, WS_FRAMES_S
 from jobs_gateway.adapters.upstream import Upstreams
 from jobs_gateway.app.accounts import Accounts
 from jobs_gateway.app.live_hub import Listener, LiveHub
+from jobs_gateway.app.project_scope import ProjectScopes
 from jobs_gateway.domain import live
 from jobs_gateway.domain.headers import upstream_request_headers
+from jobs_gateway.domain.project_scope import PROJECT_QUERY
 from jobs_gateway.domain.routing import resolve
 
 log = logging.getLogger(__name__)
@@ -56,17 +58,17 @@ async def live_events(websocket: WebSocket) -> None:
     hub: LiveHub = websocket.app.state.live_hub
     token = websocket.query_params.get("token")
     await websocket.accept()
+    scopes: ProjectScopes = websocket.app.state.project_scopes
     try:
         if not token:
             raise Unauthorized("missing token")
         identity, expires = accounts.tokens.verify_access_until(token)
-    except Unauthorized as exc:
-        await _close(
-            websocket,
-            live.CLOSE_UNAUTHORIZED,
-            exc.message,
-            timeout=hub.limits.close_timeout_seconds,
-        )
+        # The projects whose changes it hears: the one ?projectId= names, else every project
+        # of the user's organizations (docs/tenancy.md), read once at the connect.
+        identity = await scopes.of_user(identity, websocket.query_params.get(PROJECT_QUERY))
+    except PlatformError as exc:
+        code = live.CLOSE_UNAUTHORIZED if isinstance(exc, Unauthorized) else live.CLOSE_REFUSED
+        await _close(websocket, code, exc.message, timeout=hub.limits.close_timeout_seconds)
         return
     session = LiveSession(websocket, hub=hub, identity=identity)
     WS_CONNECTIONS.inc()

@@ -6,9 +6,10 @@ import logging
 
 from fastapi import APIRouter, Request, Response
 
-from jobs_common.errors import ErrorEnvelope, Forbidden
+from jobs_common.errors import ErrorEnvelope
 from jobs_gateway.api.deps import ClientIp, RequestId, ScopedIdentity, UpstreamsDep
 from jobs_gateway.domain.headers import upstream_request_headers
+from jobs_gateway.domain.project_scope import with_project_id
 from jobs_gateway.domain.routing import resolve
 
 log = logging.getLogger(__name__)
@@ -17,10 +18,6 @@ router = APIRouter(tags=["api"])
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 PREFIX = b"/api/"
-KEY_READS_NOT_YET = (
-    "an API key may submit jobs and batches, read their status and list job types, for now: "
-    "the other routes take keys once every read is scoped by project (docs/tenancy.md)"
-)
 
 
 def _raw_subpath(request: Request) -> str:
@@ -39,8 +36,6 @@ async def proxy(
 ) -> Response:
     target = resolve(request.method, _raw_subpath(request))
     request.state.route_template = target.template
-    if identity.api_key is not None and target.upstream != "submission":
-        raise Forbidden(KEY_READS_NOT_YET)
     headers = upstream_request_headers(
         request.headers.items(),
         identity=identity,
@@ -53,7 +48,9 @@ async def proxy(
         upstream=target.upstream,
         method=request.method,
         path=target.path,
-        query=request.scope.get("query_string", b"").decode("latin-1"),
+        query=with_project_id(
+            request.scope.get("query_string", b"").decode("latin-1"), identity.project_id
+        ),
         headers=headers,
         body=await request.body(),
         request_id=request_id,
@@ -81,7 +78,7 @@ for _method in METHODS:
         responses={
             400: {"model": ErrorEnvelope, "description": "the project named is ambiguous"},
             401: {"model": ErrorEnvelope, "description": "missing or invalid token"},
-            403: {"model": ErrorEnvelope, "description": "not for an API key (yet)"},
+            403: {"model": ErrorEnvelope, "description": "the caller's role may not do this"},
             404: {"model": ErrorEnvelope, "description": "the project named is not yours to see"},
             429: {"model": ErrorEnvelope, "description": "too many requests from this user"},
             503: {"model": ErrorEnvelope, "description": "backend unavailable"},

@@ -6,7 +6,7 @@ with 1013 (try again later) instead of holding more: its client reconnects and c
 HTTP. Frames are built per audience (:mod:`jobs_gateway.domain.live`), so a message reaches a
 thousand admins as one serialization and a thousand queue puts.
 
-The hub indexes its listeners by audience (admins, each owner's email, each subscribed job), so
+The hub indexes its listeners by audience (admins, each project, each subscribed job), so
 a message costs work only for the connections it goes to.
 """
 
@@ -18,6 +18,7 @@ import uuid
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobChanges, JobLogTail
+from jobs_common.tenancy import personal_project_id
 from jobs_common.topology import JOB_LOGS_LIVE
 from jobs_gateway.adapters.metrics import WS_SLOW_CLOSED
 from jobs_gateway.domain.live import (
@@ -33,13 +34,21 @@ from jobs_gateway.domain.live import (
 log = logging.getLogger(__name__)
 
 
+def listened_projects(identity: Identity) -> tuple[str, ...]:
+    if identity.grants is not None:
+        return tuple(project for project, _ in identity.grants)
+    return (str(personal_project_id(identity.email)),)
+
+
 class Listener:
     """One connection's side of the hub: identity, subscriptions, bounded outbox, close order."""
 
     def __init__(self, identity: Identity, *, queue_size: int, max_subscriptions: int) -> None:
         self.identity = identity
-        self.admin = identity.is_admin
-        self.owner = identity.email.lower()
+        # The platform admin without a named project hears everything; anyone else the
+        # projects of its grants (a caller without grants: its personal project).
+        self.admin = identity.is_admin and identity.grants is None
+        self.projects = listened_projects(identity)
         self.max_subscriptions = max_subscriptions
         self.outbox: asyncio.Queue[Frame] = asyncio.Queue(maxsize=queue_size)
         self.subscriptions: set[uuid.UUID] = set()
@@ -83,18 +92,19 @@ class LiveHub:
     def __init__(self, limits: LiveLimits) -> None:
         self.limits = limits
         self._admins: set[Listener] = set()
-        self._by_owner: dict[str, set[Listener]] = {}
+        self._by_project: dict[str, set[Listener]] = {}
+        self._listeners: set[Listener] = set()
         self._by_job: dict[uuid.UUID, set[Listener]] = {}
 
     def __len__(self) -> int:
-        return len(self._admins) + sum(len(group) for group in self._by_owner.values())
+        return len(self._admins) + len(self._listeners)
 
     def wants(self, routing_key: str) -> bool:
         """Whether an event of this kind could reach anyone now: with no one connected (or no
         one following a job's lines) the consumer drops it without parsing it."""
         if routing_key == JOB_LOGS_LIVE:
             return bool(self._by_job)
-        return bool(self._admins or self._by_owner)
+        return bool(self._admins or self._listeners)
 
     def join(self, identity: Identity) -> Listener:
         listener = Listener(
@@ -104,8 +114,10 @@ class LiveHub:
         )
         if listener.admin:
             self._admins.add(listener)
-        else:
-            self._by_owner.setdefault(listener.owner, set()).add(listener)
+            return listener
+        self._listeners.add(listener)
+        for project in listener.projects:
+            self._by_project.setdefault(project, set()).add(listener)
         return listener
 
     def leave(self, listener: Listener) -> None:
@@ -114,11 +126,13 @@ class LiveHub:
         if listener.admin:
             self._admins.discard(listener)
             return
-        group = self._by_owner.get(listener.owner)
-        if group is not None:
-            group.discard(listener)
-            if not group:
-                del self._by_owner[listener.owner]
+        self._listeners.discard(listener)
+        for project in listener.projects:
+            group = self._by_project.get(project)
+            if group is not None:
+                group.discard(listener)
+                if not group:
+                    del self._by_project[project]
 
     def subscribe(self, listener: Listener, job_id: uuid.UUID) -> None:
         listener.check_room_for(job_id)
@@ -144,15 +158,15 @@ class LiveHub:
             admin_frame = frames.for_admins()
             for listener in tuple(self._admins):
                 offered += listener.offer(admin_frame)
-        for owner in frames.owners:
-            group = self._by_owner.get(owner)
+        for project in frames.projects:
+            group = self._by_project.get(project)
             if not group:
                 continue
-            owner_frame = frames.for_owner(owner)
-            if owner_frame is None:
+            project_frame = frames.for_project(project)
+            if project_frame is None:
                 continue
             for listener in tuple(group):
-                offered += listener.offer(owner_frame)
+                offered += listener.offer(project_frame)
         return offered
 
     def publish_logs(self, message: JobLogTail) -> int:
@@ -173,6 +187,5 @@ class LiveHub:
     def close_all(self, code: int = CLOSE_GOING_AWAY, reason: str = "server shutting down") -> None:
         for listener in tuple(self._admins):
             listener.close(code, reason)
-        for group in tuple(self._by_owner.values()):
-            for listener in tuple(group):
-                listener.close(code, reason)
+        for listener in tuple(self._listeners):
+            listener.close(code, reason)

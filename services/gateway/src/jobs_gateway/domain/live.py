@@ -2,10 +2,10 @@
 
 A broker message becomes at most one frame per audience, serialized once and shared by every
 connection of that audience: one for the admins (every change, with ``submittedBy``), one per
-owner (that owner's changes only), one per (role, set of subscribed jobs in the message) for
-log lines. Visibility is :meth:`jobs_common.auth.Identity.may_see`: an admin sees everything,
-a user the changes whose ``submitted_by`` is their email (case-insensitive), with reasons that
-name no worker and no other person (:func:`jobs_common.disclosure.for_owner`).
+project (that project's changes only, for its members: docs/tenancy.md), one per (role, set
+of subscribed jobs in the message) for log lines. A member reads each change's reason as its
+submitter would: naming no worker and no other person
+(:func:`jobs_common.disclosure.for_owner`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from jobs_common.errors import BadRequest, PlatformError
 
 # Close codes (RFC 6455 private range 4000-4999 for the application's own).
 CLOSE_UNAUTHORIZED: Final = 4401  # missing, invalid, expired or refresh token; or it expired
+CLOSE_REFUSED: Final = 4400  # the ?projectId= named is not the caller's (or ambiguous)
 CLOSE_TRY_AGAIN_LATER: Final = 1013  # the connection did not keep up with its frames
 CLOSE_GOING_AWAY: Final = 1001  # the gateway is shutting down
 CLOSE_INTERNAL_ERROR: Final = 1011  # an unexpected failure on the gateway's side
@@ -97,9 +98,9 @@ class ChangeFrames:
     def __init__(self, message: JobChanges) -> None:
         # JSON mode once per message: the same text for datetimes as the HTTP API's models.
         dumped = message.model_dump(mode="json")["changes"]
-        self._changes: list[tuple[str, dict[str, Any], str]] = []
-        self._by_owner: dict[str, list[dict[str, Any]]] = {}
-        for change in dumped:
+        self._changes: list[tuple[dict[str, Any], str]] = []
+        self._by_project: dict[str, list[dict[str, Any]]] = {}
+        for change, model in zip(dumped, message.changes, strict=True):
             public = {
                 "jobId": change["job_id"],
                 "attempt": change["attempt"],
@@ -110,38 +111,35 @@ class ChangeFrames:
                 "at": change["at"],
             }
             owner = str(change["submitted_by"])
-            self._changes.append((owner.lower(), public, owner))
-            # The owner reads the reason without the worker or the admin it may name.
-            owned = public | {"reason": for_owner(public["reason"], owner=owner)}
-            self._by_owner.setdefault(owner.lower(), []).append(owned)
+            project = str(model.project())
+            self._changes.append((public | {"projectId": project}, owner))
+            # Members read the reason without the worker or the admin it may name.
+            shared = public | {"projectId": project}
+            shared["reason"] = for_owner(public["reason"], owner=owner)
+            self._by_project.setdefault(project, []).append(shared)
         self._admin: Frame | None = None
-        self._owner_frames: dict[str, Frame] = {}
+        self._project_frames: dict[str, Frame] = {}
 
     @property
-    def owners(self) -> Collection[str]:
-        """The owners (lowercased emails) of the message's changes."""
-        return self._by_owner.keys()
+    def projects(self) -> Collection[str]:
+        """The projects (ids as text) of the message's changes."""
+        return self._by_project.keys()
 
     def for_admins(self) -> Frame:
         if self._admin is None:
-            changes = [public | {"submittedBy": owner} for _, public, owner in self._changes]
+            changes = [public | {"submittedBy": owner} for public, owner in self._changes]
             self._admin = frame({"type": CHANGES, "changes": changes})
         return self._admin
 
-    def for_owner(self, owner: str) -> Frame | None:
-        """The frame of a user whose lowercased email is ``owner``; None if none is theirs."""
-        cached = self._owner_frames.get(owner)
+    def for_project(self, project: str) -> Frame | None:
+        """The frame of ``project``'s members; None if no change is the project's."""
+        cached = self._project_frames.get(project)
         if cached is None:
-            changes = self._by_owner.get(owner)
+            changes = self._by_project.get(project)
             if not changes:
                 return None
-            cached = self._owner_frames[owner] = frame({"type": CHANGES, "changes": changes})
+            cached = self._project_frames[project] = frame({"type": CHANGES, "changes": changes})
         return cached
-
-    def for_identity(self, identity: Identity) -> Frame | None:
-        if identity.is_admin:
-            return self.for_admins()
-        return self.for_owner(identity.email.lower())
 
 
 class LogFrames:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import parse_qsl, urlencode
 
 from jobs_common.errors import BadRequest, NotFound
 from jobs_common.tenancy import OrgRole
@@ -53,6 +54,17 @@ def parse_selector(text: str) -> Selector:
         pass
     organization, _, slug = text.rpartition("/")
     return Selector(organization_slug=organization or None, slug=slug)
+
+
+def with_project_id(query: str, project_id: str | None) -> str:
+    """``query`` with its ``projectId`` (an id, a slug or ``<org>/<slug>``, as the client
+    named it) replaced by the id the gateway resolved, so a backend reads an id only."""
+    if project_id is None or PROJECT_QUERY not in query:
+        return query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(name == PROJECT_QUERY for name, _ in pairs):
+        return query
+    return urlencode([(n, project_id if n == PROJECT_QUERY else v) for n, v in pairs])
 
 
 def pick(selector: Selector, grants: list[Grant]) -> Grant:

@@ -3,8 +3,8 @@ their jobs), resolve discarded ones, and write the audit log ``dead_letter_actio
 Requeued letters are resolved in the transaction of their job's move
 (``app/commands.requeue_dead_jobs``).
 
-``owner`` narrows a command to the letters of one owner's jobs (a user's); None reaches every
-one (an admin's). Another owner's letter is not found."""
+``scope`` narrows a command to the letters of jobs in the projects where the caller may act
+on them (``jobs_common.tenancy.Scope``); any other letter is not found."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.jobstore import dead_letter_actions, dead_letters, jobs
+from jobs_common.scoped_rows import visible
+from jobs_common.tenancy import Scope
 from jobs_scheduler.adapters.set_based import any_of
 
 _UUID = UUID(as_uuid=True)
@@ -64,15 +66,16 @@ class ActionRecord:
 async def lock_letters(
     connection: AsyncConnection,
     ids: Sequence[uuid.UUID],
-    owner: str | None,
+    scope: Scope,
     *,
     skip_locked: bool = False,
 ) -> list[Row[Any]]:
-    """The letters of ``ids`` visible to ``owner``, oldest first, each locked with its job
+    """The letters of ``ids`` within ``scope``, oldest first, each locked with its job
     (a bulk command skips rows another command holds)."""
-    conditions = [dead_letters.c.id == any_of("ids", _UUID, ids)]
-    if owner is not None:
-        conditions.append(jobs.c.submitted_by == owner)
+    conditions = [
+        dead_letters.c.id == any_of("ids", _UUID, ids),
+        *visible(scope, owner=jobs.c.submitted_by, project=jobs.c.project_id),
+    ]
     query = (
         select(*LETTER_COLUMNS)
         .select_from(dead_letters.join(jobs, jobs.c.id == dead_letters.c.job_id))

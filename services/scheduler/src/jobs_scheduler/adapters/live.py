@@ -41,6 +41,7 @@ def changes_body(changes: Sequence[LiveChange]) -> bytes:
                 "reason": c.reason,
                 "job_type": c.job_type,
                 "submitted_by": c.submitted_by,
+                "project_id": None if c.project_id is None else str(c.project_id),
                 "at": c.at,
             }
             for c in changes

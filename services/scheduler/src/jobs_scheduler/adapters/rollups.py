@@ -1,4 +1,4 @@
-"""Folding the rollup deltas (migration 0009) into the per-minute, per-hour and per-day
+"""Folding the rollup deltas (migrations 0009, 0014) into the per-minute, per-hour and per-day
 rollups of each family (``jobs_common.jobstore.ROLLUP_FAMILIES``).
 
 Triggers on ``jobs`` append a delta row per statement and group; :func:`fold` takes the

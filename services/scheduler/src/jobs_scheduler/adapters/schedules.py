@@ -1,8 +1,8 @@
 """The schedules' rows as their commands change them: create (under the owner's caps),
 pause, resume, delete. Firing them is ``app/cron.py``.
 
-``owner`` narrows a command to one owner's schedules (a user's); None reaches every one (an
-admin's). Another owner's schedule is answered as not found."""
+``scope`` narrows a command to the schedules of the projects where the caller may change
+them (``jobs_common.tenancy.Scope``); any other schedule is answered as not found."""
 
 from __future__ import annotations
 
@@ -20,24 +20,28 @@ from jobs_common.contracts import utcnow
 from jobs_common.cron import next_fire_after
 from jobs_common.jobstore import schedule_fires, schedules
 from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
+from jobs_common.scoped_rows import visible
+from jobs_common.tenancy import Scope
 from jobs_scheduler.domain.schedules import check_caps
 
 # pg_advisory_xact_lock(namespace, hashtext(owner)): one schedule create per owner at a time.
 OWNER_LOCK_NAMESPACE = 0x5C4E
 
 
-def owned(schedule_id: uuid.UUID, owner: str | None) -> list[ColumnElement[bool]]:
-    conditions = [schedules.c.id == schedule_id]
-    if owner is not None:
-        conditions.append(schedules.c.owner == owner)
-    return conditions
+def owned(schedule_id: uuid.UUID, scope: Scope) -> list[ColumnElement[bool]]:
+    return [
+        schedules.c.id == schedule_id,
+        *visible(scope, owner=schedules.c.owner, project=schedules.c.project_id),
+    ]
 
 
 def to_view(row: Row[Any]) -> ScheduleView:
     return ScheduleView.model_validate(row._mapping)
 
 
-async def create(engine: AsyncEngine, command: NewSchedule, *, owner: str) -> ScheduleView | None:
+async def create(
+    engine: AsyncEngine, command: NewSchedule, *, owner: str, project_id: uuid.UUID
+) -> ScheduleView | None:
     """Insert a schedule due at its next fire time after now; None if the owner has the name.
 
     With caps, the owner's schedules are counted first, in the same transaction, under a
@@ -50,6 +54,7 @@ async def create(engine: AsyncEngine, command: NewSchedule, *, owner: str) -> Sc
         "timezone": command.timezone,
         "job_template": command.job_template,
         "owner": owner,
+        "project_id": project_id,
         "paused": False,
         "next_fire_at": next_fire_after(command.cron, command.timezone, utcnow()),
     }
@@ -89,14 +94,14 @@ async def _check_caps(
 
 
 async def set_paused(
-    engine: AsyncEngine, schedule_id: uuid.UUID, owner: str | None, *, paused: bool
+    engine: AsyncEngine, schedule_id: uuid.UUID, scope: Scope, *, paused: bool
 ) -> ScheduleView | None:
     """Pause (no next fire), or resume from now: fire times missed while paused are skipped.
     Pausing a paused or resuming an active schedule changes nothing. None if not found."""
     async with engine.begin() as connection:
         row = (
             await connection.execute(
-                select(schedules).where(*owned(schedule_id, owner)).with_for_update()
+                select(schedules).where(*owned(schedule_id, scope)).with_for_update()
             )
         ).first()
         if row is None:
@@ -115,11 +120,11 @@ async def set_paused(
     return to_view(updated)
 
 
-async def remove(engine: AsyncEngine, schedule_id: uuid.UUID, owner: str | None) -> bool:
+async def remove(engine: AsyncEngine, schedule_id: uuid.UUID, scope: Scope) -> bool:
     """Delete a schedule (its fire log goes with it); False if not found."""
     async with engine.begin() as connection:
         deleted = await connection.scalar(
-            delete(schedules).where(*owned(schedule_id, owner)).returning(schedules.c.id)
+            delete(schedules).where(*owned(schedule_id, scope)).returning(schedules.c.id)
         )
     return deleted is not None
 

@@ -72,6 +72,7 @@ class LiveChange(NamedTuple):
     submitted_by: str
     at: datetime
     trace_id: str | None = None  # the job's, for its log line (adapters/job_log.py)
+    project_id: uuid.UUID | None = None  # whose members see it live (docs/tenancy.md)
 
 
 @dataclass
@@ -102,6 +103,7 @@ class Changes:
         job_type: str,
         submitted_by: str,
         trace_id: str | None = None,
+        project_id: uuid.UUID | None = None,
     ) -> JobStatus:
         """Check ``current -> target`` against the table and record the event. Called by the
         status writer (``status.py``) for the rows it wrote, and by no one else."""
@@ -121,6 +123,7 @@ class Changes:
                 submitted_by,
                 utcnow(),
                 trace_id,
+                project_id,
             )
         )
         return target

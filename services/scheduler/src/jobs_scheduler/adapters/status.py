@@ -128,6 +128,7 @@ class Write:
                 jobs.c.type,
                 jobs.c.submitted_by,
                 jobs.c.trace_id,
+                jobs.c.project_id,
                 *(c for c in returning if c.key not in ALWAYS_RETURNED),
             )
         )
@@ -150,7 +151,7 @@ class Write:
 
 
 # Every write returns these (the status events and live views need them).
-ALWAYS_RETURNED = ("id", "attempt", "type", "submitted_by", "trace_id")
+ALWAYS_RETURNED = ("id", "attempt", "type", "submitted_by", "trace_id", "project_id")
 
 # A move that writes nothing but the status.
 STATUS_ONLY = Write("moved")
@@ -200,6 +201,7 @@ async def apply_transitions(
                     job_type=row.type,
                     submitted_by=row.submitted_by,
                     trace_id=row.trace_id,
+                    project_id=row.project_id,
                 )
     return written
 
@@ -215,6 +217,7 @@ def record_creation(
     job_type: str,
     submitted_by: str,
     trace_id: str | None = None,
+    project_id: uuid.UUID | None = None,
 ) -> None:
     """The first moves of a job ``recording.py`` just inserted as ``status`` (at ``attempt``):
     from "does not exist" to ``pending`` (why it was recorded; no attempt yet), then to
@@ -228,6 +231,7 @@ def record_creation(
         job_type=job_type,
         submitted_by=submitted_by,
         trace_id=trace_id,
+        project_id=project_id,
     )
     changes.move(
         job_id,
@@ -238,4 +242,5 @@ def record_creation(
         job_type=job_type,
         submitted_by=submitted_by,
         trace_id=trace_id,
+        project_id=project_id,
     )

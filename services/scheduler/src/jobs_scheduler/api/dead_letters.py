@@ -1,7 +1,7 @@
 """``/internal/v1/dead-letters``: requeue or discard one letter, or many, for the dashboard,
 which found the letters and checked an edited payload (``jobs_common.dead_letter_commands``).
-Service to service, like ``api/schedules.py``. A user acts on the letters of their own jobs,
-an admin on all; anything else is not found."""
+Service to service, like ``api/schedules.py``. A caller acts on the letters of jobs in the
+projects where it is at least a member (the platform admin: all); any other is not found."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.request_identity import CurrentIdentity
-from jobs_scheduler.api.deps import owner_of, work_of
+from jobs_common.tenancy import OrgRole
+from jobs_scheduler.api.deps import scope_of, work_of
 from jobs_scheduler.app import dead_letters
 
 router = APIRouter(prefix=DEAD_LETTERS_PATH, include_in_schema=False)
@@ -36,7 +37,10 @@ async def act_on_many(
     request: Request, command: BulkCommand, identity: CurrentIdentity
 ) -> BulkDone:
     work = partial(
-        dead_letters.act_on_many, command=command, actor=identity.email, owner=owner_of(identity)
+        dead_letters.act_on_many,
+        command=command,
+        actor=identity.actor,
+        scope=scope_of(identity, OrgRole.MEMBER),
     )
     return BulkDone(count=await work_of(request).run(work))
 
@@ -68,12 +72,12 @@ async def on_one(
     command: Command,
     identity: Identity,
 ) -> Resolved:
-    """Run a use case on one letter, as the caller (their own letters; an admin's: any)."""
+    """Run a use case on one letter, as the caller (within its scope)."""
     work = partial(
         use_case,
         dead_letter_id=dead_letter_id,
         command=command,
-        actor=identity.email,
-        owner=owner_of(identity),
+        actor=identity.actor,
+        scope=scope_of(identity, OrgRole.MEMBER),
     )
     return await work_of(request).run(work)

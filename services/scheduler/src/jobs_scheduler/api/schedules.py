@@ -1,7 +1,8 @@
 """``/internal/v1/schedules``: create, pause, resume and delete schedules for the dashboard,
 which checked the request (``jobs_common.schedule_commands``). Service to service: the
-gateway routes no path under ``/internal`` and the routes are left out of OpenAPI. A user
-acts on their own schedules, an admin on everyone's; anything else is not found."""
+gateway routes no path under ``/internal`` and the routes are left out of OpenAPI. A schedule
+is created in the request's project; a caller changes the schedules of the projects where it
+is at least an admin (the platform admin: all); any other is not found."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from fastapi import APIRouter, Path, Request, Response
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
+from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters import schedules
-from jobs_scheduler.api.deps import engine_of, owner_of
+from jobs_scheduler.api.deps import engine_of, scope_of
 
 router = APIRouter(prefix=SCHEDULES_PATH, include_in_schema=False)
 
@@ -29,7 +31,11 @@ def not_found(schedule_id: uuid.UUID) -> NotFound:
 async def create_schedule(
     request: Request, command: NewSchedule, identity: CurrentIdentity
 ) -> ScheduleView:
-    view = await schedules.create(engine_of(request), command, owner=identity.email)
+    project = identity.project_id or str(personal_project_id(identity.email))
+    identity.require(project, OrgRole.ADMIN, to="manage schedules", missing="project not found")
+    view = await schedules.create(
+        engine_of(request), command, owner=identity.email, project_id=uuid.UUID(project)
+    )
     if view is None:
         raise Conflict(
             f"a schedule named {command.name!r} already exists",
@@ -42,7 +48,7 @@ async def set_paused(
     request: Request, schedule_id: uuid.UUID, identity: CurrentIdentity, *, paused: bool
 ) -> ScheduleView:
     view = await schedules.set_paused(
-        engine_of(request), schedule_id, owner_of(identity), paused=paused
+        engine_of(request), schedule_id, scope_of(identity, OrgRole.ADMIN), paused=paused
     )
     if view is None:
         raise not_found(schedule_id)
@@ -67,6 +73,8 @@ async def resume_schedule(
 async def delete_schedule(
     request: Request, schedule_id: ScheduleId, identity: CurrentIdentity
 ) -> Response:
-    if not await schedules.remove(engine_of(request), schedule_id, owner_of(identity)):
+    if not await schedules.remove(
+        engine_of(request), schedule_id, scope_of(identity, OrgRole.ADMIN)
+    ):
         raise not_found(schedule_id)
     return Response(status_code=204)

@@ -1,9 +1,9 @@
 """Dead-letter commands from the dashboard: requeue one, discard one, requeue or discard many.
 
-Each runs in one transaction: lock the named letters with their jobs (another owner's letters
-are not there), ask ``domain/dead_letters`` whether each may be acted on, move the requeued
-jobs through the status writer (``commands.requeue_dead_jobs``, which resolves their letters)
-or resolve the discarded letters, and write the audit rows."""
+Each runs in one transaction: lock the named letters with their jobs (letters outside the
+caller's scope are not there), ask ``domain/dead_letters`` whether each may be acted on, move
+the requeued jobs through the status writer (``commands.requeue_dead_jobs``, which resolves
+their letters) or resolve the discarded letters, and write the audit rows."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.errors import NotFound
+from jobs_common.tenancy import Scope
 from jobs_scheduler.adapters import dead_letters
 from jobs_scheduler.adapters.dead_letters import ActionRecord
 from jobs_scheduler.adapters.set_based import json_text
@@ -41,9 +42,9 @@ MANUAL = "manual retry"  # the job event's reason when the user gave none
 
 
 async def lock_one(
-    connection: AsyncConnection, dead_letter_id: uuid.UUID, owner: str | None
+    connection: AsyncConnection, dead_letter_id: uuid.UUID, scope: Scope
 ) -> Row[Any]:
-    letters = await dead_letters.lock_letters(connection, [dead_letter_id], owner)
+    letters = await dead_letters.lock_letters(connection, [dead_letter_id], scope)
     if not letters:
         raise NotFound(f"dead letter {dead_letter_id} not found")
     return letters[0]
@@ -56,11 +57,11 @@ async def requeue_one(
     command: RequeueCommand,
     *,
     actor: str,
-    owner: str | None,
+    scope: Scope,
 ) -> Resolved:
     """Run the letter's dead job again now, with the edited payload if any; 409 when the
     letter is resolved or its job no longer dead."""
-    letter = await lock_one(connection, dead_letter_id, owner)
+    letter = await lock_one(connection, dead_letter_id, scope)
     ensure_requeueable(letter.resolved_at, letter.resolution, letter.job_status)
     requeue = Requeue(
         letter.job_id,
@@ -82,10 +83,10 @@ async def discard_one(
     command: DiscardCommand,
     *,
     actor: str,
-    owner: str | None,
+    scope: Scope,
 ) -> Resolved:
     """Resolve an open letter as discarded (its job stays dead); 409 when resolved."""
-    letter = await lock_one(connection, dead_letter_id, owner)
+    letter = await lock_one(connection, dead_letter_id, scope)
     ensure_open(letter.resolved_at, letter.resolution)
     [resolved] = await dead_letters.discard(connection, [letter.id], actor)
     record = ActionRecord(ACTION_DISCARD, actor, command.reason, letter.id, letter.job_id)
@@ -99,12 +100,12 @@ async def act_on_many(
     command: BulkCommand,
     *,
     actor: str,
-    owner: str | None,
+    scope: Scope,
 ) -> int:
     """Requeue (paced: the i-th not before now + i / rate) or discard the letters of
     ``command.ids`` that still qualify; letters another command holds are passed over. One
     audit row for the whole, then one per letter acted on. Returns how many."""
-    letters = await dead_letters.lock_letters(connection, command.ids, owner, skip_locked=True)
+    letters = await dead_letters.lock_letters(connection, command.ids, scope, skip_locked=True)
     if command.action is BulkAction.REQUEUE:
         action = ACTION_REQUEUE
         chosen = []  # one per job (its oldest open letter), oldest first

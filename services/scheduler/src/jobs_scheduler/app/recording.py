@@ -89,7 +89,7 @@ async def record_submissions(
         job = inserted.get(m.job_id)
         if job is None:
             continue
-        reason = "submitted"
+        reason = "submitted" if m.api_key is None else f"submitted with API key {m.api_key}"
         if m.retry_policy_name and m.retry_policy_name not in named:
             reason += f"; retry policy {m.retry_policy_name!r} unknown, defaults used"
         status = S(job.status)
@@ -110,6 +110,7 @@ async def record_submissions(
             job_type=m.job_type,
             submitted_by=m.submitted_by,
             trace_id=m.trace_id,
+            project_id=m.project(),
         )
         if status is S.QUEUED:
             changes.dispatch(job, attempt=1, new_attempt=True)

@@ -146,7 +146,7 @@ def validate_batch(
                     field=f"jobs.{i}.submittedBy", message="must equal the batch's submittedBy"
                 )
             )
-        specs.append(with_owner(job, owner, project))
+        specs.append(with_owner(job, owner, project, identity.api_key))
     details.extend(check_refs(envelope.jobs))
     if details:
         raise ValidationFailed("batch validation failed", details=dedupe(details))

@@ -58,6 +58,7 @@ def new_document(
         "payload": request.payload,
         "submittedBy": request.submitted_by,
         "projectId": project,
+        "apiKey": request.api_key,
         "maxAttempts": request.max_attempts,
         "timeoutSeconds": request.timeout_seconds,
         "queue": request.queue,
@@ -114,6 +115,7 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         batch_size=document.get("batchSize"),
         queue=document.get("queue") or "default",
         project_id=uuid.UUID(project_of(document)),
+        api_key=document.get("apiKey"),
     )
 
 

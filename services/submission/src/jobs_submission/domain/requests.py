@@ -152,6 +152,9 @@ class JobRequest:
     queue: str = "default"  # derived from the type: never hashed
     # Resolved with the owner (domain/projects.py); idempotency keys are unique per project.
     project_id: str | None = None
+    # The prefix of the API key that submitted it, if one: recorded in its timeline, never
+    # hashed (the same request through a key or its creator's session replays alike).
+    api_key: str | None = None
 
     def first_run_at(self, accepted_at: datetime) -> datetime | None:
         """``runAt`` as given, or acceptance + ``delaySeconds``; ``None`` means at once."""
@@ -288,7 +291,9 @@ def normalize_owner(email: str) -> str:
     return email.strip().lower()
 
 
-def with_owner(job: ValidatedJob, owner: str, project_id: str) -> JobRequest:
+def with_owner(
+    job: ValidatedJob, owner: str, project_id: str, api_key: str | None = None
+) -> JobRequest:
     return JobRequest(
         job_type=job.job_type,
         priority=job.priority,
@@ -304,6 +309,7 @@ def with_owner(job: ValidatedJob, owner: str, project_id: str) -> JobRequest:
         ref=job.ref,
         queue=job.queue,
         project_id=project_id,
+        api_key=api_key,
     )
 
 
@@ -319,7 +325,8 @@ def resolve_owner(job: ValidatedJob, identity: Identity) -> JobRequest:
     """Apply the owner rule and the project rule (``domain/projects.py``) to a single
     submission."""
     owner = owner_for(job.requested_owner, identity)
-    return with_owner(job, owner, project_for(job.requested_project, owner, identity))
+    project = project_for(job.requested_project, owner, identity)
+    return with_owner(job, owner, project, identity.api_key)
 
 
 def unknown_parents(
