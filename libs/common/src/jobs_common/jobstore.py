@@ -256,9 +256,9 @@ schedules = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT paused"))
-Index("ix_schedules_owner_name", schedules.c.owner, schedules.c.name, unique=True)
+Index("ix_schedules_owner", schedules.c.owner)
 Index("ix_schedules_last_job", schedules.c.last_job_id)
-Index("ix_schedules_project", schedules.c.project_id)
+Index("ix_schedules_project_name", schedules.c.project_id, schedules.c.name, unique=True)
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(
@@ -279,7 +279,9 @@ Index("ix_schedule_fires_time", schedule_fires.c.fire_time)
 retry_policies = Table(
     "retry_policies",
     metadata,
-    Column("name", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    # NULL: shared by every project (policies stored before projects; migration 0015).
+    Column("project_id", UUID(as_uuid=True)),
     Column("strategy", Text, nullable=False),
     Column("base_delay_ms", BigInteger, nullable=False),
     Column("multiplier", Float, nullable=False),
@@ -289,6 +291,13 @@ retry_policies = Table(
     Column("created_by", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     CheckConstraint("strategy IN ('fixed', 'linear', 'exponential')", name="retry_strategy_valid"),
+)
+Index(
+    "ix_retry_policies_project_name",
+    retry_policies.c.project_id,
+    retry_policies.c.name,
+    unique=True,
+    postgresql_nulls_not_distinct=True,
 )
 
 workers = Table(

@@ -5,7 +5,6 @@ error it becomes; the orjson decoding of raw bodies applies it."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import orjson
@@ -148,9 +147,10 @@ def test_decoding_passes_escapes_that_only_look_like_a_nul() -> None:
     }
 
 
-def test_the_walk_is_cheap_for_a_large_batch() -> None:
-    """A 10,000-spec batch, each with a few strings and a nested payload: well under the
-    time its validation takes (docs/submission.md: 0.33 s)."""
+def test_a_large_batch_with_nothing_unstorable_passes_whole() -> None:
+    """A 10,000-spec batch, each with a few strings and a nested payload: every string walked,
+    none refused. (Its cost is a benchmark's to measure, not a timed assertion's: under a
+    loaded machine a time limit fails for the machine's sake.)"""
     spec = {
         "type": "email",
         "priority": 2,
@@ -159,6 +159,6 @@ def test_the_walk_is_cheap_for_a_large_batch() -> None:
         "dependsOn": ["ref:a", "ref:b"],
     }
     batch = orjson.loads(orjson.dumps({"name": "b", "jobs": [spec] * 10_000}))
-    started = time.perf_counter()
     assert first_unstorable(batch) is None
-    assert time.perf_counter() - started < 0.25
+    batch["jobs"][9_999]["payload"]["body"] += "\u0000"
+    assert first_unstorable(batch) is not None

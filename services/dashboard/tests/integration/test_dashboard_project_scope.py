@@ -164,6 +164,10 @@ async def test_a_member_acts_on_a_colleagues_jobs_and_the_actor_is_recorded(
     )
     assert discarded.status_code == 200, discarded.text
     assert discarded.json()["resolvedBy"] == "alice@acme.test"
+    # The audit row is the project's: its viewer reads it, another organization does not.
+    for headers, count in ((BOB, 1), (ALICE, 1), (CAROL, 0)):
+        log = (await client.get("/api/dead-letters/actions", headers=headers)).json()
+        assert [row["actor"] for row in log["items"]] == ["alice@acme.test"] * count
     retried = await client.post(f"/api/jobs/{world['by_olga']}/retry", headers=ALICE)
     assert retried.status_code == 202, retried.text
 

@@ -8,8 +8,12 @@ import httpx
 import pytest
 from sqlalchemy import update
 
+from jobs_common.auth import Identity
 from jobs_common.jobstore import batches, jobs, read_horizons, workers
+from jobs_common.tenancy import OrgRole
 from jobs_common.topology import HEARTBEAT, RESULTS
+
+from .conftest import INTERNAL_TOKEN
 
 pytestmark = pytest.mark.integration
 
@@ -24,13 +28,31 @@ POLICY = {
 }
 
 
-async def test_admin_creates_policies_everyone_lists_them(
+def scoped(email: str, project: uuid.UUID, role: OrgRole) -> dict[str, str]:
+    """Headers as the gateway forwards them for a request naming ``project``."""
+    identity = Identity(
+        user_id=email,
+        email=email,
+        role="user",
+        project_id=str(project),
+        project_role=role,
+        grants=((str(project), role),),
+    )
+    return identity.headers(INTERNAL_TOKEN)
+
+
+async def test_admin_creates_shared_policies_everyone_lists_them(
     client: httpx.AsyncClient, auth: Any
 ) -> None:
     created = await client.post("/api/retry-policies", json=POLICY, headers=auth.admin)
     assert created.status_code == 201, created.text
     body = created.json()
-    assert body == {**POLICY, "createdBy": auth.admin_email, "createdAt": body["createdAt"]}
+    assert body == {
+        **POLICY,
+        "projectId": None,  # the platform admin naming no project: shared by every project
+        "createdBy": auth.admin_email,
+        "createdAt": body["createdAt"],
+    }
     second = {**POLICY, "name": "a-first", "strategy": "exponential", "multiplier": 3}
     second.pop("maxAttempts")
     assert (
@@ -46,8 +68,34 @@ async def test_admin_creates_policies_everyone_lists_them(
     assert {p["createdBy"] for p in by_admin} == {auth.admin_email}
 
 
+async def test_a_projects_policies_are_its_admins_to_store_and_its_members_to_read(
+    client: httpx.AsyncClient, auth: Any
+) -> None:
+    team, elsewhere = uuid.uuid4(), uuid.uuid4()
+    lead = scoped("lead@test.com", team, OrgRole.ADMIN)
+    member = scoped("mia@test.com", team, OrgRole.MEMBER)
+    stranger = scoped("sam@test.com", elsewhere, OrgRole.OWNER)
+    refused = await client.post("/api/retry-policies", json=POLICY, headers=member)
+    assert (refused.status_code, refused.json()["error"]) == (403, "forbidden")
+    ours = await client.post("/api/retry-policies", json=POLICY, headers=lead)
+    assert (ours.status_code, ours.json()["projectId"]) == (201, str(team))
+    shared = {**POLICY, "name": "shared-one"}
+    assert (await client.post("/api/retry-policies", json=shared, headers=auth.admin)).is_success
+    # The same name in another project is another policy.
+    theirs = await client.post("/api/retry-policies", json=POLICY, headers=stranger)
+    assert (theirs.status_code, theirs.json()["projectId"]) == (201, str(elsewhere))
+
+    async def names(headers: dict[str, str]) -> list[tuple[str, str | None]]:
+        listed = (await client.get("/api/retry-policies", headers=headers)).json()["items"]
+        return [(p["name"], p["projectId"]) for p in listed]
+
+    assert await names(member) == [("gentle", str(team)), ("shared-one", None)]
+    assert await names(stranger) == [("gentle", str(elsewhere)), ("shared-one", None)]
+
+
 async def test_policy_rules(client: httpx.AsyncClient, auth: Any) -> None:
-    forbidden = await client.post("/api/retry-policies", json=POLICY, headers=auth.user)
+    viewer = scoped("vic@test.com", uuid.uuid4(), OrgRole.VIEWER)
+    forbidden = await client.post("/api/retry-policies", json=POLICY, headers=viewer)
     assert forbidden.status_code == 403
     assert forbidden.json()["error"] == "forbidden"
     assert (

@@ -240,3 +240,63 @@ async def test_0014_keys_the_rollups_by_project_and_migrates_down(postgres_serve
     finally:
         await postgres_server.drop(name)
         await postgres_server.drop(fresh)
+
+
+async def test_0015_keeps_earlier_policies_shared_and_names_unique_per_project(
+    postgres_server: Any,
+) -> None:
+    """Policies stored before projects stay shared (every job naming one keeps it); from 0015
+    a project has its own names (a policy and a schedule named as another project's is
+    another); down again, one policy per name (the shared one) and every schedule kept."""
+    from jobs_common.migrations import downgrade
+    from jobs_scheduler.migrate import MIGRATIONS, upgrade
+
+    name = f"t_names_{uuid.uuid4().hex[:10]}"
+    url = await postgres_server.create(name)
+    policy = (
+        "INSERT INTO retry_policies (name, strategy, base_delay_ms, multiplier, max_delay_ms, "
+        "jitter, created_by{extra}) VALUES ('gentle', 'fixed', $1, 1, 60000, false, "
+        "'admin@example.com'{values})"
+    )
+    schedule = (
+        "INSERT INTO schedules (id, name, cron, timezone, job_template, owner, project_id) "
+        "VALUES ($1, 'nightly', '0 3 * * *', 'UTC', '{}', $2, $3)"
+    )
+    try:
+        await asyncio.to_thread(upgrade, url, "0014")
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(policy.format(extra="", values=""), 1000)
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(upgrade, url)
+        team, other = uuid.uuid4(), uuid.uuid4()
+        connection = await asyncpg.connect(url)
+        try:
+            assert await connection.fetch("SELECT name, project_id FROM retry_policies") == [
+                ("gentle", None)
+            ]
+            for project, delay in ((team, 2000), (other, 3000)):
+                await connection.execute(
+                    policy.format(extra=", project_id", values=", $2"), delay, project
+                )
+            with pytest.raises(asyncpg.UniqueViolationError):  # one shared policy per name
+                await connection.execute(policy.format(extra="", values=""), 4000)
+            for owner, project in (("ann@example.com", team), ("bob@example.com", other)):
+                await connection.execute(schedule, uuid.uuid4(), owner, project)
+            with pytest.raises(asyncpg.UniqueViolationError):  # one per project, whoever owns it
+                await connection.execute(schedule, uuid.uuid4(), "cy@example.com", team)
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(downgrade, MIGRATIONS, url, "0014")
+        connection = await asyncpg.connect(url)
+        try:
+            kept = await connection.fetch("SELECT name, base_delay_ms FROM retry_policies")
+            assert [tuple(row) for row in kept] == [("gentle", 1000)]
+            assert await connection.fetchval("SELECT count(*) FROM schedules") == 2
+        finally:
+            await connection.close()
+    finally:
+        await postgres_server.drop(name)

@@ -5,6 +5,7 @@ the internal token."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from jobs_common.auth import Identity
+from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.service import create_app
 from jobs_scheduler.settings import Settings
 
@@ -59,9 +61,9 @@ async def test_create_pause_resume_delete_by_owner_and_admin_only(api: httpx.Asy
     again = await api.post(PATH, json=new_schedule("nightly"), headers=as_(USER))
     assert again.status_code == 409
     assert again.json()["details"] == [
-        {"field": "name", "message": "already used by one of your schedules"}
+        {"field": "name", "message": "already used by a schedule of this project"}
     ]
-    # The name is the owner's: another user may use it.
+    # The name is the project's: another user's (personal) project may use it.
     assert (
         await api.post(PATH, json=new_schedule("nightly"), headers=as_(OTHER))
     ).status_code == 201
@@ -128,15 +130,39 @@ POLICY = {
 }
 
 
-async def test_a_named_retry_policy_is_stored_once_for_an_admin(api: httpx.AsyncClient) -> None:
-    assert (await api.post(POLICIES, json=POLICY, headers=as_(USER))).status_code == 403
-    stored = await api.post(POLICIES, json=POLICY, headers=as_(ADMIN))
-    assert stored.status_code == 201, stored.text
-    assert stored.json() | {"createdAt": None} == POLICY | {
+async def test_a_named_retry_policy_is_stored_once_per_project(api: httpx.AsyncClient) -> None:
+    """In the request's project, by one of its admins; the platform admin naming no project
+    stores a shared one (``projectId`` null); a name is unique within its project."""
+    team = uuid.uuid4()
+    viewer = Identity(
+        user_id="u-4",
+        email="vic@test.com",
+        role="user",
+        project_id=str(team),
+        project_role=OrgRole.VIEWER,
+        grants=((str(team), OrgRole.VIEWER),),
+    )
+    lead = viewer.model_copy(
+        update={"project_role": OrgRole.ADMIN, "grants": ((str(team), OrgRole.ADMIN),)}
+    )
+    refused = await api.post(POLICIES, json=POLICY, headers=as_(viewer))
+    assert (refused.status_code, refused.json()["message"]) == (
+        403,
+        "a viewer may not manage retry policies in this project",
+    )
+    shared = await api.post(POLICIES, json=POLICY, headers=as_(ADMIN))
+    assert shared.status_code == 201, shared.text
+    assert shared.json() | {"createdAt": None} == POLICY | {
         "createdBy": ADMIN.email,
         "createdAt": None,
+        "projectId": None,
     }
     again = await api.post(POLICIES, json=POLICY | {"baseDelayMs": 1}, headers=as_(ADMIN))
     assert (again.status_code, again.json()["error"]) == (409, "conflict")
+    in_team = await api.post(POLICIES, json=POLICY, headers=as_(lead))
+    assert (in_team.status_code, in_team.json()["projectId"]) == (201, str(team))
+    assert (await api.post(POLICIES, json=POLICY, headers=as_(lead))).status_code == 409
+    personal = await api.post(POLICIES, json=POLICY, headers=as_(USER))
+    assert personal.json()["projectId"] == str(personal_project_id(USER.email))
     bad = await api.post(POLICIES, json=POLICY | {"maxDelayMs": 1}, headers=as_(ADMIN))
     assert bad.status_code == 422

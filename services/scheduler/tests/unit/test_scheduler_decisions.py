@@ -15,7 +15,13 @@ from jobs_scheduler.domain.failures import after_failure, stopped_attempt
 from jobs_scheduler.domain.leases import after_lease_lost, listed_attempt
 from jobs_scheduler.domain.ready_messages import after_dead_lettered
 from jobs_scheduler.domain.retry import RetryPolicy
-from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status
+from jobs_scheduler.domain.submissions import (
+    NamedPolicies,
+    effective_policy,
+    first_attempt,
+    initial_status,
+    named_policy,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -174,8 +180,8 @@ DEFAULTS = JobDefaults(
     max_attempts_by_type={"email": 5},
     retry_policy_by_type={"email": {"strategy": "fixed", "base_delay_ms": 30_000}},
 )
-NAMED: dict[str, dict[str, Any]] = {
-    "gentle": {
+NAMED: NamedPolicies = {
+    (None, "gentle"): {
         "name": "gentle",
         "strategy": "linear",
         "base_delay_ms": 2000,
@@ -184,7 +190,7 @@ NAMED: dict[str, dict[str, Any]] = {
         "jitter": False,
         "max_attempts": 7,
     },
-    "open": {
+    (None, "open"): {
         "name": "open",
         "strategy": "exponential",
         "base_delay_ms": 500,
@@ -276,6 +282,21 @@ def test_effective_retry_policy(
         "jitter": jitter,
     }
     assert effective_attempts == attempts
+
+
+def test_a_projects_own_policy_comes_before_a_shared_one_of_its_name() -> None:
+    """A job names a policy within its project, else a shared one; never another project's."""
+    mine, theirs = uuid.uuid4(), uuid.uuid4()
+    own = NAMED[(None, "gentle")] | {"base_delay_ms": 7000, "max_delay_ms": 7000}
+    other = NAMED[(None, "gentle")] | {"base_delay_ms": 1, "max_delay_ms": 1}
+    named = NAMED | {(mine, "gentle"): own, (theirs, "gentle"): other, (theirs, "only"): other}
+    in_mine = submission(retry_policy_name="gentle").model_copy(update={"project_id": mine})
+    assert named_policy(in_mine, named) is own
+    assert effective_policy(in_mine, DEFAULTS, named)[0]["base_delay_ms"] == 7000
+    elsewhere = in_mine.model_copy(update={"project_id": uuid.uuid4()})
+    assert named_policy(elsewhere, named) is NAMED[(None, "gentle")]
+    only_theirs = in_mine.model_copy(update={"retry_policy_name": "only"})
+    assert named_policy(only_theirs, named) is None
 
 
 def test_an_unusable_configured_policy_fails_loudly() -> None:

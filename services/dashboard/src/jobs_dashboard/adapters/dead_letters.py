@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -199,16 +199,23 @@ class DeadLetterStore(Store):
 
     async def actions(
         self,
-        actor: str | None,
+        visibility: Visibility,
+        actor: str,
         page: PageRequest,
         *,
         dead_letter_id: uuid.UUID | None = None,
         job_id: uuid.UUID | None = None,
     ) -> tuple[list[DeadLetterAction], int]:
-        """The audit log newest first; ``actor`` None means everyone's (an admin)."""
+        """The audit log newest first: everything for a caller ``visibility`` does not limit
+        (the platform admin); else ``actor``'s own rows and, within its projects, the rows
+        on their jobs (a bulk row names no job: its actor's alone)."""
         conditions: list[ColumnElement[bool]] = []
-        if actor is not None:
-            conditions.append(dead_letter_actions.c.actor == actor)
+        mine = dead_letter_actions.c.actor == actor
+        if visibility.projects is not None:
+            theirs = select(jobs.c.id).where(jobs.c.project_id.in_(sorted(visibility.projects)))
+            conditions.append(or_(mine, dead_letter_actions.c.job_id.in_(theirs)))
+        elif visibility.owner is not None:
+            conditions.append(mine)
         if dead_letter_id is not None:
             conditions.append(dead_letter_actions.c.dead_letter_id == dead_letter_id)
         if job_id is not None:

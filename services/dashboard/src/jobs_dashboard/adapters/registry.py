@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -36,6 +36,7 @@ def batch_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
 def to_policy(row: AnyRow) -> RetryPolicyView:
     return RetryPolicyView(
         name=row.name,
+        project_id=row.project_id,
         strategy=row.strategy,
         base_delay_ms=row.base_delay_ms,
         multiplier=row.multiplier,
@@ -65,9 +66,22 @@ async def read_heartbeat_horizon(
 
 
 class RegistryStore(Store):
-    async def policies(self) -> list[RetryPolicyView]:
+    async def policies(self, visibility: Visibility) -> list[RetryPolicyView]:
+        """The shared policies and those of the projects ``visibility`` reads, by name (a
+        shared one before a project's of the same name)."""
+        conditions = []
+        if visibility.projects is not None:
+            conditions.append(
+                or_(
+                    retry_policies.c.project_id.is_(None),
+                    retry_policies.c.project_id.in_(sorted(visibility.projects)),
+                )
+            )
+        order = (retry_policies.c.name, retry_policies.c.project_id.asc().nulls_first())
         async with self.snapshot() as connection:
-            rows = await connection.execute(select(retry_policies).order_by(retry_policies.c.name))
+            rows = await connection.execute(
+                select(retry_policies).where(*conditions).order_by(*order)
+            )
             return [to_policy(row) for row in rows]
 
     async def workers(

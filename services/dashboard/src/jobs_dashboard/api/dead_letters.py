@@ -47,6 +47,7 @@ from jobs_dashboard.domain.dead_letters import (
 )
 from jobs_dashboard.domain.disclosure import dead_letter_for, dead_letters_for, groups_for
 from jobs_dashboard.domain.payloads import check_payload
+from jobs_dashboard.domain.query import visibility_for
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/dead-letters", tags=["dead letters"])
@@ -97,7 +98,10 @@ async def dead_letter_groups(
     return DeadLetterGroups(items=groups_for(await store.groups(filters, limit=limit), identity))
 
 
-@router.get("/actions", summary="Audit log of requeues and discards (users: their own)")
+@router.get(
+    "/actions",
+    summary="Audit log of requeues and discards: the caller's own, and those on its projects' jobs",
+)
 async def dead_letter_action_log(
     identity: CurrentIdentity,
     page: PageDep,
@@ -105,8 +109,13 @@ async def dead_letter_action_log(
     dead_letter_id: Annotated[uuid.UUID | None, Query(alias="deadLetterId")] = None,
     job_id: Annotated[uuid.UUID | None, Query(alias="jobId")] = None,
 ) -> DeadLetterActionPage:
-    actor = None if identity.is_admin else identity.email
-    items, total = await store.actions(actor, page, dead_letter_id=dead_letter_id, job_id=job_id)
+    items, total = await store.actions(
+        visibility_for(identity),
+        identity.actor,
+        page,
+        dead_letter_id=dead_letter_id,
+        job_id=job_id,
+    )
     return DeadLetterActionPage.of(items, total, page)
 
 

@@ -10,7 +10,12 @@ from fastapi import APIRouter, Path, Query, Request
 
 from jobs_common.errors import NotFound
 from jobs_common.request_identity import CurrentIdentity
-from jobs_common.retry_policy_commands import RetryPolicyCreate, RetryPolicyFields, RetryPolicyView
+from jobs_common.retry_policy_commands import (
+    RetryPolicyCreate,
+    RetryPolicyFields,
+    RetryPolicyView,
+    policy_project,
+)
 from jobs_common.topology import DEFAULT_QUEUE, READY_QUEUE_BY_PRIORITY, ready_queue_for
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.api.deps import (
@@ -34,9 +39,11 @@ queues = APIRouter(prefix="/api/queues", tags=["queues"])
 batches = APIRouter(prefix="/api/batches", tags=["batches"])
 
 
-@policies.get("", summary="Named retry policies, by name")
-async def list_policies(identity: CurrentIdentity, store: RegistryDep) -> RetryPolicyList:
-    return RetryPolicyList(items=policies_for(await store.policies(), identity))
+@policies.get("", summary="Named retry policies: shared ones and the caller's projects', by name")
+async def list_policies(
+    identity: CurrentIdentity, visibility: OwnVisibilityDep, store: RegistryDep
+) -> RetryPolicyList:
+    return RetryPolicyList(items=policies_for(await store.policies(visibility), identity))
 
 
 @policies.get("/defaults", summary="The built-in default policy (job types may override it)")
@@ -47,13 +54,19 @@ async def default_policy(_: CurrentIdentity) -> RetryPolicyFields:
 @policies.post(
     "",
     status_code=201,
-    summary="Store a named retry policy (admins only)",
-    responses={403: {"description": "Not an admin"}, 409: {"description": "Name taken"}},
+    summary="Store a named retry policy in the request's project (its admins); the platform "
+    "admin naming no project stores one every project shares",
+    responses={
+        403: {"description": "Not an admin of the project (shared: not the platform admin)"},
+        409: {"description": "Name taken in the project"},
+    },
 )
 async def create_policy(
-    body: RetryPolicyCreate, _: AdminDep, identity: CurrentIdentity, scheduler: SchedulerDep
+    body: RetryPolicyCreate, identity: CurrentIdentity, scheduler: SchedulerDep
 ) -> RetryPolicyView:
-    # Checked here, stored by the scheduler, which owns the policies (409: name taken).
+    # Checked here (403 at once), and again by the scheduler, which owns the policies (409:
+    # the name is taken in the project).
+    policy_project(identity)
     return await scheduler.create_policy(body, identity)
 
 

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, SmallInteger, Text, select
+from sqlalchemy import DateTime, Integer, SmallInteger, Text, or_, select
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.jobstore import batches, job_dependencies, jobs, retry_policies
 from jobs_scheduler.adapters.jobs import DISPATCH_COLUMNS
 from jobs_scheduler.adapters.set_based import ArrayRows
+from jobs_scheduler.domain.submissions import NamedPolicies
 
 _ID = UUID(as_uuid=True)
 NEW_JOBS = ArrayRows(
@@ -52,12 +53,21 @@ INSERT_JOBS = (
 )
 
 
-async def named_policies(connection: AsyncConnection, names: set[str]) -> dict[str, dict[str, Any]]:
-    """The stored retry policies of ``names`` that exist, by name."""
-    if not names:
+async def named_policies(
+    connection: AsyncConnection, wanted: set[tuple[uuid.UUID, str]]
+) -> NamedPolicies:
+    """The stored retry policies that ``wanted`` (project, name) pairs may mean: each
+    project's own and the shared ones (``project_id`` None), by (project, name)."""
+    if not wanted:
         return {}
-    rows = await connection.execute(select(retry_policies).where(retry_policies.c.name.in_(names)))
-    return {row.name: row._asdict() for row in rows}
+    projects = {project for project, _ in wanted}
+    rows = await connection.execute(
+        select(retry_policies).where(
+            retry_policies.c.name.in_({name for _, name in wanted}),
+            or_(retry_policies.c.project_id.is_(None), retry_policies.c.project_id.in_(projects)),
+        )
+    )
+    return {(row.project_id, row.name): row._asdict() for row in rows}
 
 
 async def insert_batches(connection: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:

@@ -42,7 +42,7 @@ def to_view(row: Row[Any]) -> ScheduleView:
 async def create(
     engine: AsyncEngine, command: NewSchedule, *, owner: str, project_id: uuid.UUID
 ) -> ScheduleView | None:
-    """Insert a schedule due at its next fire time after now; None if the owner has the name.
+    """Insert a schedule due at its next fire time after now; None if the project has the name.
 
     With caps, the owner's schedules are counted first, in the same transaction, under a
     transaction-scoped advisory lock on the owner (two creates of one owner cannot both pass
@@ -65,7 +65,7 @@ async def create(
             await connection.execute(
                 insert(schedules)
                 .values(**values)
-                .on_conflict_do_nothing(index_elements=[schedules.c.owner, schedules.c.name])
+                .on_conflict_do_nothing(index_elements=[schedules.c.project_id, schedules.c.name])
                 .returning(*schedules.c)
             )
         ).first()

@@ -1,17 +1,19 @@
-"""``/internal/v1/retry-policies``: an admin's named retry policy stored for the dashboard,
-which checked the request; 409 when the name is taken. Service to service, like
+"""``/internal/v1/retry-policies``: a named retry policy stored for the dashboard, which
+checked the request: in the request's project by one of its admins, or shared by every project
+by the platform admin; 409 when the name is taken there. Service to service, like
 ``api/schedules.py``."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from jobs_common.errors import Conflict, ErrorDetail, Forbidden
+from jobs_common.errors import Conflict, ErrorDetail
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.retry_policy_commands import (
     RETRY_POLICIES_PATH,
     RetryPolicyCreate,
     RetryPolicyView,
+    policy_project,
 )
 from jobs_scheduler.adapters import retry_policies
 from jobs_scheduler.api.deps import engine_of
@@ -23,12 +25,15 @@ router = APIRouter(prefix=RETRY_POLICIES_PATH, include_in_schema=False)
 async def create_policy(
     request: Request, policy: RetryPolicyCreate, identity: CurrentIdentity
 ) -> RetryPolicyView:
-    if not identity.is_admin:
-        raise Forbidden("only admins may store retry policies")
-    created = await retry_policies.create(engine_of(request), policy, created_by=identity.email)
+    created = await retry_policies.create(
+        engine_of(request),
+        policy,
+        created_by=identity.actor,
+        project_id=policy_project(identity),
+    )
     if created is None:
         raise Conflict(
             f"a retry policy named {policy.name!r} already exists",
-            details=[ErrorDetail(field="name", message="already exists")],
+            details=[ErrorDetail(field="name", message="already exists in this project")],
         )
     return created

@@ -39,7 +39,9 @@ async def create_schedule(
     if view is None:
         raise Conflict(
             f"a schedule named {command.name!r} already exists",
-            details=[ErrorDetail(field="name", message="already used by one of your schedules")],
+            details=[
+                ErrorDetail(field="name", message="already used by a schedule of this project")
+            ],
         )
     return view
 

@@ -17,7 +17,12 @@ from jobs_scheduler.adapters.set_based import json_text
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import record_creation
 from jobs_scheduler.domain.defaults import JobDefaults
-from jobs_scheduler.domain.submissions import effective_policy, first_attempt, initial_status
+from jobs_scheduler.domain.submissions import (
+    effective_policy,
+    first_attempt,
+    initial_status,
+    named_policy,
+)
 
 S = JobStatus
 
@@ -35,7 +40,7 @@ async def record_submissions(
     if not unique:
         return 0
     named = await recording.named_policies(
-        connection, {m.retry_policy_name for m in unique if m.retry_policy_name}
+        connection, {(m.project(), m.retry_policy_name) for m in unique if m.retry_policy_name}
     )
     now = utcnow()
     rows = []
@@ -90,7 +95,7 @@ async def record_submissions(
         if job is None:
             continue
         reason = "submitted" if m.api_key is None else f"submitted with API key {m.api_key}"
-        if m.retry_policy_name and m.retry_policy_name not in named:
+        if m.retry_policy_name and named_policy(m, named) is None:
             reason += f"; retry policy {m.retry_policy_name!r} unknown, defaults used"
         status = S(job.status)
         if status is S.BLOCKED:

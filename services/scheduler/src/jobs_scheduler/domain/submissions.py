@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -14,17 +15,29 @@ S = JobStatus
 POLICY_FIELDS = ("strategy", "base_delay_ms", "multiplier", "max_delay_ms", "jitter")
 
 
+NamedPolicies = dict[tuple[uuid.UUID | None, str], dict[str, Any]]
+"""Stored retry policies by (project, name); project None: shared by every project."""
+
+
+def named_policy(message: JobSubmitted, named: NamedPolicies) -> dict[str, Any] | None:
+    """The stored policy a job names: its project's, else a shared one; None when neither."""
+    if not message.retry_policy_name:
+        return None
+    name = message.retry_policy_name
+    return named.get((message.project(), name)) or named.get((None, name))
+
+
 def effective_policy(
-    message: JobSubmitted, defaults: JobDefaults, named: dict[str, dict[str, Any]]
+    message: JobSubmitted, defaults: JobDefaults, named: NamedPolicies
 ) -> tuple[dict[str, Any], int]:
     """The job's retry policy and max attempts, each field from the first that sets it:
-    inline fields > the named policy (``named``: the stored policies by name) > the job type's
+    inline fields > the named policy (:func:`named_policy`) > the job type's
     defaults > the global defaults. Max attempts: the job's own > the named policy's > the
     type's > the global default. An unknown name is ignored (the caller says so in the
     job's timeline); a combination :class:`RetryPolicy` refuses raises."""
     policy = asdict(defaults.retry_policy) | defaults.retry_policy_by_type.get(message.job_type, {})
     attempts = defaults.max_attempts_by_type.get(message.job_type, defaults.max_attempts)
-    stored = named.get(message.retry_policy_name or "")
+    stored = named_policy(message, named)
     if stored is not None:
         policy |= {k: stored[k] for k in POLICY_FIELDS}
         attempts = stored["max_attempts"] or attempts
