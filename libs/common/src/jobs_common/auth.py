@@ -58,7 +58,7 @@ class Identity(BaseModel):
     key's, or the caller's personal default project) and the caller's role there.
     ``grants``: every project the caller may read, with the role there; None for the platform
     admin (every project) and for an identity the gateway did not scope (a backend's own
-    calls, tests): the owner rule (:meth:`may_see`) applies then. ``api_key``: the prefix of
+    calls, tests): it reads its own rows then (:meth:`scope`). ``api_key``: the prefix of
     the API key acting, if one (it acts for its creator, ``email``, in its project only)."""
 
     model_config = ConfigDict(frozen=True)
@@ -79,9 +79,6 @@ class Identity(BaseModel):
     def actor(self) -> str:
         """Who did it, as audit rows and timelines record it: a user's email or a key."""
         return f"key:{self.api_key}" if self.api_key else self.email
-
-    def may_see(self, owner: str) -> bool:
-        return self.is_admin or owner.lower() == self.email.lower()
 
     def role_in(self, project_id: str) -> OrgRole | None:
         """The caller's role in ``project_id``: None where it may not see the project (404)."""

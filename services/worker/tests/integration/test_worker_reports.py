@@ -1,5 +1,5 @@
 """report_generation against a real job store: counts, rates and run times of a date range,
-of the report job owner's jobs only."""
+of the report job's project's jobs only, whoever submitted them."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def at(day: str, hour: int = 12) -> datetime:
 
 OWNER = "tester@example.com"
 OTHER = "someone-else@example.com"
+TEAM = uuid.uuid4()  # the report job's project
+ELSEWHERE = uuid.uuid4()
 
 
 def row(
@@ -38,6 +40,7 @@ def row(
     created: datetime,
     run: float | None = None,
     owner: str = OWNER,
+    project: uuid.UUID = TEAM,
 ) -> dict[str, Any]:
     started = created + timedelta(seconds=5) if run is not None else None
     return {
@@ -46,6 +49,7 @@ def row(
         "priority": priority,
         "payload": {},
         "submitted_by": owner,
+        "project_id": project,
         "status": status,
         "attempt": 1,
         "max_attempts": 3,
@@ -58,7 +62,7 @@ def row(
 
 
 ROWS = [
-    row("succeeded", "email", 2, at("2025-01-10"), run=1.0),
+    row("succeeded", "email", 2, at("2025-01-10"), run=1.0, owner=OTHER),  # a colleague's
     row("succeeded", "email", 2, at("2025-01-11"), run=2.0),
     row("succeeded", "email", 2, at("2025-01-01", 0), run=3.0),  # first instant: inside
     row("dead", "simulate", 1, at("2025-01-15"), run=9.0),  # not succeeded: no run time
@@ -66,13 +70,13 @@ ROWS = [
     row("succeeded", "email", 1, datetime(2025, 2, 1, tzinfo=UTC), run=50.0),  # outside
     row("cancelled", "email", 3, datetime(2024, 12, 31, 23, 59, 59, tzinfo=UTC)),  # outside
 ]
-# Someone else's jobs, in the range and out of it: never in the owner's report.
+# Another project's jobs, in the range and out of it: never in this project's report, even
+# the report's own submitter's.
 OTHER_ROWS = [
-    row("succeeded", "email", 2, at("2025-01-10"), run=1.0, owner=OTHER),
-    row("dead", "image_resize", 3, at("2025-01-12"), run=1.0, owner=OTHER),
-    row("queued", "simulate", 1, at("2025-03-01"), owner=OTHER),
-    # The owner's address in another case is another owner (owners match exactly).
-    row("succeeded", "simulate", 1, at("2025-01-20"), run=1.0, owner=OWNER.upper()),
+    row("succeeded", "email", 2, at("2025-01-10"), run=1.0, owner=OTHER, project=ELSEWHERE),
+    row("dead", "image_resize", 3, at("2025-01-12"), run=1.0, owner=OTHER, project=ELSEWHERE),
+    row("queued", "simulate", 1, at("2025-03-01"), owner=OTHER, project=ELSEWHERE),
+    row("succeeded", "simulate", 1, at("2025-01-20"), run=1.0, project=ELSEWHERE),
 ]
 
 
@@ -88,10 +92,14 @@ async def job_store(jobs_database_url: str) -> str:
 REPORT = {"reportType": "jobs_summary", "from": "2025-01-01", "to": "2025-01-31"}
 
 
-async def report_job(database_url: str, payload: dict[str, Any], *, owner: str) -> JobDispatch:
-    """A dispatch of a report job recorded (running, created now) as ``owner``'s."""
+async def report_job(
+    database_url: str, payload: dict[str, Any], *, owner: str, project: uuid.UUID = TEAM
+) -> JobDispatch:
+    """A dispatch of a report job recorded (running, created now) as ``owner``'s in
+    ``project``."""
     dispatch = make_dispatch("report_generation", payload)
-    recorded = row("running", "report_generation", 3, datetime.now(UTC), owner=owner)
+    now = datetime.now(UTC)
+    recorded = row("running", "report_generation", 3, now, owner=owner, project=project)
     engine = create_engine(database_url, pool_size=1)
     async with engine.begin() as connection:
         await connection.execute(jobs.insert(), [{**recorded, "id": dispatch.job_id}])
@@ -149,7 +157,7 @@ async def test_large_csv_report_becomes_an_artifact(
     assert ["status", "succeeded", "3"] in rows
 
 
-async def test_unbounded_report_counts_every_job_of_its_owner(
+async def test_unbounded_report_counts_every_job_of_its_project(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
@@ -159,24 +167,27 @@ async def test_unbounded_report_counts_every_job_of_its_owner(
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.result is not None
-    # The owner's 7 jobs and the report job itself (running); nobody else's 4.
+    # The project's 7 jobs (a colleague's among them) and the report job itself (running);
+    # none of another project's 4, its submitter's own there neither.
     assert ["summary", "total", "8"] in result.result["rows"]
     assert ["status", "running", "1"] in result.result["rows"]
 
 
-async def test_another_owners_report_counts_only_their_jobs(
+async def test_another_projects_report_counts_only_its_jobs(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
     await start_worker(database_url=job_store)
-    dispatch = await report_job(job_store, {**REPORT, "format": "json"}, owner=OTHER)
+    dispatch = await report_job(
+        job_store, {**REPORT, "format": "json"}, owner=OTHER, project=ELSEWHERE
+    )
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "succeeded", result.error
     assert result.result is not None
     summary = result.result["summary"]
-    assert summary["total"] == 2
-    assert summary["byType"] == {"email": 1, "image_resize": 1}
+    assert summary["total"] == 3
+    assert summary["byType"] == {"email": 1, "image_resize": 1, "simulate": 1}
 
 
 async def test_a_report_job_missing_from_the_store_fails_for_good(

@@ -16,17 +16,19 @@ from jobs_worker.domain.report import CountRow, RuntimeStats
 
 
 @dataclass(frozen=True)
-class OwnerSummary:
-    """A report job's owner and the counts of that owner's jobs."""
+class ProjectSummary:
+    """A report job's project and the counts of that project's jobs."""
 
-    owner: str
+    project_id: uuid.UUID
     rows: list[CountRow]
     runtime: RuntimeStats
 
 
-def _scope(owner: str, lower: datetime | None, upper: datetime | None) -> ColumnElement[bool]:
-    """The owner's jobs created in ``[lower, upper)`` (``ix_jobs_owner_created``)."""
-    conditions: list[ColumnElement[bool]] = [jobs.c.submitted_by == owner]
+def _scope(
+    project_id: uuid.UUID, lower: datetime | None, upper: datetime | None
+) -> ColumnElement[bool]:
+    """The project's jobs created in ``[lower, upper)`` (``ix_jobs_project_created``)."""
+    conditions: list[ColumnElement[bool]] = [jobs.c.project_id == project_id]
     if lower is not None:
         conditions.append(jobs.c.created_at >= lower)
     if upper is not None:
@@ -61,20 +63,20 @@ async def _summary(
     )
 
 
-async def owner_summary(
+async def project_summary(
     engine: AsyncEngine, *, job_id: uuid.UUID, lower: datetime | None, upper: datetime | None
-) -> OwnerSummary | None:
-    """The owner of the report job ``job_id`` (``jobs.submitted_by``) and, in the same
+) -> ProjectSummary | None:
+    """The project of the report job ``job_id`` (``jobs.project_id``) and, in the same
     snapshot, the counts by (status, type, priority) and the run time statistics of the
-    succeeded jobs of that owner created in ``[lower, upper)``. None if the job is not
+    succeeded jobs of that project created in ``[lower, upper)``. None if the job is not
     recorded."""
     async with engine.connect() as connection, connection.begin():
         await connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
-        owner = await connection.scalar(select(jobs.c.submitted_by).where(jobs.c.id == job_id))
-        if owner is None:
+        project = await connection.scalar(select(jobs.c.project_id).where(jobs.c.id == job_id))
+        if project is None:
             return None
-        rows, runtime = await _summary(connection, _scope(owner, lower, upper))
-    return OwnerSummary(owner=owner, rows=rows, runtime=runtime)
+        rows, runtime = await _summary(connection, _scope(project, lower, upper))
+    return ProjectSummary(project_id=project, rows=rows, runtime=runtime)
 
 
 def _float(value: Any) -> float | None:

@@ -1,10 +1,11 @@
 """report_generation: a jobs summary read from PostgreSQL, rendered as CSV or JSON.
 
-The summary counts the jobs of the report job's owner only: the worker reads the owner from
-the job's own row (``jobs.submitted_by``, written from the identity the gateway verified) by
-the dispatch's job id, never from the payload, which the submitter writes. Jobs record no
-role, so an administrator's report counts the administrator's own jobs as well; the
-platform-wide figures are the dashboard's analytics, which admins see in full.
+The summary counts the jobs of the report job's project only (every member of the project
+reads them anyway: docs/tenancy.md): the worker reads the project from the job's own row
+(``jobs.project_id``, written from the scope the gateway verified) by the dispatch's job id,
+never from the payload, which the submitter writes. An administrator's report counts the
+project it was submitted to; the platform-wide figures are the dashboard's analytics, which
+admins see in full.
 
 Small reports travel inline in the result; larger ones are written as an artifact file."""
 
@@ -21,7 +22,7 @@ from jobs_common.contracts import utcnow
 from jobs_common.db import create_engine
 from jobs_common.payloads import ReportPayload
 from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
-from jobs_worker.adapters.jobstore_reader import owner_summary
+from jobs_worker.adapters.jobstore_reader import project_summary
 from jobs_worker.domain.errors import PermanentJobError
 from jobs_worker.domain.report import build_summary, created_bounds, render, summary_rows
 from jobs_worker.sdk import JobContext, handler, resource
@@ -43,8 +44,8 @@ async def job_store(settings: Settings) -> AsyncIterator[AsyncEngine]:
 @handler("report_generation", payload=ReportPayload)
 async def run(ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
     lower, upper = created_bounds(payload.from_, payload.to)
-    ctx.log.info("reading your jobs created in [%s, %s)", lower or "-", upper or "-")
-    found = await owner_summary(
+    ctx.log.info("reading the project's jobs created in [%s, %s)", lower or "-", upper or "-")
+    found = await project_summary(
         ctx.resource(JOB_STORE), job_id=ctx.job_id, lower=lower, upper=upper
     )
     if found is None:
