@@ -372,29 +372,28 @@ Index("ix_poison_messages_received", poison_messages.c.received_at)
 # each a delta table the triggers on ``jobs`` append to and rollup tables per time grain the
 # scheduler folds the deltas into (its adapters/rollups.py); readers add the deltas not folded
 # yet, so rollups plus deltas equal a count of ``jobs`` in the same snapshot. Every key starts
-# with the project and the owner, so a figure can be limited to a caller's projects as to a
-# person's jobs (indexed (project_id, bucket) and (submitted_by, bucket)).
-# - counts: jobs by created time, project, owner, type, priority and status;
-# - runtimes: succeeded jobs with both times, by created time, project, owner and runtime
-#   bucket (0 under 1 ms; k >= 1 for [1.1**(k-1), 1.1**k) ms): how many, and their sum;
-# - finishes: jobs by finished time (minute), project and owner.
+# with the project, so a figure can be limited to a caller's projects (indexed (project_id,
+# bucket)); one submitter's figures are counted from ``jobs`` (ix_jobs_owner_created).
+# - counts: jobs by created time, project, type, priority and status;
+# - runtimes: succeeded jobs with both times, by created time, project and runtime bucket
+#   (0 under 1 ms; k >= 1 for [1.1**(k-1), 1.1**k) ms): how many, and their sum;
+# - finishes: jobs by finished time (minute) and project.
 ROLLUP_FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     # family: (key columns after the time bucket, measures, grains)
     "counts": (
-        ("project_id", "submitted_by", "type", "priority", "status"),
+        ("project_id", "type", "priority", "status"),
         ("jobs",),
         ("minute", "hour", "day"),
     ),
     "runtimes": (
-        ("project_id", "submitted_by", "runtime_bucket"),
+        ("project_id", "runtime_bucket"),
         ("jobs", "runtime_ms"),
         ("minute", "hour", "day"),
     ),
-    "finishes": (("project_id", "submitted_by"), ("jobs",), ("minute",)),
+    "finishes": (("project_id",), ("jobs",), ("minute",)),
 }
 _ROLLUP_TYPES: dict[str, Any] = {
     "project_id": Uuid,
-    "submitted_by": Text,
     "type": Text,
     "priority": SmallInteger,
     "status": Text,
@@ -426,5 +425,4 @@ for _family, (_key, _measures, _grains) in ROLLUP_FAMILIES.items():
     for _grain in _grains:
         _table = _rollup_table(f"job_{_family}_{_grain}", _key, _measures, delta=False)
         Index(f"ix_job_{_family}_{_grain}_project", _table.c.project_id, _table.c.bucket)
-        Index(f"ix_job_{_family}_{_grain}_owner", _table.c.submitted_by, _table.c.bucket)
         ROLLUPS[_family][_grain] = _table

@@ -49,9 +49,33 @@ def visibility_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
 
 
 def visible_rows(table: Any, visibility: Visibility) -> list[ColumnElement[bool]]:
-    """The rows of ``jobs`` or of a rollup table (each has the job's project and owner)
-    ``visibility`` may read."""
-    return visible(visibility, owner=table.c.submitted_by, project=table.c.project_id)
+    """The rows of ``jobs`` or of a rollup table ``visibility`` may read. The rollups are
+    keyed by project (migration 0014): a visibility narrowed to one submitter reads ``jobs``
+    only (:func:`spans`)."""
+    if table is jobs:
+        return visibility_conditions(visibility)
+    assert visibility.owner is None, "one submitter's figures come from jobs"
+    if visibility.projects is None:
+        return []
+    return [table.c.project_id.in_(sorted(visibility.projects))]
+
+
+def by_submitter(visibility: Visibility) -> bool:
+    """Whether the figures are one submitter's (a ``submittedBy`` filter, or a caller the
+    gateway did not scope): counted from ``jobs`` (``ix_jobs_owner_created``), since the
+    rollups do not key by submitter."""
+    return visibility.owner is not None
+
+
+def spans(visibility: Visibility, created: CreatedRange) -> list[Span]:
+    """Where a created range's figures come from: the rollups (``plan_spans``), or for one
+    submitter one scan of ``jobs``."""
+    start, end = created.created_from, created.created_to
+    if not by_submitter(visibility):
+        return plan_spans(start, end)
+    if start is not None and end is not None and start >= end:
+        return []
+    return [Span(Source.JOBS, start, end)]
 
 
 def created_conditions(created: CreatedRange) -> list[Any]:
@@ -142,10 +166,10 @@ class Counts:
 async def count_jobs(connection: AsyncConnection, where: CountFilter) -> Counts:
     """Exact counts of the jobs ``where`` selects, from the rollups (one statement)."""
     counts = Counts({}, {}, {})
-    spans = plan_spans(where.created.created_from, where.created.created_to)
-    if not spans:
+    planned = spans(where.visibility, where.created)
+    if not planned:
         return counts
-    parts = union_all(*(_span_counts(span, where) for span in spans)).subquery()
+    parts = union_all(*(_span_counts(span, where) for span in planned)).subquery()
     rows = await connection.execute(
         select(parts.c.status, parts.c.type, parts.c.priority, func.sum(parts.c.jobs).label("n"))
         .group_by(parts.c.status, parts.c.type, parts.c.priority)
@@ -164,10 +188,10 @@ async def runtimes(
     connection: AsyncConnection, visibility: Visibility, created: CreatedRange
 ) -> dict[int, RuntimeBucket]:
     """The succeeded jobs' runtimes by bucket (how many, their sum), from the rollups."""
-    spans = plan_spans(created.created_from, created.created_to)
-    if not spans:
+    planned = spans(visibility, created)
+    if not planned:
         return {}
-    parts = union_all(*(_span_runtimes(span, visibility) for span in spans)).subquery()
+    parts = union_all(*(_span_runtimes(span, visibility) for span in planned)).subquery()
     rows = await connection.execute(
         select(
             parts.c.runtime_bucket,
@@ -207,14 +231,16 @@ async def finished_last_hour(connection: AsyncConnection, visibility: Visibility
     now: datetime = (await connection.execute(select(func.now()))).scalar_one()
     since = now - timedelta(hours=1)
     visible_jobs = visibility_conditions(visibility)
-    whole_minutes = ceil_to(since, MINUTE)
+    # One submitter's: the whole hour from jobs; else the whole minutes from the rollups.
+    whole_minutes = now if by_submitter(visibility) else ceil_to(since, MINUTE)
     parts = [_finished(status, since, whole_minutes, *visible_jobs) for status in TERMINAL]
-    for table in (FINISHES["minute"], FINISHES["delta"]):
-        parts.append(
+    if not by_submitter(visibility):
+        parts += [
             select(func.coalesce(func.sum(table.c.jobs), 0).label("jobs")).where(
                 table.c.bucket >= whole_minutes, *visible_rows(table, visibility)
             )
-        )
+            for table in (FINISHES["minute"], FINISHES["delta"])
+        ]
     every = union_all(*parts).subquery()
     return int(await connection.scalar(select(func.sum(every.c.jobs))) or 0)
 
@@ -241,16 +267,7 @@ async def job_series(
     grain = (
         "day" if step % DAY == timedelta(0) else "hour" if step % HOUR == timedelta(0) else "minute"
     )
-    parts = []
-    for table in (COUNTS[grain], COUNTS["delta"]):
-        parts.append(
-            select(
-                func.date_bin(step, table.c.bucket, first).label("start"),
-                table.c.status,
-                table.c.jobs,
-            ).where(table.c.bucket >= first, *visible_rows(table, visibility))
-        )
-    every = union_all(*parts).subquery()
+    every = union_all(*_series_parts(visibility, step, first, grain)).subquery()
     rows = await connection.execute(
         select(every.c.start, every.c.status, func.sum(every.c.jobs).label("n")).group_by(
             every.c.start, every.c.status
@@ -265,6 +282,26 @@ async def job_series(
         bucket_minutes=bucket_minutes,
         buckets=[series_bucket(at, by_status) for at, by_status in counts.items()],
     )
+
+
+def _series_parts(
+    visibility: Visibility, step: timedelta, first: datetime, grain: str
+) -> list[Select[Any]]:
+    """(window start, status, jobs) rows from the rollups of ``grain`` and the deltas, or for
+    one submitter from ``jobs``."""
+    if by_submitter(visibility):
+        start = func.date_bin(step, jobs.c.created_at, first)
+        return [
+            select(start.label("start"), jobs.c.status, func.count().label("jobs"))
+            .where(jobs.c.created_at >= first, *visibility_conditions(visibility))
+            .group_by(start, jobs.c.status)
+        ]
+    return [
+        select(
+            func.date_bin(step, table.c.bucket, first).label("start"), table.c.status, table.c.jobs
+        ).where(table.c.bucket >= first, *visible_rows(table, visibility))
+        for table in (COUNTS[grain], COUNTS["delta"])
+    ]
 
 
 def series_bucket(start: datetime, by_status: dict[str, int]) -> SeriesBucket:

@@ -1,10 +1,11 @@
 """Rollups keyed by project (issue 32: every analytics figure is limited to the projects the
-caller may see): each family's key, deltas and grains alike, gets ``project_id`` in front of
-``submitted_by``, so a reader sums the rows of its projects as it sums an owner's.
+caller may see): each family's key, deltas and grains alike, has ``project_id`` where it had
+``submitted_by``, so a reader sums the rows of its projects. A figure for one submitter (the
+``submittedBy`` filter) is counted from ``jobs`` by its owner index instead.
 
 The rollup tables are made again with the new key (a primary key with ``project_id``, which
-the sweep's merges match on, and an index (project_id, bucket) beside (submitted_by, bucket)
-on each grain table), the triggers' functions replaced so the deltas carry the project, and
+the sweep's merges match on, and an index (project_id, bucket) on each grain table), the
+triggers' functions replaced so the deltas carry the project, and
 ``job_rollups_rebuild()`` grouping by it too recounts them from ``jobs``: the deltas not
 folded yet are recounted with the rest. It holds a SHARE lock on ``jobs`` (no job changes)
 until the migration commits. The downgrade restores 0009's key the same way. The SQL is
