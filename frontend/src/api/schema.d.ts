@@ -155,7 +155,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Audit log of requeues and discards (users: their own) */
+        /** Audit log of requeues and discards: the caller's own, and those on its projects' jobs */
         get: operations["dead_letter_action_log_api_dead_letters_actions_get"];
         put?: never;
         post?: never;
@@ -404,6 +404,23 @@ export interface paths {
         patch: operations["update_organization_api_organizations__org_id__patch"];
         trace?: never;
     };
+    "/api/organizations/{org_id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's audit log, newest first (its admins and owners) */
+        get: operations["audit_log_api_organizations__org_id__audit_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{org_id}/members": {
         parameters: {
             query?: never;
@@ -539,10 +556,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Named retry policies, by name */
+        /** Named retry policies: shared ones and the caller's projects', by name */
         get: operations["list_policies_api_retry_policies_get"];
         put?: never;
-        /** Store a named retry policy (admins only) */
+        /** Store a named retry policy in the request's project (its admins); the platform admin naming no project stores one every project shares */
         post: operations["create_policy_api_retry_policies_post"];
         delete?: never;
         options?: never;
@@ -921,6 +938,37 @@ export interface components {
              * @enum {string}
              */
             role: "member" | "viewer";
+        };
+        /** AuditEventOut */
+        AuditEventOut: {
+            /**
+             * Action
+             * @description organization.*, member.*, project.*, api_key.* (docs).
+             */
+            action: string;
+            /**
+             * Actor
+             * @description Who did it: a person's email.
+             */
+            actor: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Details */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: number;
+            /** Projectid */
+            projectId: string | null;
+            /**
+             * Subject
+             * @description A member's email, a project's slug, a key's prefix.
+             */
+            subject: string | null;
         };
         /** BatchAccepted */
         BatchAccepted: {
@@ -1891,6 +1939,19 @@ export interface components {
             /** Totalpages */
             totalPages: number;
         };
+        /** Page[AuditEventOut] */
+        Page_AuditEventOut_: {
+            /** Items */
+            items: components["schemas"]["AuditEventOut"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
         /** Page[MemberOut] */
         Page_MemberOut_: {
             /** Items */
@@ -2221,6 +2282,11 @@ export interface components {
             multiplier: number;
             /** Name */
             name: string;
+            /**
+             * Projectid
+             * @description Its project; null: shared by every project.
+             */
+            projectId: string | null;
             /**
              * Strategy
              * @enum {string}
@@ -5344,6 +5410,105 @@ export interface operations {
             };
         };
     };
+    audit_log_api_organizations__org_id__audit_get: {
+        parameters: {
+            query?: {
+                pageNumber?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_AuditEventOut_"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a member or viewer */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not found, or not yours to see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     list_members_api_organizations__org_id__members_get: {
         parameters: {
             query?: {
@@ -6801,7 +6966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not an admin */
+            /** @description Not an admin of the project (shared: not the platform admin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6819,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Name taken */
+            /** @description Name taken in the project */
             409: {
                 headers: {
                     [name: string]: unknown;

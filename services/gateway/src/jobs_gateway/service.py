@@ -24,7 +24,7 @@ from jobs_gateway.adapters.live import LiveEventsConsumer
 from jobs_gateway.adapters.project_jobs import ProjectJobs
 from jobs_gateway.adapters.seed import seed_demo_team, seed_demo_users
 from jobs_gateway.adapters.upstream import Upstreams, build_client
-from jobs_gateway.api import api_keys, auth, events, proxy, tenancy
+from jobs_gateway.api import api_keys, audit, auth, events, proxy, tenancy
 from jobs_gateway.api.limits import body_limits
 from jobs_gateway.api.middleware import RequestContextMiddleware
 from jobs_gateway.api.openapi import install_docs, install_public_openapi
@@ -164,6 +164,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(tenancy.router)  # before the proxy: the gateway serves these itself
     app.include_router(api_keys.router)
+    app.include_router(audit.router)
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.include_router(events.router)

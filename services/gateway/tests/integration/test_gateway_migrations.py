@@ -69,7 +69,7 @@ async def test_migrations_are_rerunnable_and_keep_users(gateway_database_url: st
     versions = await fetch(
         gateway_database_url, "SELECT version_num FROM gateway.alembic_version_gateway"
     )
-    assert [r["version_num"] for r in versions] == ["0004"]
+    assert [r["version_num"] for r in versions] == ["0005"]
     users = await fetch(gateway_database_url, "SELECT email FROM gateway.users ORDER BY email")
     assert [r["email"] for r in users] == ["admin@test.com", "user@test.com"]
 
@@ -93,6 +93,7 @@ async def test_coexists_with_the_job_store_without_touching_it(jobs_database_url
         ("gateway", "rate_limit_counters"),
         ("gateway", "organizations"),
         ("gateway", "memberships"),
+        ("gateway", "audit_events"),
         ("gateway", "projects"),
         ("gateway", "api_keys"),
         ("gateway", "alembic_version_gateway"),

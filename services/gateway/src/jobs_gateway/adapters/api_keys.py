@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, cast
 
@@ -10,8 +11,10 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from jobs_gateway.adapters.audit import record
 from jobs_gateway.adapters.tables import api_keys
 from jobs_gateway.domain.api_keys import ApiKey, KeyRole, NewKey
+from jobs_gateway.domain.audit import AuditEntry
 
 
 def _key(row: Any) -> ApiKey:
@@ -46,6 +49,7 @@ class ApiKeyStore:
         new: NewKey,
         created_by: str,
         expires_at: datetime | None,
+        audit: AuditEntry,
     ) -> ApiKey:
         statement = (
             insert(api_keys)
@@ -62,7 +66,9 @@ class ApiKeyStore:
             .returning(*PUBLIC_COLUMNS)
         )
         async with self._engine.begin() as connection:
-            return _key((await connection.execute(statement)).one())
+            key = _key((await connection.execute(statement)).one())
+            await record(connection, audit)
+            return key
 
     async def of_project(
         self, project_id: uuid.UUID, *, offset: int, limit: int
@@ -88,15 +94,21 @@ class ApiKeyStore:
             row = (await connection.execute(query)).first()
         return (_key(row), row.secret_hash) if row is not None else None
 
-    async def revoke(self, project_id: uuid.UUID, key_id: uuid.UUID, by: str) -> ApiKey | None:
+    async def revoke(
+        self, project_id: uuid.UUID, key_id: uuid.UUID, by: str, *, audit: AuditEntry
+    ) -> ApiKey | None:
         """Revoke a key of ``project_id`` (a revoked one stays as it was); None: no such key."""
         where = sa.and_(api_keys.c.id == key_id, api_keys.c.project_id == project_id)
         async with self._engine.begin() as connection:
-            await connection.execute(
+            revoked = await connection.execute(
                 sa.update(api_keys)
                 .where(where, api_keys.c.revoked_at.is_(None))
                 .values(revoked_at=sa.func.now(), revoked_by=by)
+                .returning(api_keys.c.prefix)
             )
+            prefix = revoked.scalar_one_or_none()
+            if prefix is not None:
+                await record(connection, replace(audit, subject=prefix))
             row = (await connection.execute(sa.select(*PUBLIC_COLUMNS).where(where))).first()
         return _key(row) if row is not None else None
 

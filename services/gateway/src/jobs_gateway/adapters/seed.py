@@ -11,10 +11,13 @@ from jobs_common.errors import Conflict
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.tenancy import TenancyStore
 from jobs_gateway.adapters.users import UserRepository
+from jobs_gateway.domain.audit import AuditAction, AuditEntry
 from jobs_gateway.domain.demo import DEMO_ORGANIZATIONS, DEMO_TEAM
 from jobs_gateway.domain.users import DEMO_USERS
 
 log = logging.getLogger(__name__)
+
+SEEDER = "demo seed"  # the actor of the demo team's audit rows
 
 
 async def seed_demo_users(repository: UserRepository, passwords: Passwords) -> int:
@@ -55,18 +58,33 @@ async def seed_demo_team(
         if organization is None:
             try:
                 organization = await tenancy.create_organization(
-                    name=demo.name, slug=demo.slug, owner_id=ids[demo.members[0][0]]
+                    name=demo.name,
+                    slug=demo.slug,
+                    owner_id=ids[demo.members[0][0]],
+                    audit=AuditEntry(AuditAction.ORGANIZATION_CREATED, SEEDER, subject=demo.slug),
                 )
                 created += 1
             except Conflict:  # another replica seeding at the same moment
                 organization = await tenancy.organization_by_slug(demo.slug)
                 assert organization is not None
         for email, role in demo.members[1:]:
-            created += await tenancy.add_member(organization.id, ids[email], role)
+            added = AuditEntry(
+                AuditAction.MEMBER_ADDED,
+                SEEDER,
+                organization.id,
+                subject=email,
+                details={"role": role.value},
+            )
+            created += await tenancy.add_member(organization.id, ids[email], role, audit=added)
         for name, slug in demo.projects:
+            made = AuditEntry(AuditAction.PROJECT_CREATED, SEEDER, organization.id, subject=slug)
             try:
                 await tenancy.create_project(
-                    org_id=organization.id, name=name, slug=slug, created_by=demo.members[0][0]
+                    org_id=organization.id,
+                    name=name,
+                    slug=slug,
+                    created_by=demo.members[0][0],
+                    audit=made,
                 )
                 created += 1
             except Conflict:

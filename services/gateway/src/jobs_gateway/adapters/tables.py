@@ -6,6 +6,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 
 SCHEMA = "gateway"
 
@@ -156,6 +157,20 @@ api_keys = sa.Table(
     sa.UniqueConstraint("prefix", name="api_keys_prefix_key"),
     sa.CheckConstraint("role IN ('member', 'viewer')", name="api_keys_role_check"),
     sa.Index("api_keys_project_id_idx", "project_id"),
+)
+
+audit_events = sa.Table(
+    "audit_events",
+    metadata,
+    sa.Column("id", sa.BigInteger(), sa.Identity(), primary_key=True),
+    sa.Column("organization_id", sa.Uuid(), nullable=False),
+    sa.Column("project_id", sa.Uuid(), nullable=True),
+    sa.Column("actor", sa.Text(), nullable=False),
+    sa.Column("action", sa.Text(), nullable=False),
+    sa.Column("subject", sa.Text(), nullable=True),
+    sa.Column("details", JSONB(), server_default="{}", nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
+    sa.Index("ix_audit_events_organization", "organization_id", "id"),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,7 +18,9 @@ from jobs_common.tenancy import (
     personal_organization_id,
     personal_project_id,
 )
+from jobs_gateway.adapters.audit import record
 from jobs_gateway.adapters.tables import memberships, organizations, projects, users
+from jobs_gateway.domain.audit import AuditEntry
 from jobs_gateway.domain.project_scope import Grant, Selector
 from jobs_gateway.domain.tenancy import (
     PERSONAL_PROJECT_NAME,
@@ -144,7 +147,7 @@ class TenancyStore:
         ], total
 
     async def create_organization(
-        self, *, name: str, slug: str, owner_id: uuid.UUID
+        self, *, name: str, slug: str, owner_id: uuid.UUID, audit: AuditEntry
     ) -> Organization:
         org_id = uuid.uuid4()
         try:
@@ -161,6 +164,7 @@ class TenancyStore:
                         organization_id=org_id, user_id=owner_id, role=OrgRole.OWNER.value
                     )
                 )
+                await record(connection, audit, organization_id=org_id)
         except IntegrityError as error:
             raise _taken(f"organization slug {slug!r}") from error
         return _organization(row)
@@ -172,7 +176,7 @@ class TenancyStore:
         return _organization(row) if row is not None else None
 
     async def update_organization(
-        self, org_id: uuid.UUID, *, name: str | None, slug: str | None
+        self, org_id: uuid.UUID, *, name: str | None, slug: str | None, audit: AuditEntry
     ) -> Organization | None:
         values = {k: v for k, v in {"name": name, "slug": slug}.items() if v is not None}
         statement = sa.update(organizations).where(organizations.c.id == org_id)
@@ -185,6 +189,8 @@ class TenancyStore:
                         else sa.select(organizations).where(organizations.c.id == org_id)
                     )
                 ).first()
+                if row is not None and values:
+                    await record(connection, audit)
         except IntegrityError as error:
             raise _taken(f"organization slug {slug!r}") from error
         return _organization(row) if row is not None else None
@@ -224,7 +230,9 @@ class TenancyStore:
             row = (await connection.execute(query)).first()
         return Member(row.user_id, row.email, OrgRole(row.role), row.created_at) if row else None
 
-    async def add_member(self, org_id: uuid.UUID, user_id: uuid.UUID, role: OrgRole) -> bool:
+    async def add_member(
+        self, org_id: uuid.UUID, user_id: uuid.UUID, role: OrgRole, *, audit: AuditEntry
+    ) -> bool:
         """False when the user is a member already (nothing changed)."""
         statement = (
             insert(memberships)
@@ -233,10 +241,13 @@ class TenancyStore:
             .returning(memberships.c.user_id)
         )
         async with self._engine.begin() as connection:
-            return (await connection.execute(statement)).first() is not None
+            added = (await connection.execute(statement)).first() is not None
+            if added:
+                await record(connection, audit)
+            return added
 
     async def change_member(
-        self, org_id: uuid.UUID, user_id: uuid.UUID, role: OrgRole | None
+        self, org_id: uuid.UUID, user_id: uuid.UUID, role: OrgRole | None, *, audit: AuditEntry
     ) -> bool:
         """Set a member's role (None: remove them); False when the change would leave the
         organization without an owner (nothing changed). Owners are counted under a lock of
@@ -268,6 +279,7 @@ class TenancyStore:
                 await connection.execute(
                     sa.update(memberships).where(where).values(role=role.value)
                 )
+            await record(connection, audit)
         return True
 
     # Projects
@@ -298,7 +310,7 @@ class TenancyStore:
         return _project(row) if row is not None else None
 
     async def create_project(
-        self, *, org_id: uuid.UUID, name: str, slug: str, created_by: str
+        self, *, org_id: uuid.UUID, name: str, slug: str, created_by: str, audit: AuditEntry
     ) -> Project:
         statement = (
             insert(projects)
@@ -310,12 +322,13 @@ class TenancyStore:
         try:
             async with self._engine.begin() as connection:
                 row = (await connection.execute(statement)).one()
+                await record(connection, replace(audit, project_id=row.id))
         except IntegrityError as error:
             raise _taken(f"project slug {slug!r} in this organization") from error
         return _project(row)
 
     async def update_project(
-        self, project_id: uuid.UUID, *, name: str | None, slug: str | None
+        self, project_id: uuid.UUID, *, name: str | None, slug: str | None, audit: AuditEntry
     ) -> Project | None:
         values = {k: v for k, v in {"name": name, "slug": slug}.items() if v is not None}
         try:
@@ -330,16 +343,21 @@ class TenancyStore:
                         else sa.select(projects).where(projects.c.id == project_id)
                     )
                 ).first()
+                if row is not None and values:
+                    await record(connection, audit)
         except IntegrityError as error:
             raise _taken(f"project slug {slug!r} in this organization") from error
         return _project(row) if row is not None else None
 
-    async def delete_project(self, project_id: uuid.UUID) -> bool:
+    async def delete_project(self, project_id: uuid.UUID, *, audit: AuditEntry) -> bool:
         async with self._engine.begin() as connection:
             result = await connection.execute(
                 sa.delete(projects).where(projects.c.id == project_id).returning(projects.c.id)
             )
-            return result.first() is not None
+            deleted = result.first() is not None
+            if deleted:
+                await record(connection, audit)
+            return deleted
 
     async def member_orgs(self, user_id: uuid.UUID) -> dict[uuid.UUID, OrgRole]:
         """Every organization the user belongs to, with their role."""

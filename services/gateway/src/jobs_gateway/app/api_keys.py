@@ -20,6 +20,7 @@ from jobs_common.tenancy import OrgRole
 from jobs_gateway.adapters.api_keys import ApiKeyStore
 from jobs_gateway.app.tenancy import Paging, Tenancy
 from jobs_gateway.domain.api_keys import ApiKey, KeyRole, generate, matches, prefix_of
+from jobs_gateway.domain.audit import AuditAction, AuditEntry
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class ApiKeys:
         expires_at: datetime | None,
     ) -> tuple[ApiKey, str]:
         """The new key and its secret (the only time it is shown)."""
-        await self.tenancy.project_with_role(identity, project_id, OrgRole.ADMIN)
+        project = await self.tenancy.project_with_role(identity, project_id, OrgRole.ADMIN)
         new = generate()
         key = await self.store.create(
             project_id=project_id,
@@ -52,6 +53,14 @@ class ApiKeys:
             new=new,
             created_by=identity.email,
             expires_at=expires_at,
+            audit=AuditEntry(
+                AuditAction.API_KEY_CREATED,
+                identity.email,
+                project.organization_id,
+                project_id,
+                subject=new.prefix,
+                details={"name": name, "role": role},
+            ),
         )
         log.info(
             "API key created",
@@ -66,8 +75,11 @@ class ApiKeys:
         return await self.store.of_project(project_id, offset=paging.offset, limit=paging.limit)
 
     async def revoke(self, identity: Identity, project_id: uuid.UUID, key_id: uuid.UUID) -> None:
-        await self.tenancy.project_with_role(identity, project_id, OrgRole.ADMIN)
-        if await self.store.revoke(project_id, key_id, identity.email) is None:
+        project = await self.tenancy.project_with_role(identity, project_id, OrgRole.ADMIN)
+        audit = AuditEntry(
+            AuditAction.API_KEY_REVOKED, identity.email, project.organization_id, project_id
+        )
+        if await self.store.revoke(project_id, key_id, identity.email, audit=audit) is None:
             raise NotFound("no such API key in this project")
         log.info("API key revoked", extra={"action": "api_key_revoked", "key_id": str(key_id)})
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.auth import TokenKeys
 from jobs_common.periodic import BackgroundLoops
 from jobs_gateway.adapters.api_keys import ApiKeyStore
+from jobs_gateway.adapters.audit import AuditLog
 from jobs_gateway.adapters.passwords import Passwords
 from jobs_gateway.adapters.rate_limits import RateLimitCounters
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens
@@ -79,7 +80,7 @@ class AuthServices:
     def build(cls, settings: Settings, engine: AsyncEngine) -> AuthServices:
         users = UserRepository(engine)
         tenancy_store = TenancyStore(engine)
-        tenancy = Tenancy(tenancy_store, users)
+        tenancy = Tenancy(tenancy_store, users, AuditLog(engine))
         passwords = Passwords(concurrency=settings.password_hash_concurrency)
         counters = RateLimitCounters(engine)
         refresh_tokens = RefreshTokens(engine)

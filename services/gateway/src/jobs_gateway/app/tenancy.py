@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from jobs_common.auth import Identity
 from jobs_common.errors import Conflict, Forbidden, NotFound
 from jobs_common.tenancy import OrgRole
+from jobs_gateway.adapters.audit import AuditLog
 from jobs_gateway.adapters.tenancy import TenancyStore
 from jobs_gateway.adapters.users import UserRepository
+from jobs_gateway.domain.audit import AuditAction, AuditEntry, AuditEvent
 from jobs_gateway.domain.tenancy import Member, Membership, Project
 
 log = logging.getLogger(__name__)
@@ -33,9 +35,10 @@ def _user_id(identity: Identity) -> uuid.UUID:
 
 
 class Tenancy:
-    def __init__(self, store: TenancyStore, users: UserRepository) -> None:
+    def __init__(self, store: TenancyStore, users: UserRepository, audit_log: AuditLog) -> None:
         self.store = store
         self.users = users
+        self.audit_log = audit_log
 
     async def _membership(
         self, identity: Identity, org_id: uuid.UUID, needs: OrgRole = OrgRole.VIEWER
@@ -62,7 +65,10 @@ class Tenancy:
 
     async def create_organization(self, identity: Identity, *, name: str, slug: str) -> Membership:
         organization = await self.store.create_organization(
-            name=name, slug=slug, owner_id=_user_id(identity)
+            name=name,
+            slug=slug,
+            owner_id=_user_id(identity),
+            audit=AuditEntry(AuditAction.ORGANIZATION_CREATED, identity.email, subject=slug),
         )
         log.info(
             "organization created",
@@ -74,10 +80,23 @@ class Tenancy:
         self, identity: Identity, org_id: uuid.UUID, *, name: str | None, slug: str | None
     ) -> Membership:
         membership = await self._membership(identity, org_id, OrgRole.OWNER)
-        updated = await self.store.update_organization(org_id, name=name, slug=slug)
+        changed = {k: v for k, v in {"name": name, "slug": slug}.items() if v is not None}
+        audit = AuditEntry(
+            AuditAction.ORGANIZATION_UPDATED, identity.email, org_id, details=changed
+        )
+        updated = await self.store.update_organization(org_id, name=name, slug=slug, audit=audit)
         if updated is None:
             raise NotFound(ORG_NOT_FOUND)
         return Membership(updated, membership.role)
+
+    async def audit(
+        self, identity: Identity, org_id: uuid.UUID, paging: Paging
+    ) -> tuple[list[AuditEvent], int]:
+        """The organization's audit log, newest first: its admins' and owners' to read."""
+        await self._membership(identity, org_id, OrgRole.ADMIN)
+        return await self.audit_log.of_organization(
+            org_id, offset=paging.offset, limit=paging.limit
+        )
 
     # Members
 
@@ -94,7 +113,14 @@ class Tenancy:
         user = await self.users.by_email(email)
         if user is None:
             raise NotFound("no registered user has this email: they register first")
-        if not await self.store.add_member(org_id, user.id, role):
+        audit = AuditEntry(
+            AuditAction.MEMBER_ADDED,
+            identity.email,
+            org_id,
+            subject=user.email,
+            details={"role": role.value},
+        )
+        if not await self.store.add_member(org_id, user.id, role, audit=audit):
             raise Conflict("this user is a member already: change their role instead")
         member = await self.store.member(org_id, user.id)
         assert member is not None
@@ -111,9 +137,17 @@ class Tenancy:
         member may leave. An organization always keeps an owner (409)."""
         leaving = role is None and user_id == _user_id(identity)
         await self._membership(identity, org_id, OrgRole.VIEWER if leaving else OrgRole.OWNER)
-        if await self.store.member(org_id, user_id) is None:
+        member = await self.store.member(org_id, user_id)
+        if member is None:
             raise NotFound("no such member")
-        if not await self.store.change_member(org_id, user_id, role):
+        audit = AuditEntry(
+            AuditAction.MEMBER_REMOVED if role is None else AuditAction.MEMBER_ROLE_CHANGED,
+            identity.email,
+            org_id,
+            subject=member.email,
+            details={"from": member.role.value, "to": role.value if role else None},
+        )
+        if not await self.store.change_member(org_id, user_id, role, audit=audit):
             raise Conflict(
                 "an organization keeps at least one owner: make another member owner first"
             )
@@ -167,7 +201,11 @@ class Tenancy:
     ) -> Project:
         await self._membership(identity, org_id, OrgRole.ADMIN)
         project = await self.store.create_project(
-            org_id=org_id, name=name, slug=slug, created_by=identity.email
+            org_id=org_id,
+            name=name,
+            slug=slug,
+            created_by=identity.email,
+            audit=AuditEntry(AuditAction.PROJECT_CREATED, identity.email, org_id, subject=slug),
         )
         log.info(
             "project created",
@@ -181,7 +219,16 @@ class Tenancy:
         project = await self._project(identity, project_id, OrgRole.ADMIN)
         if project.personal_default and slug is not None and slug != project.slug:
             raise Conflict("a personal organization's default project keeps its slug")
-        updated = await self.store.update_project(project_id, name=name, slug=slug)
+        changed = {k: v for k, v in {"name": name, "slug": slug}.items() if v is not None}
+        audit = AuditEntry(
+            AuditAction.PROJECT_UPDATED,
+            identity.email,
+            project.organization_id,
+            project_id,
+            subject=project.slug,
+            details=changed,
+        )
+        updated = await self.store.update_project(project_id, name=name, slug=slug, audit=audit)
         if updated is None:
             raise NotFound(PROJECT_NOT_FOUND)
         return updated
@@ -205,7 +252,14 @@ class Tenancy:
                 f"the project has {count} unfinished job{'s' if count != 1 else ''}: cancel "
                 "them or let them finish, then delete it"
             )
-        if not await self.store.delete_project(project_id):
+        audit = AuditEntry(
+            AuditAction.PROJECT_DELETED,
+            identity.email,
+            project.organization_id,
+            project_id,
+            subject=project.slug,
+        )
+        if not await self.store.delete_project(project_id, audit=audit):
             raise NotFound(PROJECT_NOT_FOUND)
         log.info(
             "project deleted", extra={"action": "project_deleted", "project_id": str(project_id)}
