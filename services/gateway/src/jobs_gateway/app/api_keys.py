@@ -20,7 +20,7 @@ from jobs_common.tenancy import OrgRole
 from jobs_gateway.adapters.api_keys import ApiKeyStore
 from jobs_gateway.app.tenancy import Paging, Tenancy
 from jobs_gateway.domain.api_keys import ApiKey, KeyRole, generate, matches, prefix_of
-from jobs_gateway.domain.audit import AuditAction, AuditEntry
+from jobs_gateway.domain.audit import AuditAction, of_project
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +53,13 @@ class ApiKeys:
             new=new,
             created_by=identity.email,
             expires_at=expires_at,
-            audit=AuditEntry(
+            audit=of_project(
                 AuditAction.API_KEY_CREATED,
                 identity.email,
-                project.organization_id,
-                project_id,
-                subject=new.prefix,
-                details={"name": name, "role": role},
+                project,
+                new.prefix,
+                name=name,
+                role=role,
             ),
         )
         log.info(
@@ -76,9 +76,7 @@ class ApiKeys:
 
     async def revoke(self, identity: Identity, project_id: uuid.UUID, key_id: uuid.UUID) -> None:
         project = await self.tenancy.project_with_role(identity, project_id, OrgRole.ADMIN)
-        audit = AuditEntry(
-            AuditAction.API_KEY_REVOKED, identity.email, project.organization_id, project_id
-        )
+        audit = of_project(AuditAction.API_KEY_REVOKED, identity.email, project)
         if await self.store.revoke(project_id, key_id, identity.email, audit=audit) is None:
             raise NotFound("no such API key in this project")
         log.info("API key revoked", extra={"action": "api_key_revoked", "key_id": str(key_id)})

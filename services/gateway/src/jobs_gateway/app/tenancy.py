@@ -15,7 +15,7 @@ from jobs_common.tenancy import OrgRole
 from jobs_gateway.adapters.audit import AuditLog
 from jobs_gateway.adapters.tenancy import TenancyStore
 from jobs_gateway.adapters.users import UserRepository
-from jobs_gateway.domain.audit import AuditAction, AuditEntry, AuditEvent
+from jobs_gateway.domain.audit import AuditAction, AuditEntry, AuditEvent, of_project
 from jobs_gateway.domain.tenancy import Member, Membership, Project
 
 log = logging.getLogger(__name__)
@@ -220,14 +220,7 @@ class Tenancy:
         if project.personal_default and slug is not None and slug != project.slug:
             raise Conflict("a personal organization's default project keeps its slug")
         changed = {k: v for k, v in {"name": name, "slug": slug}.items() if v is not None}
-        audit = AuditEntry(
-            AuditAction.PROJECT_UPDATED,
-            identity.email,
-            project.organization_id,
-            project_id,
-            subject=project.slug,
-            details=changed,
-        )
+        audit = of_project(AuditAction.PROJECT_UPDATED, identity.email, project, **changed)
         updated = await self.store.update_project(project_id, name=name, slug=slug, audit=audit)
         if updated is None:
             raise NotFound(PROJECT_NOT_FOUND)
@@ -252,13 +245,7 @@ class Tenancy:
                 f"the project has {count} unfinished job{'s' if count != 1 else ''}: cancel "
                 "them or let them finish, then delete it"
             )
-        audit = AuditEntry(
-            AuditAction.PROJECT_DELETED,
-            identity.email,
-            project.organization_id,
-            project_id,
-            subject=project.slug,
-        )
+        audit = of_project(AuditAction.PROJECT_DELETED, identity.email, project)
         if not await self.store.delete_project(project_id, audit=audit):
             raise NotFound(PROJECT_NOT_FOUND)
         log.info(

@@ -9,6 +9,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from jobs_gateway.domain.tenancy import Project
+
 
 class AuditAction(StrEnum):
     ORGANIZATION_CREATED = "organization.created"
@@ -34,6 +36,21 @@ class AuditEntry:
     project_id: uuid.UUID | None = None
     subject: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+
+def of_project(
+    action: AuditAction, actor: str, project: Project, subject: str | None = None, **details: Any
+) -> AuditEntry:
+    """An entry about ``project`` (or a thing of it): its organization and id; the subject
+    the project's slug unless given."""
+    return AuditEntry(
+        action,
+        actor,
+        project.organization_id,
+        project.id,
+        subject=project.slug if subject is None else subject,
+        details=details,
+    )
 
 
 @dataclass(frozen=True)
