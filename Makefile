@@ -150,10 +150,11 @@ bench-overload: install infra
 bench-retention: install infra
 	$(PY) scripts/bench_retention.py
 
-# Reads with history (scripts/bench_history.py): the console's reads through the gateway as the
-# demo user and the admin (median of 3, p95 of 20 calls), on a fresh stack's empty stores, then
-# with HISTORY_JOBS (1,000,000) jobs and HISTORY_SUBMISSIONS (200,000) submissions loaded;
-# exits non-zero when a read does not answer 200.
+# Reads with history (scripts/bench_history.py): the console's reads through the gateway as a
+# member of one project, a member of ten and the admin (median of 3, p95 of 20 calls), on a
+# fresh stack's empty stores, then with HISTORY_JOBS (1,000,000) jobs over HISTORY_PROJECTS
+# (100) projects and HISTORY_SUBMISSIONS (200,000) submissions loaded; exits non-zero when a
+# read does not answer 200 or a listing shows another project's rows.
 .PHONY: bench-history
 bench-history: install infra
 	$(PY) scripts/bench_history.py

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -452,11 +452,14 @@ async def wait_for_retention_pass(stack: Stack, *, older_than: timedelta, timeou
     return time.perf_counter() - started
 
 
-async def load_history(fresh: FreshStack, size: HistorySize) -> Loaded:
+async def load_history(
+    fresh: FreshStack, size: HistorySize, projects: Sequence[str] = ()
+) -> Loaded:
     """Load the history into the stack's own stores while it runs (``history_loader``), then
     wait until the scheduler has no rollup delta left to fold and its retention sweep has
-    passed over the history."""
-    history = bench_history(size.jobs, HISTORY_OWNERS)
+    passed over the history. ``projects``: the project ids the jobs are spread over (``make
+    bench-history``); none, each owner's personal default project (``make bench``)."""
+    history = bench_history(size.jobs, HISTORY_OWNERS, projects)
     print(
         f"\nloading the history: {history.describe()}; the submissions of the newest "
         f"{size.submissions:,} into MongoDB",

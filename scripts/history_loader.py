@@ -9,8 +9,11 @@ platform that has served a week, not a fresh one).
 
 Job ``n`` (1 = newest) finishes ``newest + span * n / jobs`` ago; its owner is
 ``owners[n % len(owners)]``, its type and priority rotate independently of the owner (every
-owner has every type and priority), its status, an open dead letter and log lines are drawn
-from hashes of ``n`` (repeatable, no correlation with owner or type).
+owner has every type and priority), its status, an open dead letter, log lines and its project
+(one of ``projects``, about ``jobs / len(projects)`` each) are drawn from hashes of ``n``
+(repeatable, no correlation with owner, type or each other). Without ``projects`` a job goes
+to its owner's personal default project (the job store's insert trigger, migration 0013); a
+dead letter belongs to its job's project, and its submission in MongoDB carries the job's.
 """
 
 from __future__ import annotations
@@ -110,11 +113,14 @@ class History:
     open_letter_share: float = 0.0  # of the dead jobs: letters nobody resolved yet
     logged_share: float = 0.0  # jobs with two log lines
     workers: tuple[str, ...] = ("history-worker-1", "history-worker-2")
+    # Project ids the jobs are spread over; none: each owner's personal default project.
+    projects: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        spread = f"{len(self.projects)} projects" if self.projects else "personal projects"
         return (
             f"{self.jobs:,} finished jobs ({len(self.types)} types, {len(self.priorities)} "
-            f"priorities, {len(self.owners)} owners; {self.dead_share:.0%} dead, "
+            f"priorities, {len(self.owners)} owners, {spread}; {self.dead_share:.0%} dead, "
             f"{self.cancelled_share:.0%} cancelled, the rest succeeded), finished between "
             f"{_days(self.newest)} and {_days(self.newest + self.span)} ago"
         )
@@ -126,9 +132,10 @@ def _days(age: timedelta) -> str:
     return f"{age.total_seconds() / 86400:.1f} days"
 
 
-def bench_history(jobs: int, owners: Sequence[str]) -> History:
-    """The benches' history: four types, three priorities, ``owners``; finished 10 minutes to
-    5 days ago, inside every retention window (succeeded and cancelled 7 days, dead 30), so the
+def bench_history(jobs: int, owners: Sequence[str], projects: Sequence[str] = ()) -> History:
+    """The benches' history: four types, three priorities, ``owners``, spread over
+    ``projects`` (none: the owners' personal projects); finished 10 minutes to 5 days ago,
+    inside every retention window (succeeded and cancelled 7 days, dead 30), so the
     scheduler's sweep keeps all of it; 4 % dead (letters resolved, one in fifty still open),
     2 % cancelled, one job in ten with log lines."""
     return History(
@@ -142,15 +149,18 @@ def bench_history(jobs: int, owners: Sequence[str]) -> History:
         cancelled_share=0.02,
         open_letter_share=0.02,
         logged_share=0.10,
+        projects=tuple(projects),
     )
 
 
 # Every value of a job computed once into a temporary table, then copied into each table.
-# hashint4 of n gives repeatable uniform draws in [0, 1) (status, open letter, logs, times).
+# hashint4 of n gives repeatable uniform draws in [0, 1) (status, open letter, logs, times,
+# project). No projects: project_id NULL, which the jobs' insert trigger turns into the owner's
+# personal default project (an empty array's element is NULL; the modulo never divides by 0).
 STAGE = """
 CREATE TEMP TABLE history ON COMMIT DROP AS
 SELECT gen_random_uuid() AS id, h.n, k.type, k.payload, k.result, k.error_class, k.error,
-       k.log, h.owner, h.priority, h.open_letter, h.logged, h.trace_id,
+       k.log, h.owner, h.priority, h.open_letter, h.logged, h.trace_id, h.project_id,
        (CAST(:workers AS text[]))[1 + h.n % cardinality(CAST(:workers AS text[]))]
            AS worker_id,
        CASE WHEN h.r_status < CAST(:dead AS float8) THEN 'dead'
@@ -171,6 +181,8 @@ FROM (
            (hashint4(n # 1431655765) & 1048575) / 1048576.0::float8
                < CAST(:open_letters AS float8) AS open_letter,
            (hashint4(-n) & 1048575) / 1048576.0::float8 < CAST(:logged AS float8) AS logged,
+           (CAST(:projects AS uuid[]))[1 + (hashint4(n * 31 + 7) & 1048575)
+                                           % greatest(:project_count, 1)] AS project_id,
            md5(n::text || CAST(:salt AS text)) AS trace_id,
            now() - CAST(:newest AS interval) - CAST(:span AS interval) * (n::float8 / :jobs)
                AS finished,
@@ -184,12 +196,12 @@ JOIN jsonb_to_recordset(CAST(:kinds AS jsonb))
   ON k.idx = h.kind
 """
 LOAD_JOBS = """
-INSERT INTO jobs (id, type, priority, payload, submitted_by, status, attempt, max_attempts,
-                  attempt_limit, timeout_seconds, queue, worker_id, last_error,
+INSERT INTO jobs (id, type, priority, payload, submitted_by, project_id, status, attempt,
+                  max_attempts, attempt_limit, timeout_seconds, queue, worker_id, last_error,
                   last_error_class, result, retry_policy, trace_id, queued_at,
                   cancel_requested_at, cancel_requested_by, created_at, updated_at,
                   started_at, finished_at)
-SELECT id, type, priority, payload, owner, status, 1,
+SELECT id, type, priority, payload, owner, project_id, status, 1,
        CASE WHEN status = 'dead' THEN 1 ELSE 3 END, CASE WHEN status = 'dead' THEN 1 ELSE 3 END,
        300, 'default', CASE WHEN status <> 'dead' THEN worker_id END,
        CASE WHEN status = 'dead' THEN error END, CASE WHEN status = 'dead' THEN error_class END,
@@ -266,6 +278,8 @@ async def load_jobs(connection: AsyncConnection, history: History) -> dict[str, 
             "cancelled": history.cancelled_share,
             "open_letters": history.open_letter_share,
             "logged": history.logged_share,
+            "projects": list(history.projects),
+            "project_count": len(history.projects),
             "salt": uuid.uuid4().hex,  # trace ids differ between loads
         },
     )
@@ -285,7 +299,8 @@ async def load_jobs(connection: AsyncConnection, history: History) -> dict[str, 
 # The newest loaded jobs, from the load's temporary table (the caller's transaction still open:
 # the table goes at its commit).
 NEWEST_JOBS = """
-SELECT id, type, priority, payload, owner AS submitted_by, trace_id, created_at, queued_at
+SELECT id, type, priority, payload, owner AS submitted_by, project_id, trace_id, created_at,
+       queued_at
 FROM history ORDER BY n LIMIT :limit
 """
 
@@ -374,7 +389,8 @@ async def load_job_store(
 
 def submission_document(row: Any) -> dict[str, Any]:
     """The submission the service stored for job ``row`` and marked sent once the broker
-    confirmed its publish (``SubmissionStore.mark_sent``)."""
+    confirmed its publish (``SubmissionStore.mark_sent``); in the job's project (none: its
+    owner's personal default project, as the job store's trigger gave the job)."""
     request = JobRequest(
         job_type=row.type,
         priority=row.priority,
@@ -382,6 +398,7 @@ def submission_document(row: Any) -> dict[str, Any]:
         payload=row.payload,
         max_attempts=None,
         timeout_seconds=None,
+        project_id=None if row.project_id is None else str(row.project_id),
     )
     document = new_document(
         request,
