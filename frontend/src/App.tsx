@@ -1,7 +1,8 @@
 import { QueryClientProvider } from '@tanstack/react-query';
-import { lazy, useState } from 'react';
+import { lazy, useLayoutEffect, useState } from 'react';
 import { BrowserRouter, Route, Routes } from 'react-router';
 import { authStore } from './api/instance';
+import { setChosenProject } from './api/projectScope';
 import { RequireAuth } from './auth/RequireAuth';
 import { Layout } from './components/Layout';
 import { LiveProvider } from './live/LiveProvider';
@@ -10,6 +11,7 @@ import { LoginPage } from './pages/login/LoginPage';
 import { NotFoundPage } from './pages/not-found/NotFoundPage';
 import { RegisterPage } from './pages/register/RegisterPage';
 import { SubmitPage } from './pages/submit/SubmitPage';
+import { useProjectId } from './project/navigation';
 
 // Pages with heavy dependencies (charts, cron) or rarely visited load on demand.
 const OverviewPage = lazy(() => import('./pages/overview/OverviewPage').then((m) => ({ default: m.OverviewPage })));
@@ -61,15 +63,27 @@ export function AppRoutes() {
   );
 }
 
+/**
+ * The project the URL chooses: the API client's requests act in it (`X-Project`, committed
+ * before any effect of the pages asks for something) and the live socket hears its changes.
+ */
+function FollowProject() {
+  const projectId = useProjectId();
+  useLayoutEffect(() => setChosenProject(projectId), [projectId]);
+  return (
+    <LiveProvider auth={authStore} projectId={projectId}>
+      <AppRoutes />
+    </LiveProvider>
+  );
+}
+
 export function App() {
   const [client] = useState(createQueryClient);
   return (
     <QueryClientProvider client={client}>
-      <LiveProvider auth={authStore}>
-        <BrowserRouter>
-          <AppRoutes />
-        </BrowserRouter>
-      </LiveProvider>
+      <BrowserRouter>
+        <FollowProject />
+      </BrowserRouter>
     </QueryClientProvider>
   );
 }

@@ -9,8 +9,12 @@
  *   than the one the request went out with (another request's refresh got there first), the
  *   request is repeated with that one instead: refresh tokens are single-use, so no refresh is
  *   started for a token that is already replaced;
- * - a 429's `Retry-After` (seconds) is kept on the error as `retryAfter`.
+ * - a 429's `Retry-After` (seconds) is kept on the error as `retryAfter`;
+ * - a request under `/api` (other than the organization and project routes) says which
+ *   project it acts in with `X-Project`: the one the caller names, else `project()`
+ *   (./projectScope.ts), read once when the request starts.
  */
+import { PROJECT_HEADER, sendsProjectHeader } from './projectScope';
 import type { ErrorDetail } from './types';
 
 export type ErrorCode =
@@ -151,6 +155,11 @@ export interface RequestOptions {
   auth?: boolean;
   /** Let the request outlive the page (fetch `keepalive`), e.g. a logout. */
   keepalive?: boolean;
+  /**
+   * The project the request acts in (`X-Project`); null: none named. Default: the client's
+   * `project()`. Only requests that carry the session and `sendsProjectHeader` send it.
+   */
+  project?: string | null;
 }
 
 export function buildUrl(path: string, query?: Record<string, QueryValue>): string {
@@ -185,8 +194,10 @@ export function createApiClient(
   auth: AuthBinding,
   fetchImpl: (input: string, init: RequestInit) => Promise<Response> = (input, init) =>
     fetch(input, init),
+  /** The project a request acts in unless it names one (null: none). */
+  project: () => string | null = () => null,
 ): ApiClient {
-  async function send(path: string, options: RequestOptions, token: string | null) {
+  async function send(path: string, options: RequestOptions, token: string | null, projectId: string | null) {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -194,6 +205,7 @@ export function createApiClient(
       body = JSON.stringify(options.body);
     }
     if (token) headers.Authorization = `Bearer ${token}`;
+    if (projectId) headers[PROJECT_HEADER] = projectId;
     try {
       return await fetchImpl(buildUrl(path, options.query), {
         method: options.method ?? 'GET',
@@ -211,7 +223,10 @@ export function createApiClient(
   async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
     const useAuth = options.auth ?? true;
     const sentWith = useAuth ? auth.getToken() : null;
-    let response = await send(path, options, sentWith);
+    // read now, before any await: a repeat after a refresh acts in the same project
+    const projectId =
+      useAuth && sendsProjectHeader(path) ? (options.project !== undefined ? options.project : project()) : null;
+    let response = await send(path, options, sentWith, projectId);
     if (response.status === 401 && useAuth) {
       let fresh: string | null = null;
       const current = auth.getToken();
@@ -225,7 +240,7 @@ export function createApiClient(
         }
       }
       if (fresh) {
-        response = await send(path, options, fresh);
+        response = await send(path, options, fresh, projectId);
       }
       if (!fresh || response.status === 401) {
         auth.onUnauthorized();

@@ -30,11 +30,15 @@ export const queryKeys = {
   jobTypes: ['job-types'] as const,
   organizations: ['organizations'] as const,
   organizationList: (page: number) => ['organizations', 'list', page] as const,
+  /** Every organization of the user (the project switcher's groups and roles). */
+  organizationDirectory: ['organizations', 'directory'] as const,
   organization: (orgId: string) => ['organizations', 'detail', orgId] as const,
   members: (orgId: string) => ['organizations', 'members', orgId] as const,
   memberList: (orgId: string, page: number) => ['organizations', 'members', orgId, page] as const,
   projects: ['projects'] as const,
   projectList: (orgId: string, page: number) => ['projects', 'list', orgId, page] as const,
+  /** Every project the user sees (the project switcher). */
+  projectDirectory: ['projects', 'directory'] as const,
   project: (projectId: string) => ['projects', 'detail', projectId] as const,
   apiKeys: (projectId: string) => ['api-keys', projectId] as const,
   apiKeyList: (projectId: string, page: number) => ['api-keys', projectId, page] as const,

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
-import { Navigate, useLocation } from 'react-router';
+import { useLocation } from 'react-router';
+import { Navigate } from '../project/links';
 import { useAuth } from './hooks';
 
 /**
@@ -12,7 +13,8 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   const location = useLocation();
   if (!loggedIn) {
     const from = `${location.pathname}${location.search}${location.hash}`;
-    return <Navigate to="/login" replace state={endedBecause === 'user' ? null : { from }} />;
+    // `from` keeps the project chosen (`?project=`): after the login the same project opens
+    return <Navigate to="/login" project={null} replace state={endedBecause === 'user' ? null : { from }} />;
   }
   return <>{children}</>;
 }

@@ -1,9 +1,9 @@
-import { useQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import { isApiError } from '../api/client';
 import { getBatch, getBatchStatus } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
 import { usePollWhileOffline } from '../live/context';
+import { Link } from '../project/links';
+import { useScopedQuery } from '../project/useScopedQuery';
 import { ProgressBar } from './ProgressBar';
 import { ErrorState, Loading } from './states';
 
@@ -17,14 +17,14 @@ function notRecorded(error: unknown): boolean {
  */
 export function BatchProgress({ batchId, title }: { batchId: string; title?: string }) {
   const poll = usePollWhileOffline(2_000);
-  const status = useQuery({
+  const status = useScopedQuery({
     queryKey: queryKeys.batchStatus(batchId),
     queryFn: ({ signal }) => getBatchStatus(batchId, signal),
     // publishing is not on the live socket; poll until every member is out
     refetchInterval: (query) =>
       query.state.data && query.state.data.published >= query.state.data.size ? false : 1_000,
   });
-  const view = useQuery({
+  const view = useScopedQuery({
     queryKey: queryKeys.batchView(batchId),
     queryFn: ({ signal }) => getBatch(batchId, signal),
     retry: (count, error) => isApiError(error) && error.status === 404 && count < 20,

@@ -1,8 +1,13 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Suspense, useEffect, useRef, useState } from 'react';
-import { NavLink, Outlet, useLocation, useNavigate } from 'react-router';
+import { Outlet, useLocation } from 'react-router';
 import { authStore } from '../api/instance';
 import { useAuth } from '../auth/hooks';
+import { NavLink } from '../project/links';
+import { useNavigate } from '../project/navigation';
+import { ProjectGate } from '../project/ProjectGate';
+import { ProjectProvider } from '../project/ProjectProvider';
+import { ProjectSwitcher } from '../project/ProjectSwitcher';
 import { LiveIndicator } from './LiveIndicator';
 import { Loading } from './states';
 import { Notices } from './Notices';
@@ -39,11 +44,11 @@ export function Layout() {
   const logout = () => {
     authStore.getState().logout('user');
     client.clear();
-    void navigate('/login', { replace: true });
+    navigate('/login', { replace: true, project: null });
   };
 
   return (
-    <>
+    <ProjectProvider>
       <a className="skip-link" href="#main">
         Skip to content
       </a>
@@ -82,13 +87,16 @@ export function Layout() {
             Log out
           </button>
         </div>
+        <ProjectSwitcher />
       </header>
       <main id="main" ref={mainRef} tabIndex={-1}>
-        <Suspense fallback={<Loading />}>
-          <Outlet />
-        </Suspense>
+        <ProjectGate>
+          <Suspense fallback={<Loading />}>
+            <Outlet />
+          </Suspense>
+        </ProjectGate>
       </main>
       <Notices />
-    </>
+    </ProjectProvider>
   );
 }

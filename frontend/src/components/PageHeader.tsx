@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { Link } from 'react-router';
+import { Link } from '../project/links';
 
 /**
  * A page's heading with what stands beside it: the page's primary link (`link`) or other

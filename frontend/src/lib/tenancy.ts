@@ -27,6 +27,25 @@ export function orgRights(role: OrgRole | null | undefined, platformAdmin: boole
   };
 }
 
+/** What a role lets you do in a project (docs/tenancy.md, "Roles"): a project's role is its organization's. */
+export interface ProjectRights {
+  /** Submit jobs and batches. */
+  submit: boolean;
+  /** Retry, cancel, requeue, discard; bulk actions. */
+  act: boolean;
+  /** Create, pause, resume and delete schedules (and the project's API keys). */
+  manage: boolean;
+}
+
+/** The least role each right takes. */
+export const LEAST_ROLE: Record<keyof ProjectRights, OrgRole> = { submit: 'member', act: 'member', manage: 'admin' };
+
+/** Your rights in a project from your role there; the platform admin may do what an owner may. */
+export function projectRights(role: OrgRole | null | undefined, platformAdmin: boolean): ProjectRights {
+  const at = (least: OrgRole) => platformAdmin || roleAtLeast(role, least);
+  return { submit: at(LEAST_ROLE.submit), act: at(LEAST_ROLE.act), manage: at(LEAST_ROLE.manage) };
+}
+
 export const ROLE_LABELS: Record<OrgRole, string> = {
   owner: 'Owner',
   admin: 'Admin',

@@ -1,7 +1,7 @@
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { listRetryPolicies } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
+import { useScopedQuery } from '../project/useScopedQuery';
 import { customPayloadState, type FieldErrors, type PayloadValues, type TypedPayloadValues } from './jobForm';
 import { foldPayloadErrors, type SchemaPayloadState } from './schemaForm';
 import { useJobTypeForm } from './useJobTypes';
@@ -13,7 +13,7 @@ import { useJobTypeForm } from './useJobTypes';
  */
 export function useJobTemplateForm<V extends TypedPayloadValues>(initial: () => V) {
   const [values, setValues] = useState<V>(initial);
-  const policies = useQuery({
+  const policies = useScopedQuery({
     queryKey: queryKeys.retryPolicies,
     queryFn: ({ signal }) => listRetryPolicies(signal),
     staleTime: 60_000,

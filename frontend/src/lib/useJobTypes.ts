@@ -1,8 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { listJobTypes } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
 import { isBuiltinType } from '../api/types';
+import { useScopedQuery } from '../project/useScopedQuery';
 import { typeFilterOptions } from './jobTypes';
 import { planSchemaForm } from './schemaFields';
 
@@ -13,7 +13,7 @@ import { planSchemaForm } from './schemaFields';
  * regains focus.
  */
 export function useJobTypes({ poll = false }: { poll?: boolean } = {}) {
-  return useQuery({
+  return useScopedQuery({
     queryKey: queryKeys.jobTypes,
     queryFn: ({ signal }) => listJobTypes(signal),
     staleTime: 15_000,

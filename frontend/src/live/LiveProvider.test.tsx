@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { queryKeys } from '../api/queryKeys';
 import type { JobsPage } from '../api/types';
 import { createAuthStore } from '../auth/store';
+import { scopedKey } from '../project/useScopedQuery';
 import { FakeSocket } from '../test/fakeSocket';
 import { jobSummary, jobsPage } from '../test/jobs';
 import { fakeTokens, testQueryClient } from '../test/utils';
@@ -100,6 +101,28 @@ describe('<LiveProvider>', () => {
     expect(fetcher).toHaveBeenCalledTimes(3);
   });
 
+  it('connects to the project followed, and again to the next one', async () => {
+    const auth = createAuthStore({ refreshRequest: vi.fn(), storage: null });
+    auth.getState().login(fakeTokens());
+    const client = testQueryClient();
+    const tree = (projectId: string | null) => (
+      <QueryClientProvider client={client}>
+        <LiveProvider auth={auth} projectId={projectId} createSocket={(url) => new FakeSocket(url)} throttleMs={50}>
+          <PollProbe />
+        </LiveProvider>
+      </QueryClientProvider>
+    );
+    const { rerender } = render(tree('p-alpha'));
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    expect(FakeSocket.all[0]!.url).toMatch(/\/ws\/events\?token=[^&]+&projectId=p-alpha$/);
+    act(() => FakeSocket.all[0]!.open());
+    rerender(tree('p-beta'));
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(2));
+    expect(FakeSocket.all[0]!.closedWith).toBe(1000);
+    expect(FakeSocket.all[1]!.url).toMatch(/&projectId=p-beta$/);
+    act(() => auth.getState().logout());
+  });
+
   it('stops the socket on logout', async () => {
     const { auth } = setup();
     await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
@@ -150,6 +173,16 @@ describe('cache helpers', () => {
     client.setQueryData(queryKeys.jobDetail(JOB), running);
     move(1, 'running', 'succeeded');
     expect(client.getQueryData<JobDetail>(queryKeys.jobDetail(JOB))).toMatchObject({ status: 'succeeded', attempt: 1, progress: null });
+  });
+
+  it('patches a job page cached for any project the console followed', () => {
+    const client = testQueryClient();
+    const key = scopedKey(queryKeys.jobDetail(JOB), 'p-alpha');
+    client.setQueryData(key, { jobId: JOB, status: 'queued', attempt: 1, children: [] });
+    patchJobCaches(client, [
+      { jobId: JOB, attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: '', jobType: 'email', at: '', projectId: 'p-alpha' },
+    ]);
+    expect(client.getQueryData<JobDetail>(key)?.status).toBe('running');
   });
 
   it("keeps a cached job page's children current", () => {

@@ -9,13 +9,15 @@ import { LiveContext } from './context';
 interface Props {
   auth: AuthStore;
   children: ReactNode;
+  /** The project the console follows (null: all): the socket hears its changes only. */
+  projectId?: string | null;
   /** Tests pass a fake socket factory. */
   createSocket?: LiveConnectionOptions['createSocket'];
   throttleMs?: number;
 }
 
 /** Owns the app's one live connection while a session exists and feeds the query cache. */
-export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 }: Props) {
+export function LiveProvider({ auth, children, projectId = null, createSocket, throttleMs = 1_000 }: Props) {
   const client = useQueryClient();
   const loggedIn = useStore(auth, (state) => state.session !== null);
   const [connection] = useState(
@@ -23,6 +25,7 @@ export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 
       new LiveConnection({
         getToken: () => auth.getState().session?.token ?? null,
         refreshToken: () => auth.getState().refresh(),
+        projectId,
         ...(createSocket ? { createSocket } : {}),
       }),
   );
@@ -60,6 +63,11 @@ export function LiveProvider({ auth, children, createSocket, throttleMs = 1_000 
       window.removeEventListener('online', online);
     };
   }, [client, connection, throttleMs]);
+
+  useEffect(() => {
+    // before the start below: a first connection goes to the project chosen
+    connection.setProject(projectId);
+  }, [connection, projectId]);
 
   useEffect(() => {
     if (loggedIn) connection.start();

@@ -29,7 +29,8 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
   for (const change of latest.values()) {
     if (!isStatus(change.toStatus)) continue;
     const status = change.toStatus;
-    client.setQueryData<JobDetail>(queryKeys.jobDetail(change.jobId), (job) => {
+    // the job's page in every project it is cached for (its key ends with the project)
+    client.setQueriesData<JobDetail>({ queryKey: queryKeys.jobDetail(change.jobId) }, (job) => {
       if (!job || (job.status === status && change.attempt <= job.attempt)) return job;
       // the progress read belongs to the attempt as it ran then (a retry starts at "running"
       // again): the refetch brings the new attempt's
@@ -127,7 +128,8 @@ interface Expected {
  * request can also fail. So after each change the detail is checked once the refetch had its
  * time (`checkAfterMs`), and while its timeline does not record the change the job (and, once
  * it ended, its stored log) is fetched again, the wait doubling each time, at most `maxChecks`
- * times. A newer change of the job replaces the one awaited.
+ * times. A newer change of the job replaces the one awaited. A job's detail is cached per
+ * project the console followed (the key ends with it): each one shown or loading is followed.
  */
 export class JobDetailFollower {
   private expected = new Map<string, Expected>();
@@ -138,11 +140,14 @@ export class JobDetailFollower {
     private readonly maxChecks = 6,
   ) {}
 
+  private details(jobId: string) {
+    return this.client.getQueryCache().findAll({ queryKey: queryKeys.jobDetail(jobId) });
+  }
+
   expect(changes: readonly JobChange[]): void {
     for (const change of changes) {
-      const key = queryKeys.jobDetail(change.jobId);
       // only jobs someone shows (or is loading) are worth following
-      if (!this.client.getQueryCache().find({ queryKey: key, exact: true })) continue;
+      if (this.details(change.jobId).length === 0) continue;
       this.forget(change.jobId);
       const timer = setTimeout(() => this.check(change.jobId), this.checkAfterMs);
       this.expected.set(change.jobId, { change, checks: 0, timer });
@@ -152,33 +157,34 @@ export class JobDetailFollower {
   private check(jobId: string): void {
     const entry = this.expected.get(jobId);
     if (!entry) return;
-    const key = queryKeys.jobDetail(jobId);
-    const state = this.client.getQueryState<JobDetail>(key);
     entry.checks += 1;
-    const job = state?.data;
-    if (!state || (job === undefined && state.fetchStatus === 'idle')) {
-      this.expected.delete(jobId); // nothing shown to catch up
+    const terminal = TERMINAL_STATUSES.includes(entry.change.toStatus as JobStatus);
+    // nothing shown to catch up where no answer came and none is on its way (e.g. a 404)
+    const shown = this.details(jobId).filter(
+      (query) => !(query.state.data === undefined && query.state.fetchStatus === 'idle'),
+    );
+    if (shown.length === 0) {
+      this.expected.delete(jobId);
       return;
     }
-    if (job && recordsChange(job, entry.change)) {
+    const behind = shown.filter((query) => {
+      const job = query.state.data as JobDetail | undefined;
+      return !(job && recordsChange(job, entry.change));
+    });
+    if (behind.length === 0) {
       this.expected.delete(jobId); // caught up
       // The detail may have caught up by another read (the page's own polling) while its
       // stored log was read before the job's last lines: read the log of an ended job once more.
-      if (TERMINAL_STATUSES.includes(entry.change.toStatus as JobStatus)) {
-        void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId), exact: true });
-      }
+      if (terminal) void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId) });
       return;
     }
     if (entry.checks >= this.maxChecks) {
       this.expected.delete(jobId);
       return;
     }
-    if (state.fetchStatus === 'idle') {
-      void this.client.invalidateQueries({ queryKey: key, exact: true });
-      if (TERMINAL_STATUSES.includes(entry.change.toStatus as JobStatus)) {
-        void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId), exact: true });
-      }
-    }
+    const idle = behind.filter((query) => query.state.fetchStatus === 'idle');
+    for (const query of idle) void this.client.invalidateQueries({ queryKey: query.queryKey, exact: true });
+    if (idle.length > 0 && terminal) void this.client.invalidateQueries({ queryKey: queryKeys.jobLogs(jobId) });
     entry.timer = setTimeout(() => this.check(jobId), this.checkAfterMs * 2 ** entry.checks);
   }
 

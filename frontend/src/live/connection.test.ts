@@ -236,4 +236,57 @@ describe('LiveConnection', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]?.type).toBe('job.changes');
   });
+
+  it('hears the project chosen, and reconnects at once to another when the choice changes', async () => {
+    let token = fakeJwt({ exp: Math.floor(Date.now() / 1000) + 3600 });
+    const connection = new LiveConnection({
+      getToken: () => token,
+      refreshToken: () => Promise.resolve(token),
+      createSocket: (url) => new FakeSocket(url),
+      url: (t, projectId) => `ws://test/ws/events?token=${t}${projectId ? `&projectId=${projectId}` : ''}`,
+      projectId: 'p-alpha',
+      random: () => 0.5,
+    });
+    const connected = vi.fn();
+    connection.onConnected(connected);
+    connection.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const first = latestSocket();
+    expect(first.url).toBe(`ws://test/ws/events?token=${token}&projectId=p-alpha`);
+    first.open();
+    connection.subscribe('job-a');
+
+    token = fakeJwt({ exp: Math.floor(Date.now() / 1000) + 3600, tag: 'later' });
+    connection.setProject('p-beta');
+    expect(first.closedWith).toBe(1000);
+    await vi.advanceTimersByTimeAsync(0);
+    const second = latestSocket();
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(second.url).toBe(`ws://test/ws/events?token=${token}&projectId=p-beta`);
+    second.open();
+    // its subscriptions follow, and the app catches up on the new project's data
+    expect(second.sent).toEqual([{ type: 'subscribe', jobId: 'job-a' }]);
+    expect(connected).toHaveBeenLastCalledWith({ reconnect: true });
+    connection.setProject('p-beta'); // the same: nothing happens
+    connection.setProject(null);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(latestSocket().url).toBe(`ws://test/ws/events?token=${token}`);
+    expect(FakeSocket.all).toHaveLength(3);
+  });
+
+  it('stays closed when the server refuses the project (4400) until another is chosen', async () => {
+    const { connection } = setup();
+    connection.setProject('p-gone');
+    connection.start();
+    await vi.advanceTimersByTimeAsync(0);
+    latestSocket().open();
+    latestSocket().drop(4400, 'project not found');
+    expect(connection.status).toBe('offline');
+    connection.retryNow(); // the browser came back online: still not this project
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(FakeSocket.all).toHaveLength(1);
+    connection.setProject(null);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(FakeSocket.all).toHaveLength(2);
+  });
 });

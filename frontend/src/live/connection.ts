@@ -6,11 +6,15 @@
  * - reconnects after any unexpected close (1013 "too slow" included) with exponential backoff and
  *   jitter; the attempt counter resets once the server said hello;
  * - keeps the log subscriptions (reference counted) and sends them again after each reconnect;
- * - tells listeners about every (re)connect so the app can refetch what it missed.
+ * - tells listeners about every (re)connect so the app can refetch what it missed;
+ * - hears one project's changes when the console follows one (`&projectId=`, `setProject`
+ *   reconnects at once when the choice changes); a project the user may not see closes the
+ *   socket with 4400, and it stays closed until another project is chosen.
  */
 import { tokenExpiresAt } from '../auth/jwt';
 import {
   CLOSE_NORMAL,
+  CLOSE_REFUSED,
   CLOSE_UNAUTHORIZED,
   parseServerMessage,
   type ClientMessage,
@@ -35,8 +39,10 @@ export interface LiveConnectionOptions {
   getToken(): string | null;
   /** A fresh access token, or null when the session is gone. */
   refreshToken(): Promise<string | null>;
-  /** The socket URL for a token; default: same origin, ws(s)://host/ws/events?token=... */
-  url?: (token: string) => string;
+  /** The socket URL for a token and project; default: same origin, ws(s)://host/ws/events?token=...&projectId=... */
+  url?: (token: string, projectId: string | null) => string;
+  /** The project whose changes to hear (null: every project of the user). */
+  projectId?: string | null;
   createSocket?: SocketFactory;
   baseDelayMs?: number;
   maxDelayMs?: number;
@@ -50,10 +56,11 @@ export interface LiveConnectionOptions {
 
 const OPEN = 1;
 
-export function defaultSocketUrl(token: string): string {
+export function defaultSocketUrl(token: string, projectId: string | null = null): string {
   const { protocol, host } = window.location;
   const scheme = protocol === 'https:' ? 'wss:' : 'ws:';
-  return `${scheme}//${host}/ws/events?token=${encodeURIComponent(token)}`;
+  const project = projectId ? `&projectId=${encodeURIComponent(projectId)}` : '';
+  return `${scheme}//${host}/ws/events?token=${encodeURIComponent(token)}${project}`;
 }
 
 /** Exponential backoff with "equal jitter": half the capped delay fixed, half random. */
@@ -70,8 +77,11 @@ export function backoffDelay(
 type Listener<T> = (value: T) => void;
 
 export class LiveConnection {
-  private readonly options: Required<Omit<LiveConnectionOptions, 'getToken' | 'refreshToken'>> &
+  private readonly options: Required<Omit<LiveConnectionOptions, 'getToken' | 'refreshToken' | 'projectId'>> &
     Pick<LiveConnectionOptions, 'getToken' | 'refreshToken'>;
+  private projectId: string | null;
+  /** The server refused the project (4400): no reconnect until another one is chosen. */
+  private refused = false;
   private socket: SocketLike | null = null;
   private statusValue: LiveStatus = 'idle';
   private attempt = 0;
@@ -87,7 +97,8 @@ export class LiveConnection {
   private readonly connectedListeners = new Set<Listener<{ reconnect: boolean }>>();
   private connectedBefore = false;
 
-  constructor(options: LiveConnectionOptions) {
+  constructor({ projectId = null, ...options }: LiveConnectionOptions) {
+    this.projectId = projectId;
     this.options = {
       url: defaultSocketUrl,
       createSocket: (url) => new WebSocket(url) as unknown as SocketLike,
@@ -114,6 +125,7 @@ export class LiveConnection {
     if (this.running) return;
     this.running = true;
     this.attempt = 0;
+    this.refused = false;
     this.connectedBefore = false;
     void this.connect();
   }
@@ -132,9 +144,32 @@ export class LiveConnection {
     this.setStatus('idle');
   }
 
+  /** The project whose changes to hear (null: all); a change reconnects at once. */
+  setProject(projectId: string | null): void {
+    if (projectId === this.projectId) return;
+    this.projectId = projectId;
+    this.refused = false;
+    if (!this.running) return;
+    // the open socket hears another project's changes: drop it (a connect awaiting its token
+    // is dropped too: connect() starts a new generation) and connect at once
+    this.clearRetry();
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) {
+      this.detach(socket);
+      socket.close(CLOSE_NORMAL, 'project changed');
+    }
+    this.attempt = 0;
+    void this.connect();
+  }
+
+  get project(): string | null {
+    return this.projectId;
+  }
+
   /** Reconnect now if a reconnect is pending (e.g. the browser came back online). */
   retryNow(): void {
-    if (!this.running || this.socket) return;
+    if (!this.running || this.socket || this.refused) return;
     this.clearRetry();
     void this.connect();
   }
@@ -229,7 +264,7 @@ export class LiveConnection {
     }
     let socket: SocketLike;
     try {
-      socket = this.options.createSocket(this.options.url(token));
+      socket = this.options.createSocket(this.options.url(token, this.projectId));
     } catch {
       this.scheduleReconnect();
       return;
@@ -262,6 +297,12 @@ export class LiveConnection {
       this.detach(socket);
       this.socket = null;
       if (!this.running) return;
+      if (event.code === CLOSE_REFUSED) {
+        // the project is not the user's (the console says so): asking again will not help
+        this.refused = true;
+        this.setStatus('offline');
+        return;
+      }
       if (event.code === CLOSE_UNAUTHORIZED) this.forceRefresh = true;
       this.scheduleReconnect();
     };

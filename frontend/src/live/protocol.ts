@@ -8,6 +8,8 @@ export interface JobChange {
   reason: string;
   jobType: string;
   at: string;
+  /** The job's project (docs/tenancy.md, "Live events"). */
+  projectId?: string;
 }
 
 export interface LiveLogLine {
@@ -34,6 +36,7 @@ export type ClientMessage =
 export const CLOSE_NORMAL = 1000;
 export const CLOSE_TRY_AGAIN_LATER = 1013; // the client was too slow: reconnect
 export const CLOSE_UNAUTHORIZED = 4401; // token invalid or expired: refresh, then reconnect
+export const CLOSE_REFUSED = 4400; // the ?projectId= named is not the user's: do not reconnect
 
 const KNOWN = new Set(['hello', 'job.changes', 'job.logs', 'subscribed', 'unsubscribed', 'error']);
 

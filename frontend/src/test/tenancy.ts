@@ -4,8 +4,10 @@ import type {
   ApiKeyOut,
   MemberOut,
   OrganizationOut,
+  OrgRole,
   ProjectOut,
 } from '../api/types';
+import { buildDirectory, type ProjectAccess } from '../project/access';
 
 export function page<T>(items: T[]) {
   return { items, pageNumber: 1, pageSize: 25, totalItems: items.length, totalPages: items.length ? 1 : 0 };
@@ -59,4 +61,54 @@ export function apiKey(overrides: Partial<ApiKeyOut> = {}): ApiKeyOut {
 
 export function createdKey(overrides: Partial<ApiKeyCreated> = {}): ApiKeyCreated {
   return { ...apiKey(overrides), key: 'jk_abcd1234_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0', ...overrides };
+}
+
+// ---- a user's projects, as the layout provides them (src/project/access.ts) ----
+
+export const ME = 'user@test.com';
+export const PERSONAL_ORG = '44444444-4444-4444-8444-444444444444';
+export const PERSONAL_PROJECT = '55555555-5555-4555-8555-555555555555';
+export const TEAM_ORG = '66666666-6666-4666-8666-666666666666';
+export const ALPHA = '77777777-7777-4777-8777-777777777777';
+export const BETA = '88888888-8888-4888-8888-888888888888';
+
+/** The user's organizations: their personal one (owner) and "Acme Corp" with `role` there. */
+export function teamOrganizations(role: OrgRole | null): OrganizationOut[] {
+  return [
+    organization({ id: PERSONAL_ORG, name: ME, slug: 'user-abc123', personal: true, role: 'owner' }),
+    organization({ id: TEAM_ORG, name: 'Acme Corp', slug: 'acme-corp', role }),
+  ];
+}
+
+/** Their projects: "Default" (personal), "Alpha" and "Beta" (Acme Corp). */
+export function teamProjects(): ProjectOut[] {
+  return [
+    project({ id: ALPHA, orgId: TEAM_ORG, name: 'Alpha', slug: 'alpha' }),
+    project({ id: BETA, orgId: TEAM_ORG, name: 'Beta', slug: 'beta' }),
+    project({ id: PERSONAL_PROJECT, orgId: PERSONAL_ORG, name: 'Default', slug: 'default', personalDefault: true, createdBy: ME }),
+  ];
+}
+
+/**
+ * What the layout provides to a user who is `role` in Acme Corp (the platform admin when
+ * `platformAdmin`), with `projectId` chosen (null: all projects).
+ */
+export function teamAccess({
+  role,
+  projectId = null,
+  platformAdmin = false,
+}: {
+  role: OrgRole | null;
+  projectId?: string | null;
+  platformAdmin?: boolean;
+}): ProjectAccess {
+  const directory = buildDirectory(teamOrganizations(role), teamProjects(), { email: ME });
+  return {
+    state: 'ready',
+    error: null,
+    projectId,
+    chosen: projectId ? (directory.entries.get(projectId) ?? null) : null,
+    directory,
+    platformAdmin,
+  };
 }

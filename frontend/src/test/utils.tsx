@@ -4,6 +4,7 @@ import axe from 'axe-core';
 import type { ReactElement } from 'react';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import type { TokenResponse } from '../api/types';
+import { ProjectAccessContext, type ProjectAccess } from '../project/access';
 
 function base64Url(value: object): string {
   return btoa(JSON.stringify(value)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -46,22 +47,33 @@ export function LocationProbe() {
   return <output data-testid="location">{`${location.pathname}${location.search}`}</output>;
 }
 
+/**
+ * `ui` at `route` (matched by `path`) with a query client and, when given, the user's projects
+ * and roles (`access`, as the layout provides them: test/tenancy.ts `teamAccess`); without
+ * `access` a page hides nothing (as outside the layout).
+ */
 export function renderWithProviders(
   ui: ReactElement,
-  { route = '/', path = '*', client = testQueryClient() }: { route?: string; path?: string; client?: QueryClient } = {},
+  {
+    route = '/',
+    path = '*',
+    client = testQueryClient(),
+    access,
+  }: { route?: string; path?: string; client?: QueryClient; access?: ProjectAccess } = {},
 ): RenderResult & { client: QueryClient } {
+  const page = (
+    <>
+      {ui}
+      <LocationProbe />
+    </>
+  );
   const result = render(
     <QueryClientProvider client={client}>
       <MemoryRouter initialEntries={[route]}>
         <Routes>
           <Route
             path={path}
-            element={
-              <>
-                {ui}
-                <LocationProbe />
-              </>
-            }
+            element={access ? <ProjectAccessContext.Provider value={access}>{page}</ProjectAccessContext.Provider> : page}
           />
         </Routes>
       </MemoryRouter>

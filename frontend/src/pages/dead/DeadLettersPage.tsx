@@ -1,6 +1,5 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
 import { deadLetterActions, deadLetterGroups, listDeadLetters, type DeadLetterParams } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { TypeFilter } from '../../components/TypeFilter';
@@ -8,6 +7,9 @@ import { usePageTitle } from '../../lib/usePageTitle';
 import { useTypeFilterOptions } from '../../lib/useJobTypes';
 import { useSelection } from '../../lib/useSelection';
 import { usePollWhileOffline } from '../../live/context';
+import { Link } from '../../project/links';
+import { useSearchParams } from '../../project/navigation';
+import { useScopedQuery } from '../../project/useScopedQuery';
 import { AuditTab } from './AuditTab';
 import { BulkPanel, type BulkIntent } from './BulkPanel';
 import { GroupsTab } from './GroupsTab';
@@ -58,20 +60,20 @@ export function DeadLettersPage() {
     setSearch(next);
   };
   const listParams: DeadLetterParams = { ...filters, pageNumber: page, pageSize: 20 };
-  const groups = useQuery({
+  const groups = useScopedQuery({
     queryKey: queryKeys.deadLetterGroups(filters),
     queryFn: ({ signal }) => deadLetterGroups(filters, signal),
     enabled: tab === 'groups',
     refetchInterval: poll,
   });
-  const letters = useQuery({
+  const letters = useScopedQuery({
     queryKey: queryKeys.deadLetterList(listParams),
     queryFn: ({ signal }) => listDeadLetters(listParams, signal),
     enabled: tab === 'letters',
     placeholderData: keepPreviousData,
     refetchInterval: poll,
   });
-  const actions = useQuery({
+  const actions = useScopedQuery({
     queryKey: queryKeys.deadLetterActions(page),
     queryFn: ({ signal }) => deadLetterActions({ pageNumber: page, pageSize: 20 }, signal),
     enabled: tab === 'audit',

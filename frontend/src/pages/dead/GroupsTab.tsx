@@ -1,10 +1,13 @@
-import { Link } from 'react-router';
 import type { DeadLetterParams } from '../../api/endpoints';
 import type { BulkSelector, DeadLetterGroups } from '../../api/types';
+import { Denied } from '../../components/Denied';
 import type { Column } from '../../components/ListTable';
 import { QueryTable, type ListQuery } from '../../components/QueryList';
 import { BULK_ACTIONS, BULK_VERBS } from '../../lib/deadLetters';
 import { formatDateTime } from '../../lib/format';
+import { deniedReason, useRights } from '../../project/access';
+import { Link } from '../../project/links';
+import { useProjectId } from '../../project/navigation';
 import type { BulkIntent } from './BulkPanel';
 
 const COLUMNS: readonly Column[] = [
@@ -25,8 +28,15 @@ export function GroupsTab({
   filters: DeadLetterParams;
   onBulk: (intent: BulkIntent) => void;
 }) {
+  const rights = useRights();
+  // groups span projects: with all projects chosen, a bulk action touches the letters of the
+  // projects where you may act (the API selects them); with one chosen, its role decides
+  const bulkShown = useProjectId() === null || rights.act;
   return (
     <section aria-label="Groups">
+      {!bulkShown && filters.status === 'open' ? (
+        <Denied testId="bulk-groups-denied">{deniedReason(rights, 'act', 'requeueing or discarding dead letters')}</Denied>
+      ) : null}
       <QueryTable
         query={query}
         loadingLabel="Loading groups…"
@@ -59,7 +69,7 @@ export function GroupsTab({
                   >
                     Show letters<span className="visually-hidden"> of {group.fingerprint}</span>
                   </Link>
-                  {filters.status === 'open'
+                  {filters.status === 'open' && bulkShown
                     ? BULK_ACTIONS.map((action) => (
                         <button
                           key={action}

@@ -5,6 +5,7 @@ import { discardDeadLetter, requeueDeadLetter } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { DeadLetterItem, ErrorDetail, RequeueBody } from '../../api/types';
 import { ConfirmAction } from '../../components/ConfirmAction';
+import { Denied } from '../../components/Denied';
 import { JsonBlock } from '../../components/JsonBlock';
 import { JobLink } from '../../components/JobLink';
 import { StatusBadge } from '../../components/StatusBadge';
@@ -12,6 +13,7 @@ import { snapshotPayload } from '../../lib/deadLetters';
 import { formatDateTime, prettyJson, shortId } from '../../lib/format';
 import { parsePayload } from '../../lib/json';
 import { notify } from '../../lib/notices';
+import { deniedReason, useRights } from '../../project/access';
 
 export function InspectPanel({ letter, onClose }: { letter: DeadLetterItem; onClose: () => void }) {
   const client = useQueryClient();
@@ -23,6 +25,8 @@ export function InspectPanel({ letter, onClose }: { letter: DeadLetterItem; onCl
   const [apiDetails, setApiDetails] = useState<readonly ErrorDetail[]>([]);
   const open = letter.resolvedAt === null;
   const requeueable = open && letter.jobStatus === 'dead';
+  // the letter's project decides: a viewer there may only look
+  const rights = useRights(letter.projectId);
 
   useEffect(() => {
     heading.current?.focus();
@@ -115,7 +119,10 @@ export function InspectPanel({ letter, onClose }: { letter: DeadLetterItem; onCl
       <h3>Payload snapshot</h3>
       <JsonBlock value={letter.payloadSnapshot} label="Payload snapshot" />
 
-      {open ? (
+      {open && !rights.act ? (
+        <Denied testId="dead-letter-denied">{deniedReason(rights, 'act', 'requeueing or discarding its dead letters')}</Denied>
+      ) : null}
+      {open && rights.act ? (
         <div className="stack" style={{ marginTop: '1rem' }}>
           <div className="field">
             <label htmlFor="dead-letter-reason">Reason (optional, recorded in the audit log)</label>

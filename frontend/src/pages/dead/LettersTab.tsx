@@ -1,7 +1,7 @@
-import { useQuery } from '@tanstack/react-query';
 import { isApiError } from '../../api/client';
 import { getDeadLetter } from '../../api/endpoints';
 import type { DeadLetterItem, DeadLetterPage } from '../../api/types';
+import { Denied } from '../../components/Denied';
 import { JobLink } from '../../components/JobLink';
 import type { Column } from '../../components/ListTable';
 import { QueryTable, type ListQuery } from '../../components/QueryList';
@@ -11,6 +11,9 @@ import { Empty, Loading } from '../../components/states';
 import { BULK_ACTIONS, BULK_VERBS } from '../../lib/deadLetters';
 import { formatDateTime, shortId } from '../../lib/format';
 import type { Selection } from '../../lib/useSelection';
+import { deniedReason, rightsIn, useProjectAccess, useRights } from '../../project/access';
+import { useProjectId } from '../../project/navigation';
+import { useScopedQuery } from '../../project/useScopedQuery';
 import type { BulkIntent } from './BulkPanel';
 import { InspectPanel } from './InspectPanel';
 
@@ -27,7 +30,7 @@ const COLUMNS: readonly Column[] = [
 /** Find one letter: on the loaded page, else asked for by its id (a 404 means gone or not yours). */
 function useLetter(id: string | null, page: DeadLetterItem[] | undefined) {
   const local = id ? page?.find((letter) => letter.id === id) : undefined;
-  const remote = useQuery({
+  const remote = useScopedQuery({
     queryKey: ['dead-letters', 'one', id],
     queryFn: async ({ signal }) => {
       try {
@@ -57,7 +60,12 @@ interface Props {
 /** The letters one by one: the one inspected, bulk actions on those selected, the table. */
 export function LettersTab({ query, selection, page, onPage, letterId, onInspect, onBulk }: Props) {
   const inspected = useLetter(letterId, query.data?.items);
-  const chosen = selection.chosen;
+  const access = useProjectAccess();
+  const rights = useRights();
+  // with one project chosen its role decides; with all, each selected letter's project
+  const bulkShown = useProjectId() === null || rights.act;
+  const chosen = selection.chosen.filter((letter) => rightsIn(access, letter.projectId).act);
+  const leftOut = selection.chosen.length - chosen.length;
   return (
     <section aria-label="Letters">
       {letterId ? (
@@ -71,19 +79,26 @@ export function LettersTab({ query, selection, page, onPage, letterId, onInspect
           </Empty>
         ) : null
       ) : null}
-      <div className="toolbar" role="region" aria-label="Bulk actions on selected letters">
-        <span aria-live="polite">{chosen.length} selected</span>
-        {BULK_ACTIONS.map((action) => (
-          <button
-            key={action}
-            type="button"
-            disabled={chosen.length === 0}
-            onClick={() => onBulk({ action, selector: { ids: chosen.map((l) => l.id) }, description: `${chosen.length} selected letter(s)` })}
-          >
-            {BULK_VERBS[action]} selected…
-          </button>
-        ))}
-      </div>
+      {bulkShown ? (
+        <div className="toolbar" role="region" aria-label="Bulk actions on selected letters">
+          <span aria-live="polite">
+            {selection.chosen.length} selected
+            {leftOut > 0 ? `, ${leftOut} in projects where your role may not requeue or discard (left out)` : ''}
+          </span>
+          {BULK_ACTIONS.map((action) => (
+            <button
+              key={action}
+              type="button"
+              disabled={chosen.length === 0}
+              onClick={() => onBulk({ action, selector: { ids: chosen.map((l) => l.id) }, description: `${chosen.length} selected letter(s)` })}
+            >
+              {BULK_VERBS[action]} selected…
+            </button>
+          ))}
+        </div>
+      ) : (
+        <Denied testId="bulk-letters-denied">{deniedReason(rights, 'act', 'requeueing or discarding dead letters')}</Denied>
+      )}
       <QueryTable
         query={query}
         loadingLabel="Loading dead letters…"
@@ -91,13 +106,19 @@ export function LettersTab({ query, selection, page, onPage, letterId, onInspect
         tableLabel="Dead letters table"
         pagination={{ page, onPage, label: 'Dead letter pages' }}
         testId="dead-letters-table"
-        columns={[{ label: <SelectAllCheckbox selection={selection} label="Select all letters on this page" /> }, ...COLUMNS]}
+        columns={
+          bulkShown
+            ? [{ label: <SelectAllCheckbox selection={selection} label="Select all letters on this page" /> }, ...COLUMNS]
+            : COLUMNS
+        }
       >
         {(letter) => (
           <tr key={letter.id} data-testid="dead-letter-row" data-job-id={letter.jobId} data-selected={selection.has(letter.id)}>
-            <td>
-              <SelectRowCheckbox selection={selection} id={letter.id} label={`Select dead letter of job ${shortId(letter.jobId)}`} />
-            </td>
+            {bulkShown ? (
+              <td>
+                <SelectRowCheckbox selection={selection} id={letter.id} label={`Select dead letter of job ${shortId(letter.jobId)}`} />
+              </td>
+            ) : null}
             <td>
               <JobLink jobId={letter.jobId} />
             </td>

@@ -1,9 +1,10 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, useParams } from 'react-router';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { cancelJob, getJob, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { TERMINAL_STATUSES, type JobDetail } from '../../api/types';
+import { Denied } from '../../components/Denied';
 import { ProgressBar } from '../../components/ProgressBar';
 import { ConfirmAction } from '../../components/ConfirmAction';
 import { DependencyGraph, type GraphNode } from '../../components/DependencyGraph';
@@ -16,6 +17,10 @@ import { formatDateTime, formatDuration, priorityLabel, shortId } from '../../li
 import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
+import { deniedReason, useRights } from '../../project/access';
+import { Link } from '../../project/links';
+import { ProjectName } from '../../project/ProjectName';
+import { useScopedQuery } from '../../project/useScopedQuery';
 import { LogTail } from './LogTail';
 import { TableRegion } from '../../components/TableRegion';
 
@@ -115,7 +120,7 @@ export function JobDetailPage() {
   usePageTitle(`Job ${shortId(jobId)}`);
   const client = useQueryClient();
   const poll = usePollWhileOffline(3_000);
-  const job = useQuery({
+  const job = useScopedQuery({
     queryKey: queryKeys.jobDetail(jobId),
     queryFn: ({ signal }) => getJob(jobId, signal),
     // just submitted: the scheduler records it a moment later
@@ -155,6 +160,8 @@ export function JobDetailPage() {
     },
     onError: (error) => notify(`Retry failed: ${errorMessage(error)}`, 'error'),
   });
+  // the job's project decides (also with all projects chosen): a viewer may only look
+  const rights = useRights(job.data?.projectId ?? null);
 
   if (job.isPending) return <Loading label="Loading the job…" />;
   if (job.isError) {
@@ -175,6 +182,7 @@ export function JobDetailPage() {
   const data = job.data;
   const terminal = TERMINAL_STATUSES.includes(data.status);
   const cancelPending = data.cancelRequestedAt !== null && !terminal;
+  const actionable = data.status === 'dead' || !terminal;
 
   return (
     <>
@@ -188,24 +196,29 @@ export function JobDetailPage() {
             <StatusBadge status={data.status} />
           </span>
         </h1>
-        <div className="toolbar" aria-label="Job actions" role="group">
-          {data.status === 'dead' ? (
-            <button type="button" className="primary" onClick={() => retry.mutate()} disabled={retry.isPending}>
-              {retry.isPending ? 'Retrying…' : 'Retry job'}
-            </button>
-          ) : null}
-          {!terminal ? (
-            <ConfirmAction
-              label={cancelPending ? 'Cancel again' : 'Cancel job'}
-              confirmLabel="Yes, cancel job"
-              question="Stop this job?"
-              onConfirm={() => cancel.mutate()}
-              busy={cancel.isPending}
-              testId="cancel-job"
-            />
-          ) : null}
-        </div>
+        {rights.act ? (
+          <div className="toolbar" aria-label="Job actions" role="group">
+            {data.status === 'dead' ? (
+              <button type="button" className="primary" onClick={() => retry.mutate()} disabled={retry.isPending}>
+                {retry.isPending ? 'Retrying…' : 'Retry job'}
+              </button>
+            ) : null}
+            {!terminal ? (
+              <ConfirmAction
+                label={cancelPending ? 'Cancel again' : 'Cancel job'}
+                confirmLabel="Yes, cancel job"
+                question="Stop this job?"
+                onConfirm={() => cancel.mutate()}
+                busy={cancel.isPending}
+                testId="cancel-job"
+              />
+            ) : null}
+          </div>
+        ) : null}
       </div>
+      {!rights.act && actionable ? (
+        <Denied testId="job-actions-denied">{deniedReason(rights, 'act', 'retrying or cancelling its jobs')}</Denied>
+      ) : null}
       {cancelPending ? (
         <p role="status" className="muted">
           Cancel requested {formatDateTime(data.cancelRequestedAt)}
@@ -244,6 +257,10 @@ export function JobDetailPage() {
             <dt>Attempt</dt>
             <dd>
               {data.attempt} of {data.maxAttempts}
+            </dd>
+            <dt>Project</dt>
+            <dd data-testid="job-project">
+              <ProjectName projectId={data.projectId} />
             </dd>
             <dt>Submitted by</dt>
             <dd>{data.submittedBy}</dd>

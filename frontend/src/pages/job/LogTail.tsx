@@ -1,4 +1,3 @@
-import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { getJobLogs } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
@@ -7,6 +6,7 @@ import { ErrorState, Loading } from '../../components/states';
 import { mergeLines } from '../../lib/logs';
 import { useJobLogStream, useLiveStatus } from '../../live/context';
 import type { LiveLogLine } from '../../live/protocol';
+import { useScopedQuery } from '../../project/useScopedQuery';
 
 const PAGE = 500;
 const MAX_PAGES = 20;
@@ -39,7 +39,7 @@ export function LogTail({ jobId, running }: { jobId: string; running: boolean })
 
   useJobLogStream(jobId, running, (lines) => setLive((current) => [...current, ...lines].slice(-5_000)));
 
-  const stored = useQuery({
+  const stored = useScopedQuery({
     queryKey: queryKeys.jobLogs(jobId),
     queryFn: ({ signal }) => fetchAllLogs(jobId, signal),
     // the socket brings new lines; poll only while it is down and the job still runs

@@ -1,11 +1,11 @@
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type SyntheticEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { cancelJob, listJobs, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
+import { Denied } from '../../components/Denied';
 import { PageHeader } from '../../components/PageHeader';
 import type { Column } from '../../components/ListTable';
 import { PriorityOptions } from '../../components/PriorityOptions';
@@ -33,6 +33,11 @@ import { usePollWhileOffline } from '../../live/context';
 import { typeLabel } from '../../lib/jobTypes';
 import { useTypeFilterOptions } from '../../lib/useJobTypes';
 import { useSelection } from '../../lib/useSelection';
+import { deniedReason, rightsIn, useProjectAccess, useRights } from '../../project/access';
+import { Link } from '../../project/links';
+import { useProjectId, useSearchParams } from '../../project/navigation';
+import { ProjectName } from '../../project/ProjectName';
+import { useScopedQuery } from '../../project/useScopedQuery';
 
 const COLUMNS: { field: SortField | null; label: string; className?: string }[] = [
   { field: null, label: 'Job' },
@@ -117,8 +122,17 @@ export function JobsPage() {
   const typeOptions = useTypeFilterOptions(filters.type);
   const poll = usePollWhileOffline(5_000);
   const [busy, setBusy] = useState<'cancel' | 'retry' | null>(null);
+  const projectId = useProjectId();
+  const access = useProjectAccess();
+  // the project that acts: with one chosen, a viewer there gets no bulk action at all; with
+  // all projects, each selected job's project decides
+  const rights = useRights();
+  const bulkShown = projectId === null || rights.act;
+  const mayAct = (job: JobSummary) => rightsIn(access, job.projectId).act;
+  // with all projects chosen and more than one to see, each row says its project
+  const projectColumn = projectId === null && (access?.directory.entries.size ?? 0) > 1;
 
-  const jobs = useQuery({
+  const jobs = useScopedQuery({
     queryKey: queryKeys.jobList(params),
     queryFn: ({ signal }) => listJobs(params, signal),
     placeholderData: keepPreviousData,
@@ -128,7 +142,7 @@ export function JobsPage() {
   const selection = useSelection(items, (job) => job.jobId);
 
   // the page links of the answer on screen; none while another page loads
-  const listing = listingOf(filters);
+  const listing = `${listingOf(filters)}|project=${projectId ?? ''}`;
   const shown = jobs.isPlaceholderData ? undefined : jobs.data;
   const pageOf = (page: number) => (shown ? pageTarget(listing, shown, page) : null);
   useEffect(() => {
@@ -159,8 +173,10 @@ export function JobsPage() {
   };
 
   const chosen = selection.chosen;
-  const cancellable = chosen.filter((job) => !isTerminal(job.status));
-  const retryable = chosen.filter((job) => job.status === 'dead');
+  const allowed = chosen.filter(mayAct);
+  const cancellable = allowed.filter((job) => !isTerminal(job.status));
+  const retryable = allowed.filter((job) => job.status === 'dead');
+  const leftOut = chosen.length - allowed.length;
 
   const bulk = async (kind: 'cancel' | 'retry', targets: JobSummary[]) => {
     setBusy(kind);
@@ -181,7 +197,7 @@ export function JobsPage() {
 
   const filterCount = activeFilterCount(filters);
   const columns: Column[] = [
-    { label: <SelectAllCheckbox selection={selection} label="Select all jobs on this page" /> },
+    ...(bulkShown ? [{ label: <SelectAllCheckbox selection={selection} label="Select all jobs on this page" /> }] : []),
     ...COLUMNS.map((column): Column => {
       const sorted = column.field !== null && filters.sortBy === column.field;
       const field = column.field;
@@ -198,13 +214,14 @@ export function JobsPage() {
         ),
       };
     }),
+    ...(projectColumn ? [{ label: 'Project' }] : []),
     ...(isAdmin ? [{ label: 'Submitted by' }] : []),
     { label: 'Last error' },
   ];
 
   return (
     <>
-      <PageHeader title="Jobs" link={{ to: '/submit', label: 'Submit a job' }} />
+      <PageHeader title="Jobs" link={rights.submit ? { to: '/submit', label: 'Submit a job' } : undefined} />
 
       <section className="card" aria-labelledby="filters-heading" role="search">
         <h2 id="filters-heading" style={{ marginTop: 0 }}>
@@ -272,24 +289,31 @@ export function JobsPage() {
         </div>
       </section>
 
-      <div className="toolbar" role="region" aria-label="Bulk actions" data-testid="bulk-actions">
-        <span aria-live="polite">{chosen.length} selected</span>
-        <button
-          type="button"
-          onClick={() => void bulk('cancel', cancellable)}
-          disabled={cancellable.length === 0 || busy !== null}
-        >
-          {busy === 'cancel' ? 'Cancelling…' : `Cancel selected (${cancellable.length})`}
-        </button>
-        <button
-          type="button"
-          onClick={() => void bulk('retry', retryable)}
-          disabled={retryable.length === 0 || busy !== null}
-        >
-          {busy === 'retry' ? 'Retrying…' : `Retry selected dead (${retryable.length})`}
-        </button>
-        {jobs.isFetching && !jobs.isPending ? <span className="muted">Refreshing…</span> : null}
-      </div>
+      {bulkShown ? (
+        <div className="toolbar" role="region" aria-label="Bulk actions" data-testid="bulk-actions">
+          <span aria-live="polite">
+            {chosen.length} selected
+            {leftOut > 0 ? `, ${leftOut} in projects where your role may not act on jobs (left out)` : ''}
+          </span>
+          <button
+            type="button"
+            onClick={() => void bulk('cancel', cancellable)}
+            disabled={cancellable.length === 0 || busy !== null}
+          >
+            {busy === 'cancel' ? 'Cancelling…' : `Cancel selected (${cancellable.length})`}
+          </button>
+          <button
+            type="button"
+            onClick={() => void bulk('retry', retryable)}
+            disabled={retryable.length === 0 || busy !== null}
+          >
+            {busy === 'retry' ? 'Retrying…' : `Retry selected dead (${retryable.length})`}
+          </button>
+          {jobs.isFetching && !jobs.isPending ? <span className="muted">Refreshing…</span> : null}
+        </div>
+      ) : (
+        <Denied testId="bulk-actions-denied">{deniedReason(rights, 'act', 'retrying or cancelling jobs')}</Denied>
+      )}
 
       {unreachablePage(jobs.error) ? (
         <p data-testid="jobs-page-unreachable">
@@ -309,7 +333,7 @@ export function JobsPage() {
         empty={
           <>
             {filterCount > 0 ? 'No job matches these filters.' : 'No jobs yet. '}
-            {filterCount === 0 ? <Link to="/submit">Submit one</Link> : null}
+            {filterCount === 0 && rights.submit ? <Link to="/submit">Submit one</Link> : null}
           </>
         }
         tableLabel="Jobs table"
@@ -329,10 +353,18 @@ export function JobsPage() {
         columns={columns}
       >
         {(job) => (
-          <tr key={job.jobId} data-selected={selection.has(job.jobId)} data-testid="job-row" data-job-id={job.jobId}>
-            <td>
-              <SelectRowCheckbox selection={selection} id={job.jobId} label={`Select job ${shortId(job.jobId)}`} />
-            </td>
+          <tr
+            key={job.jobId}
+            data-selected={selection.has(job.jobId)}
+            data-testid="job-row"
+            data-job-id={job.jobId}
+            data-project-id={job.projectId}
+          >
+            {bulkShown ? (
+              <td>
+                <SelectRowCheckbox selection={selection} id={job.jobId} label={`Select job ${shortId(job.jobId)}`} />
+              </td>
+            ) : null}
             <td>
               <JobLink jobId={job.jobId} label={`Job ${job.jobId}`} />
             </td>
@@ -346,6 +378,11 @@ export function JobsPage() {
             </td>
             <td className="nowrap">{formatDateTime(job.createdAt)}</td>
             <td className="nowrap">{formatDateTime(job.updatedAt)}</td>
+            {projectColumn ? (
+              <td>
+                <ProjectName projectId={job.projectId} />
+              </td>
+            ) : null}
             {isAdmin ? <td>{job.submittedBy}</td> : null}
             <td className="truncate" title={job.lastError ?? undefined}>
               {job.lastError ?? ''}

@@ -1,11 +1,13 @@
 import { useState, type SyntheticEvent } from 'react';
-import { Link, Navigate, useLocation, useNavigate } from 'react-router';
+import { useLocation } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { login } from '../../api/endpoints';
 import { authStore } from '../../api/instance';
 import { useAuth } from '../../auth/hooks';
 import { InputField } from '../../components/Field';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link, Navigate } from '../../project/links';
+import { useNavigate } from '../../project/navigation';
 import { DemoAccounts } from './DemoAccounts';
 
 function target(state: unknown): string {
@@ -44,7 +46,7 @@ export function LoginPage() {
     try {
       const tokens = await login(email.trim(), password);
       authStore.getState().login(tokens);
-      void navigate(target(location.state), { replace: true });
+      navigate(target(location.state), { replace: true });
     } catch (err) {
       if (isApiError(err) && err.status === 401) setError('Wrong email or password.');
       else if (isApiError(err) && err.status === 429) setError(tooManyAttempts(err.retryAfter));

@@ -1,5 +1,5 @@
-import { Link } from 'react-router';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link } from '../../project/links';
 
 export function NotFoundPage() {
   usePageTitle('Not found');

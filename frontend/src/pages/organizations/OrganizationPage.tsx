@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type SyntheticEvent } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useLocation, useParams } from 'react-router';
 import { errorMessage } from '../../api/client';
 import {
   addMember,
@@ -28,6 +28,10 @@ import { notify } from '../../lib/notices';
 import { orgRights, ROLE_LABELS, type OrgRights } from '../../lib/tenancy';
 import { useApiForm } from '../../lib/useApiForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { useProjectAccess } from '../../project/access';
+import { Link } from '../../project/links';
+import { useNavigate, useProjectId } from '../../project/navigation';
+import { switchTarget } from '../../project/url';
 import { NameSlugFields } from './NameSlugFields';
 
 const PAGE_SIZE = 25;
@@ -143,6 +147,8 @@ function AddMemberForm({ orgId }: { orgId: string }) {
 function MemberRow({ orgId, member, rights, isMe }: { orgId: string; member: MemberOut; rights: OrgRights; isMe: boolean }) {
   const client = useQueryClient();
   const navigate = useNavigate();
+  // leaving the organization of the project the console follows: back to all projects
+  const followed = useProjectAccess()?.chosen?.project.orgId === orgId;
   const change = useMutation({
     mutationFn: (role: OrgRole) => changeMemberRole(orgId, member.userId, role),
     onSuccess: (updated) => {
@@ -159,7 +165,7 @@ function MemberRow({ orgId, member, rights, isMe }: { orgId: string; member: Mem
         notify('You left the organization');
         void client.invalidateQueries({ queryKey: queryKeys.organizations });
         void client.invalidateQueries({ queryKey: queryKeys.projects });
-        void navigate('/organizations');
+        navigate('/organizations', followed ? { project: null } : {});
         return;
       }
       notify(`${member.email} removed`);
@@ -301,6 +307,9 @@ function CreateProjectForm({ orgId }: { orgId: string }) {
 
 function ProjectRow({ project, rights }: { project: ProjectOut; rights: OrgRights }) {
   const client = useQueryClient();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const followed = useProjectId() === project.id;
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(project.name);
   const done = (text: string) => {
@@ -317,7 +326,11 @@ function ProjectRow({ project, rights }: { project: ProjectOut; rights: OrgRight
   });
   const remove = useMutation({
     mutationFn: () => deleteProject(project.id),
-    onSuccess: () => done(`Project "${project.name}" deleted`),
+    onSuccess: () => {
+      done(`Project "${project.name}" deleted`);
+      // the console followed it: back to all projects
+      if (followed) navigate(switchTarget(location, null), { project: null });
+    },
     onError: fail,
   });
   const inputId = `project-name-${project.id}`;

@@ -1,6 +1,5 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type SyntheticEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
 import { createOrganization, listOrganizations } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import { ErrorSummary } from '../../components/ErrorSummary';
@@ -10,6 +9,8 @@ import { notify } from '../../lib/notices';
 import { ROLE_LABELS } from '../../lib/tenancy';
 import { useApiForm } from '../../lib/useApiForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link } from '../../project/links';
+import { useSearchParams } from '../../project/navigation';
 import { NameSlugFields } from './NameSlugFields';
 
 const PAGE_SIZE = 25;

@@ -2,6 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as endpoints from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
+import { scopedKey } from '../../project/useScopedQuery';
 import { builtinTypes, jobType } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { OverviewPage } from './OverviewPage';
@@ -48,7 +49,7 @@ describe('<OverviewPage> job types without a live worker', () => {
   it('shows nothing when every type has a live worker', async () => {
     listJobTypes.mockResolvedValue({ types: [...builtinTypes(), jobType('acme.reverse', { liveWorkers: 1 })] });
     const { client } = renderWithProviders(<OverviewPage />);
-    await waitFor(() => expect(client.getQueryState(queryKeys.jobTypes)?.status).toBe('success'));
+    await waitFor(() => expect(client.getQueryState(scopedKey(queryKeys.jobTypes, null))?.status).toBe('success'));
     expect(screen.getByRole('heading', { name: 'Overview' })).toBeInTheDocument();
     expect(screen.queryByTestId('types-without-workers')).toBeNull();
   });

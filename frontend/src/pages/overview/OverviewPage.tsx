@@ -1,5 +1,3 @@
-import { useQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import {
   Bar,
   BarChart,
@@ -23,6 +21,9 @@ import { formatDuration, formatNumber, formatPercent, priorityLabel } from '../.
 import { useJobTypes } from '../../lib/useJobTypes';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
+import { useRights } from '../../project/access';
+import { Link } from '../../project/links';
+import { useScopedQuery } from '../../project/useScopedQuery';
 
 const BUCKET_MINUTES = 5;
 const BUCKETS = 12;
@@ -84,29 +85,30 @@ export function OverviewPage() {
   usePageTitle('Overview');
   const isAdmin = useIsAdmin();
   const poll = usePollWhileOffline(10_000);
+  const { submit } = useRights();
 
-  const totals = useQuery({
+  const totals = useScopedQuery({
     queryKey: queryKeys.analyticsTotals,
     queryFn: ({ signal }) => getAnalytics({}, signal),
     refetchInterval: poll,
   });
-  const series = useQuery({
+  const series = useScopedQuery({
     queryKey: queryKeys.analyticsSeries(BUCKET_MINUTES, BUCKETS),
     queryFn: ({ signal }) => fetchSeries(signal),
     // the windows move with the clock even without events
     refetchInterval: poll === false ? 60_000 : poll,
   });
-  const queues = useQuery({
+  const queues = useScopedQuery({
     queryKey: queryKeys.queues,
     queryFn: ({ signal }) => listQueues(signal),
     refetchInterval: poll,
   });
-  const deadLetters = useQuery({
+  const deadLetters = useScopedQuery({
     queryKey: queryKeys.deadLetterOpenCount,
     queryFn: ({ signal }) => listDeadLetters({ status: 'open', pageSize: 1 }, signal),
     refetchInterval: poll,
   });
-  const workers = useQuery({
+  const workers = useScopedQuery({
     queryKey: queryKeys.workers,
     queryFn: ({ signal }) => listWorkers(60, signal),
     // heartbeats are not on the live socket: poll
@@ -120,7 +122,7 @@ export function OverviewPage() {
 
   return (
     <>
-      <PageHeader title="Overview" link={{ to: '/submit', label: 'Submit a job' }} />
+      <PageHeader title="Overview" link={submit ? { to: '/submit', label: 'Submit a job' } : undefined} />
 
       {jobTypes.data ? <TypesWithoutWorkers types={jobTypes.data.types} /> : null}
 

@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type SyntheticEvent } from 'react';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { createApiKey, getProject, listApiKeys, revokeApiKey } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
@@ -16,6 +16,7 @@ import { notify } from '../../lib/notices';
 import { endOfDayIso, maskedKey, ROLE_LABELS, todayInput } from '../../lib/tenancy';
 import { useApiForm } from '../../lib/useApiForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link } from '../../project/links';
 
 const PAGE_SIZE = 25;
 const LABELS: Record<string, string> = { 'key.name': 'Name', 'key.role': 'Role', 'key.expiresAt': 'Expires on' };

@@ -1,11 +1,12 @@
 import { useState, type SyntheticEvent } from 'react';
-import { Link, useNavigate } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { register } from '../../api/endpoints';
 import { ErrorSummary } from '../../components/ErrorSummary';
 import { InputField } from '../../components/Field';
 import { isEmail } from '../../lib/jobForm';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link } from '../../project/links';
+import { useNavigate } from '../../project/navigation';
 
 /** The attributes of an input that sets a new password. */
 const NEW_PASSWORD = { type: 'password', autoComplete: 'new-password' } as const;
@@ -42,7 +43,7 @@ export function RegisterPage() {
     try {
       // The same answer whether the email was new or taken: the login page says what next.
       await register({ email: email.trim(), password });
-      void navigate('/login', { state: { registered: email.trim() } });
+      navigate('/login', { state: { registered: email.trim() } });
     } catch (err) {
       if (isApiError(err) && err.status === 429) {
         setMessage(tooManyRegistrations(err.retryAfter));

@@ -1,12 +1,12 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/client';
 import { deleteSchedule, getSchedule, listSchedules, pauseSchedule, resumeSchedule } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { ScheduleView } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { ConfirmAction } from '../../components/ConfirmAction';
+import { Denied } from '../../components/Denied';
 import { JobLink } from '../../components/JobLink';
 import { ListTable, type Column } from '../../components/ListTable';
 import { QueryTable } from '../../components/QueryList';
@@ -14,15 +14,20 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { ErrorState, Loading } from '../../components/states';
 import { formatDateTime } from '../../lib/format';
 import { notify } from '../../lib/notices';
+import { ROLE_LABELS } from '../../lib/tenancy';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
+import { actingProject, deniedReason, useProjectAccess, useRights } from '../../project/access';
+import { Link } from '../../project/links';
+import { useSearchParams } from '../../project/navigation';
+import { useScopedQuery } from '../../project/useScopedQuery';
 import { ScheduleForm } from './ScheduleForm';
 
 const FIRE_COLUMNS: readonly Column[] = [{ label: 'Fire time' }, { label: 'Fired at' }, { label: 'Job' }, { label: 'Job status' }];
 
 function FireHistory({ schedule }: { schedule: ScheduleView }) {
   const poll = usePollWhileOffline(10_000);
-  const detail = useQuery({
+  const detail = useScopedQuery({
     queryKey: queryKeys.scheduleDetail(schedule.id),
     queryFn: ({ signal }) => getSchedule(schedule.id, signal),
     refetchInterval: poll,
@@ -74,6 +79,8 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
     onError: fail,
   });
   const type = typeof schedule.jobTemplate.type === 'string' ? schedule.jobTemplate.type : '?';
+  // the schedule's project decides: pausing, resuming and deleting take its admins
+  const rights = useRights(schedule.projectId);
   const historyId = `history-${schedule.id}`;
   return (
     <>
@@ -99,14 +106,16 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
         {isAdmin ? <td>{schedule.owner}</td> : null}
         <td>
           <div className="toolbar" style={{ margin: 0 }}>
-            <button
-              type="button"
-              onClick={() => toggle.mutate()}
-              disabled={toggle.isPending}
-              aria-label={`${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`}
-            >
-              {schedule.paused ? 'Resume' : 'Pause'}
-            </button>
+            {rights.manage ? (
+              <button
+                type="button"
+                onClick={() => toggle.mutate()}
+                disabled={toggle.isPending}
+                aria-label={`${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`}
+              >
+                {schedule.paused ? 'Resume' : 'Pause'}
+              </button>
+            ) : null}
             <button
               type="button"
               aria-expanded={open}
@@ -116,14 +125,20 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
             >
               History
             </button>
-            <ConfirmAction
-              label="Delete"
-              confirmLabel="Yes, delete"
-              question={`Delete "${schedule.name}"?`}
-              onConfirm={() => remove.mutate()}
-              busy={remove.isPending}
-              testId={`delete-schedule-${schedule.name}`}
-            />
+            {rights.manage ? (
+              <ConfirmAction
+                label="Delete"
+                confirmLabel="Yes, delete"
+                question={`Delete "${schedule.name}"?`}
+                onConfirm={() => remove.mutate()}
+                busy={remove.isPending}
+                testId={`delete-schedule-${schedule.name}`}
+              />
+            ) : (
+              <span className="muted" data-testid="schedule-view-only">
+                View only: admins pause and delete ({rights.role ? `your role: ${ROLE_LABELS[rights.role]}` : 'not your project'})
+              </span>
+            )}
           </div>
         </td>
       </tr>
@@ -152,13 +167,32 @@ function scheduleColumns(isAdmin: boolean): Column[] {
   ];
 }
 
+/** Where a new schedule goes (the project chosen, else the personal default one), or why not. */
+function CreateSchedule() {
+  const access = useProjectAccess();
+  const rights = useRights();
+  const target = access ? actingProject(access) : null;
+  if (!rights.manage) {
+    return <Denied testId="schedule-create-denied">{deniedReason(rights, 'manage', 'creating schedules')}</Denied>;
+  }
+  return (
+    <>
+      <p data-testid="schedule-target">
+        Creating in <strong>{target ? target.project.name : 'your personal default project'}</strong>
+        {target?.org ? ` (${target.org.name})` : ''}.
+      </p>
+      <ScheduleForm />
+    </>
+  );
+}
+
 export function SchedulesPage() {
   usePageTitle('Schedules');
   const isAdmin = useIsAdmin();
   const [search, setSearch] = useSearchParams();
   const page = Number(search.get('page') ?? '1') || 1;
   const poll = usePollWhileOffline(15_000);
-  const schedules = useQuery({
+  const schedules = useScopedQuery({
     queryKey: queryKeys.scheduleList(page),
     queryFn: ({ signal }) => listSchedules({ pageNumber: page, pageSize: 20 }, signal),
     placeholderData: keepPreviousData,
@@ -170,7 +204,7 @@ export function SchedulesPage() {
       <h1>Schedules</h1>
       <section className="card" aria-labelledby="schedules-heading">
         <h2 id="schedules-heading" style={{ marginTop: 0 }}>
-          Your schedules
+          Schedules
         </h2>
         <QueryTable
           query={schedules}
@@ -188,7 +222,7 @@ export function SchedulesPage() {
         <h2 id="create-heading" style={{ marginTop: 0 }}>
           Create a schedule
         </h2>
-        <ScheduleForm />
+        <CreateSchedule />
       </section>
     </>
   );

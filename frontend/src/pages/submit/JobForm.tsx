@@ -1,6 +1,5 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState, type SyntheticEvent } from 'react';
-import { Link } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
 import { getJob, submitJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
@@ -28,6 +27,8 @@ import { notify } from '../../lib/notices';
 import type { SchemaFormPlan } from '../../lib/schemaFields';
 import { useJobTemplateForm } from '../../lib/useJobTemplateForm';
 import { useJobRecorded, usePollWhileOffline } from '../../live/context';
+import { Link } from '../../project/links';
+import { useScopedQuery } from '../../project/useScopedQuery';
 
 function fieldLabels(
   values: JobFormValues,
@@ -70,7 +71,7 @@ function fieldLabels(
 function SubmittedJob({ jobId }: { jobId: string }) {
   const poll = usePollWhileOffline(2_000);
   const recorded = useJobRecorded(jobId);
-  const job = useQuery({
+  const job = useScopedQuery({
     queryKey: queryKeys.jobDetail(jobId),
     queryFn: ({ signal }) => getJob(jobId, signal),
     enabled: recorded,

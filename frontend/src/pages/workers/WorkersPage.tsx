@@ -1,6 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Link } from 'react-router';
 import { isApiError } from '../../api/client';
 import { listWorkers } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
@@ -12,6 +10,8 @@ import { PageHeader } from '../../components/PageHeader';
 import { QueryList } from '../../components/QueryList';
 import { formatAge, formatDateTime } from '../../lib/format';
 import { usePageTitle } from '../../lib/usePageTitle';
+import { Link } from '../../project/links';
+import { useScopedQuery } from '../../project/useScopedQuery';
 
 function useNow(intervalMs: number): number {
   const [now, setNow] = useState(() => Date.now());
@@ -64,7 +64,7 @@ export function WorkersPage() {
   const isAdmin = useIsAdmin();
   const now = useNow(1_000);
   const [includeDead, setIncludeDead] = useState(60);
-  const workers = useQuery({
+  const workers = useScopedQuery({
     queryKey: [...queryKeys.workers, includeDead],
     queryFn: ({ signal }) => listWorkers(includeDead, signal),
     enabled: isAdmin,

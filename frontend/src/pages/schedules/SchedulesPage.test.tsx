@@ -1,0 +1,89 @@
+/** Schedules by role: members look, admins create, pause, resume and delete (docs/tenancy.md). */
+import { screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as endpoints from '../../api/endpoints';
+import type { ScheduleView } from '../../api/types';
+import { builtinTypes } from '../../test/jobTypes';
+import { ALPHA, PERSONAL_PROJECT, page, teamAccess } from '../../test/tenancy';
+import { renderWithProviders, seriousViolations } from '../../test/utils';
+import { SchedulesPage } from './SchedulesPage';
+
+vi.mock('../../api/endpoints', () => ({
+  listSchedules: vi.fn(),
+  getSchedule: vi.fn(),
+  createSchedule: vi.fn(),
+  pauseSchedule: vi.fn(),
+  resumeSchedule: vi.fn(),
+  deleteSchedule: vi.fn(),
+  listJobTypes: vi.fn(() => Promise.resolve({ types: builtinTypes() })),
+  listRetryPolicies: vi.fn(() => Promise.resolve({ items: [] })),
+}));
+
+function schedule(name: string, projectId: string): ScheduleView {
+  return {
+    id: `id-${name}`,
+    name,
+    cron: '0 3 * * *',
+    timezone: 'UTC',
+    jobTemplate: { type: 'simulate', priority: 2, payload: {} },
+    paused: false,
+    owner: 'user@test.com',
+    projectId,
+    nextFireAt: '2030-01-02T03:00:00Z',
+    lastFireAt: null,
+    lastJobId: null,
+    createdAt: '2030-01-01T00:00:00Z',
+    updatedAt: '2030-01-01T00:00:00Z',
+  };
+}
+
+const row = (name: string) =>
+  screen.getAllByTestId('schedule-row').find((r) => r.dataset.scheduleName === name)!;
+
+describe('<SchedulesPage> by role', () => {
+  beforeEach(() => {
+    vi.mocked(endpoints.listSchedules).mockResolvedValue(
+      page([schedule('alpha-nightly', ALPHA), schedule('my-nightly', PERSONAL_PROJECT)]),
+    );
+  });
+
+  it('shows a member of the chosen project its schedules, but no pause, delete or create, and why', async () => {
+    vi.mocked(endpoints.listSchedules).mockResolvedValue(page([schedule('alpha-nightly', ALPHA)]));
+    const { container } = renderWithProviders(<SchedulesPage />, {
+      route: `/schedules?project=${ALPHA}`,
+      access: teamAccess({ role: 'member', projectId: ALPHA }),
+    });
+    await waitFor(() => expect(screen.getAllByTestId('schedule-row')).toHaveLength(1));
+    const alpha = row('alpha-nightly');
+    expect(within(alpha).queryByRole('button', { name: 'Pause schedule alpha-nightly' })).toBeNull();
+    expect(within(alpha).queryByRole('button', { name: 'Delete' })).toBeNull();
+    expect(within(alpha).getByRole('button', { name: 'Fire history of alpha-nightly' })).toBeInTheDocument();
+    expect(within(alpha).getByTestId('schedule-view-only')).toHaveTextContent('View only: admins pause and delete (your role: Member)');
+    expect(screen.queryByRole('form', { name: 'Create a schedule' })).toBeNull();
+    expect(screen.getByTestId('schedule-create-denied')).toHaveTextContent(
+      'You are a member in Alpha: creating schedules takes the admin role or above.',
+    );
+    expect(await seriousViolations(container)).toEqual([]);
+  });
+
+  it('lets an admin of the chosen project manage them and create one there', async () => {
+    vi.mocked(endpoints.listSchedules).mockResolvedValue(page([schedule('alpha-nightly', ALPHA)]));
+    renderWithProviders(<SchedulesPage />, {
+      route: `/schedules?project=${ALPHA}`,
+      access: teamAccess({ role: 'admin', projectId: ALPHA }),
+    });
+    await waitFor(() => expect(screen.getAllByTestId('schedule-row')).toHaveLength(1));
+    expect(within(row('alpha-nightly')).getByRole('button', { name: 'Pause schedule alpha-nightly' })).toBeEnabled();
+    expect(within(row('alpha-nightly')).getByRole('button', { name: 'Delete' })).toBeEnabled();
+    expect(screen.getByTestId('schedule-target')).toHaveTextContent('Creating in Alpha (Acme Corp).');
+    expect(screen.getByRole('form', { name: 'Create a schedule' })).toBeInTheDocument();
+  });
+
+  it("with all projects chosen, each row's project decides; new ones go to the personal project", async () => {
+    renderWithProviders(<SchedulesPage />, { route: '/schedules', access: teamAccess({ role: 'member' }) });
+    await waitFor(() => expect(screen.getAllByTestId('schedule-row')).toHaveLength(2));
+    expect(within(row('alpha-nightly')).queryByRole('button', { name: 'Pause schedule alpha-nightly' })).toBeNull();
+    expect(within(row('my-nightly')).getByRole('button', { name: 'Pause schedule my-nightly' })).toBeEnabled();
+    expect(screen.getByTestId('schedule-target')).toHaveTextContent('Creating in Default');
+  });
+});
