@@ -46,7 +46,7 @@ READS = (
     "/api/jobs?type=email&sortDirection=asc",
     "/api/jobs/analytics",
     "/api/jobs/analytics/series",
-    "/api/queues",
+    "/api/queue-depths",
     "/api/dead-letters",
 )
 # The listings whose rows must all belong to the caller's projects (the jobs' total too).

@@ -47,6 +47,7 @@ from jobs_client.models import (
     Submitted,
     Tokens,
 )
+from jobs_client.queue_models import ConcurrencyKey, Queue, RateLimit
 from jobs_client.retries import Retries
 from jobs_client.session import SessionFile
 from jobs_client.sync_client import JobsClient
@@ -60,6 +61,7 @@ __all__ = [
     "AuthError",
     "BatchSubmitted",
     "CommandAccepted",
+    "ConcurrencyKey",
     "Conflict",
     "DeadLetter",
     "FieldError",
@@ -73,6 +75,8 @@ __all__ = [
     "LogLine",
     "NotFound",
     "Page",
+    "Queue",
+    "RateLimit",
     "RateLimited",
     "RequeueAccepted",
     "Retries",

@@ -10,6 +10,7 @@ from typing import Any
 
 from jobs_client import calls
 from jobs_client.async_follow import AsyncFollowing
+from jobs_client.async_queues import AsyncQueues
 from jobs_client.models import (
     BatchSubmitted,
     CommandAccepted,
@@ -30,6 +31,10 @@ class AsyncJobsClient(AsyncFollowing):
     """The platform's public API for asyncio. ``async with AsyncJobsClient(...) as jobs:``
     (or ``await jobs.aclose()``). The constructor's arguments are those of
     :class:`~jobs_client.JobsClient` (``transport``: an ``httpx.AsyncBaseTransport``)."""
+
+    @property
+    def queues(self) -> AsyncQueues:
+        return AsyncQueues(self)
 
     async def submit(
         self,

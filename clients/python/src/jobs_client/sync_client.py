@@ -25,6 +25,7 @@ from jobs_client.models import (
     Schedule,
     Submitted,
 )
+from jobs_client.queues import Queues
 from jobs_client.sync_follow import SyncFollowing
 from jobs_client.waiting import SeenIds
 
@@ -38,6 +39,11 @@ class JobsClient(SyncFollowing):
     ``JOBS_URL``, else http://127.0.0.1:3000); the credentials (else ``JOBS_TOKEN``); the
     seconds per HTTP request; the :class:`~jobs_client.Retries` budget; an httpx transport.
     See docs/client.md."""
+
+    @property
+    def queues(self) -> Queues:
+        """The project's queues: ``jobs.queues.set("emails", max_concurrency=5, rate="20/s")``."""
+        return Queues(self)
 
     def submit(
         self,

@@ -44,6 +44,9 @@ class JobStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+# A named queue (and its ready queues' middle part): jobs.ready.<name>.<priority>.
+QUEUE_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
+
 TERMINAL_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
 
 
@@ -123,7 +126,7 @@ class JobSubmitted(Message):
     batch_size: int | None = Field(default=None, ge=1, le=10_000)
     # The named queue of the job's type (the registry's): its ready queues are
     # jobs.ready.<queue>.<priority>, "default" the three shared ones.
-    queue: str = Field(default="default", pattern=r"^[a-z][a-z0-9_-]{0,62}$")
+    queue: str = Field(default="default", pattern=QUEUE_NAME_PATTERN)
 
     def project(self) -> uuid.UUID:
         return self.project_id or personal_project_id(self.submitted_by)

@@ -96,6 +96,14 @@ Index("ix_jobs_running_deadline", jobs.c.deadline_at, postgresql_where=text("sta
 Index("ix_jobs_queued_since", jobs.c.queued_at, postgresql_where=text("status = 'queued'"))
 Index("ix_jobs_waiting", jobs.c.type, postgresql_where=text("waiting_reason IS NOT NULL"))
 Index("ix_jobs_blocked", jobs.c.created_at, postgresql_where=text("status = 'blocked'"))
+# A queue's unfinished jobs (its depth, and whether it may be deleted; migration 0016).
+Index(
+    "ix_jobs_queue_unfinished",
+    jobs.c.project_id,
+    jobs.c.queue,
+    jobs.c.status,
+    postgresql_where=text("status NOT IN ('succeeded', 'dead', 'cancelled')"),
+)
 Index(
     "ix_jobs_schedule",
     jobs.c.schedule_id,
@@ -159,6 +167,9 @@ outbox = Table(
     Column("trace_id", Text, nullable=False),
     Column("body", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    # A ready dispatch's project and queue: the relay holds it here while the queue is paused.
+    Column("project_id", UUID(as_uuid=True)),
+    Column("queue", Text),
 )
 
 # The outbox rows a relay pass is publishing (the scheduler's outbox_relay.py): committed
@@ -259,6 +270,60 @@ Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT p
 Index("ix_schedules_owner", schedules.c.owner)
 Index("ix_schedules_last_job", schedules.c.last_job_id)
 Index("ix_schedules_project_name", schedules.c.project_id, schedules.c.name, unique=True)
+
+# A project's queues (docs/flow-control.md): the limits, the pause switch and the defaults of
+# the jobs a project sends to one named queue (the broker lane ``jobs.ready.<name>.*``, shared
+# by every project's queue of that name). Created with no limits when a project's first job
+# names it (migration 0016).
+queues = Table(
+    "queues",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("max_concurrency", Integer),
+    Column("rate_limit", Integer),
+    Column("rate_per_seconds", Integer),
+    # The rate limit's token bucket, shared by every relay (under the row's lock): the tokens
+    # left when last refilled (NULL: full).
+    Column("rate_tokens", Float),
+    Column("rate_refilled_at", DateTime(timezone=True)),
+    Column("concurrency_key", Text),
+    Column("concurrency_key_limit", Integer),
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    Column("paused_at", DateTime(timezone=True)),
+    Column("paused_by", Text),
+    Column("default_priority", SmallInteger),
+    Column("default_timeout_seconds", Integer),
+    Column("default_retry_policy", Text),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    CheckConstraint("max_concurrency IS NULL OR max_concurrency >= 1", name="queues_limit_valid"),
+    CheckConstraint(
+        "(rate_limit IS NULL) = (rate_per_seconds IS NULL) AND (rate_limit IS NULL OR "
+        "(rate_limit >= 1 AND rate_per_seconds IN (1, 60)))",
+        name="queues_rate_valid",
+    ),
+    CheckConstraint(
+        "(concurrency_key IS NULL) = (concurrency_key_limit IS NULL) AND "
+        "(concurrency_key_limit IS NULL OR concurrency_key_limit >= 1)",
+        name="queues_key_valid",
+    ),
+    CheckConstraint(
+        "default_priority IS NULL OR default_priority BETWEEN 1 AND 3",
+        name="queues_priority_valid",
+    ),
+)
+Index("ix_queues_project_name", queues.c.project_id, queues.c.name, unique=True)
+# The relay's pause gate looks up the paused ones only; its flow control the limited ones.
+Index("ix_queues_paused", queues.c.project_id, queues.c.name, postgresql_where=text("paused"))
+Index(
+    "ix_queues_limited",
+    queues.c.project_id,
+    queues.c.name,
+    postgresql_where=text("max_concurrency IS NOT NULL OR rate_limit IS NOT NULL"),
+)
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(

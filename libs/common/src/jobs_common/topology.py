@@ -25,6 +25,8 @@ from typing import Any, Final
 import aio_pika
 from aio_pika.abc import AbstractChannel, AbstractExchange, AbstractQueue
 
+from jobs_common.contracts import QUEUE_NAME_PATTERN
+
 JOBS_EXCHANGE: Final = "jobs.exchange"
 DEAD_LETTER_EXCHANGE: Final = "jobs.dlx"
 EVENTS_EXCHANGE: Final = "jobs.events"
@@ -88,7 +90,7 @@ ALL_QUEUES: Final = (
 # has three of its own, jobs.ready.<name>.<high|medium|low>, declared at run time by whoever
 # needs them first (the workers that serve it, the relay that dispatches to it).
 DEFAULT_QUEUE: Final = "default"
-QUEUE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+QUEUE_NAME = re.compile(QUEUE_NAME_PATTERN)
 _READY_PREFIX = "jobs.ready."
 _PRIORITY_NAMES: Final[dict[Priority, str]] = {
     Priority.LOW: "low",

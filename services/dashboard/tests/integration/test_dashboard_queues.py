@@ -1,4 +1,4 @@
-"""GET /api/queues: queue depth per priority from the job store (with the oldest job's age)
+"""GET /api/queue-depths: queue depth per priority from the job store (with the oldest job's age)
 and from the broker (ready messages, consumers)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ async def test_queue_depth_per_priority_from_the_store_and_the_broker(
         exchange = await channel.get_exchange(topology.JOBS_EXCHANGE)
         await exchange.publish(aio_pika.Message(b"{}"), routing_key=topology.READY_HIGH)
 
-        answer = await client.get("/api/queues", headers=auth.user)
+        answer = await client.get("/api/queue-depths", headers=auth.user)
     finally:
         await connection.close()
     assert answer.status_code == 200, answer.text
@@ -54,7 +54,7 @@ async def test_without_the_broker_the_store_still_answers(
 ) -> None:
     await job_factory.job(status="queued", priority=2, queued_at=job_factory.base_time)
     await app.state.bus.connection.close()
-    items = (await client.get("/api/queues", headers=auth.user)).json()["items"]
+    items = (await client.get("/api/queue-depths", headers=auth.user)).json()["items"]
     assert [q["queuedJobs"] for q in items] == [0, 1, 0]
     assert {(q["brokerReady"], q["consumers"]) for q in items} == {(None, None)}
 
@@ -66,7 +66,7 @@ async def test_a_named_queue_with_waiting_jobs_is_listed_after_the_default_one(
     await job_factory.job(
         status="queued", priority=2, queued_at=job_factory.base_time, queue="acme"
     )
-    items = (await client.get("/api/queues", headers=auth.user)).json()["items"]
+    items = (await client.get("/api/queue-depths", headers=auth.user)).json()["items"]
     assert [(q["namedQueue"], q["queue"]) for q in items] == [
         ("default", topology.READY_HIGH),
         ("default", topology.READY_MEDIUM),

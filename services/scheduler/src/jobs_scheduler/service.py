@@ -25,6 +25,7 @@ from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.request_context import LogContextMiddleware
 from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
 from jobs_scheduler.adapters import horizons, jobs
+from jobs_scheduler.adapters.flow_control import FlowControl
 from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.queue_depths import QueueDepths
@@ -32,6 +33,7 @@ from jobs_scheduler.adapters.read_ticks import publish_ticks
 from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
+from jobs_scheduler.api.project_queues import router as project_queues_router
 from jobs_scheduler.api.queues import SchedulerConsumers
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
@@ -124,6 +126,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         routing=routing,
         depths=QueueDepths(bus.connection),
         fresh_drain_per_second=settings.fresh_drain_per_second,
+        flow=FlowControl(),
     )
     relay = Loop(
         "outbox_relay",
@@ -337,4 +340,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(schedules_router)
     app.include_router(retry_policies_router)
     app.include_router(dead_letters_router)
+    app.include_router(project_queues_router)
     return app

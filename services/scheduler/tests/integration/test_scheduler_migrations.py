@@ -300,3 +300,71 @@ async def test_0015_keeps_earlier_policies_shared_and_names_unique_per_project(
             await connection.close()
     finally:
         await postgres_server.drop(name)
+
+
+async def test_0016_gives_every_queue_with_jobs_its_row_and_migrates_down(
+    postgres_server: Any,
+) -> None:
+    """A store at 0015 holding jobs of two projects in three (project, queue) pairs: at 0016
+    each pair has its queue, with no limits and not paused, dated by its first job; a new
+    pair cannot repeat one; down again, no queue table and the outbox as it was."""
+    from jobs_common.migrations import downgrade
+    from jobs_scheduler.migrate import MIGRATIONS, upgrade
+
+    name = f"t_queues_{uuid.uuid4().hex[:10]}"
+    url = await postgres_server.create(name)
+    job = (
+        "INSERT INTO jobs (id, type, priority, payload, submitted_by, project_id, status, "
+        "max_attempts, attempt_limit, timeout_seconds, queue, created_at) VALUES "
+        "($1, 'echo', 2, '{}', 'ann@example.com', $2, $3, 3, 3, 30, $4, now() - $5::text::interval)"
+    )
+    team, other = uuid.uuid4(), uuid.uuid4()
+    try:
+        await asyncio.to_thread(upgrade, url, "0015")
+        connection = await asyncpg.connect(url)
+        try:
+            for project, queue, status, age in (
+                (team, "default", "succeeded", "3 days"),
+                (team, "default", "queued", "1 hour"),
+                (team, "reports", "running", "2 hours"),
+                (other, "default", "dead", "5 days"),
+            ):
+                await connection.execute(job, uuid.uuid4(), project, status, queue, age)
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(upgrade, url)
+        connection = await asyncpg.connect(url)
+        try:
+            rows = await connection.fetch(
+                "SELECT project_id, name, max_concurrency, rate_limit, paused, created_by, "
+                "now() - created_at > interval '2 days' AS old FROM queues ORDER BY created_at"
+            )
+            assert [tuple(row) for row in rows] == [
+                (other, "default", None, None, False, "migration 0016", True),
+                (team, "default", None, None, False, "migration 0016", True),
+                (team, "reports", None, None, False, "migration 0016", False),
+            ]
+            with pytest.raises(asyncpg.UniqueViolationError):
+                await connection.execute(
+                    "INSERT INTO queues (id, project_id, name, created_by) "
+                    "VALUES ($1, $2, 'reports', 'x')",
+                    uuid.uuid4(),
+                    team,
+                )
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(downgrade, MIGRATIONS, url, "0015")
+        connection = await asyncpg.connect(url)
+        try:
+            assert await connection.fetchval("SELECT to_regclass('queues')") is None
+            columns = await connection.fetch(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'outbox'"
+            )
+            assert {"project_id", "queue"}.isdisjoint(row[0] for row in columns)
+            assert await connection.fetchval("SELECT count(*) FROM jobs") == 4
+        finally:
+            await connection.close()
+    finally:
+        await postgres_server.drop(name)

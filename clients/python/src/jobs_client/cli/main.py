@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from jobs_client.cli import commands
+from jobs_client.cli import commands, queue_commands
 from jobs_client.cli.commands import Context, UsageError
 from jobs_client.cli.output import emit_json
 from jobs_client.cli.parser import build_parser
@@ -20,6 +20,8 @@ from jobs_client.errors import (
     WaitTimeout,
 )
 from jobs_client.session import SessionFile
+
+COMMANDS = commands.COMMANDS | queue_commands.COMMANDS
 
 
 def exit_code(error: BaseException) -> int:
@@ -64,7 +66,7 @@ def run(
         session_file=session_file or SessionFile(),
     )
     try:
-        return commands.COMMANDS[args.command](ctx)
+        return COMMANDS[args.command](ctx)
     except KeyboardInterrupt:
         return commands.OK if args.command == "tail" else commands.INTERRUPTED
     except (JobsError, UsageError) as error:

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from jobs_client.models import DeadLetter, Job, JobChange, JobType, LogLine, Schedule
+from jobs_client.queue_models import Queue
 from jobs_client.waiting import WaitProgress
 
 MAX_CELL = 48
@@ -134,6 +135,50 @@ def dead_letter_rows(letters: Sequence[DeadLetter]) -> list[list[Any]]:
 
 
 DEAD_LETTER_HEADERS = ("ID", "JOB", "TYPE", "REASON", "LAST ERROR", "CREATED")
+
+
+def queue_rows(queues: Sequence[Queue]) -> list[list[Any]]:
+    return [
+        [
+            q.name,
+            "yes" if q.paused else "no",
+            f"{q.running}/{'-' if q.max_concurrency is None else q.max_concurrency}",
+            q.rate_limit,
+            q.waiting,
+        ]
+        for q in queues
+    ]
+
+
+QUEUE_HEADERS = ("NAME", "PAUSED", "RUNNING/LIMIT", "RATE", "WAITING")
+
+
+def queue_block(queue: Queue, out: TextIO) -> None:
+    """A queue as key/value lines ("-": no limit, no default)."""
+    if queue.paused:
+        by = f" by {queue.paused_by}" if queue.paused_by else ""
+        state = f"paused since {when(queue.paused_at)}{by}"
+    else:
+        state = "active"
+    key = queue.concurrency_key
+    timeout = queue.default_timeout_seconds
+    pairs: list[tuple[str, Any]] = [
+        ("name", queue.name),
+        ("id", queue.id),
+        ("state", state),
+        ("running", queue.running),
+        ("waiting", queue.waiting),
+        ("max concurrency", queue.max_concurrency),
+        ("rate", queue.rate_limit),
+        ("concurrency key", f"{key.limit} running per payload.{key.field}" if key else None),
+        ("default priority", queue.default_priority),
+        ("default timeout", None if timeout is None else f"{timeout} s"),
+        ("default retry", queue.default_retry_policy),
+        ("created", f"{when(queue.created_at)} by {queue.created_by or '-'}"),
+        ("updated", when(queue.updated_at)),
+    ]
+    for name, value in pairs:
+        out.write(f"{name:<18}{'-' if value is None else value}\n")
 
 
 class ProgressBar:

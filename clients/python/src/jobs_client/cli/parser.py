@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 
 from jobs_client.models import JOB_STATUSES
+from jobs_client.queue_calls import QueueSettings
+from jobs_client.queue_models import ConcurrencyKey, RateLimit
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -64,6 +66,69 @@ def _statuses(text: str) -> list[str]:
             f"unknown status {', '.join(unknown)} (one of {', '.join(JOB_STATUSES)})"
         )
     return values
+
+
+def _rate(text: str) -> RateLimit:
+    try:
+        return RateLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _concurrency_key(text: str) -> ConcurrencyKey:
+    try:
+        return ConcurrencyKey.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+#: The settings ``jobs queues set`` may change, by their names in ``client.queues.set``.
+QUEUE_SETTINGS = tuple(QueueSettings.__annotations__)
+
+
+def _queue_settings(parser: argparse.ArgumentParser) -> None:
+    """A setting not given stays out of the namespace (``argparse.SUPPRESS``), so only what
+    is given is sent; each limit's ``--no-...`` twin writes None to the same place: cleared."""
+    limits = (
+        ("max-concurrency", "N", int, "running jobs of the queue at most"),
+        ("rate", "N/UNIT", _rate, "jobs started at most per second or minute: 20/s, 600/min"),
+        ("concurrency-key", "FIELD:K", _concurrency_key, "at most K running per payload[FIELD]"),
+    )
+    for flag, metavar, kind, help in limits:
+        dest = flag.replace("-", "_")
+        either = parser.add_mutually_exclusive_group()
+        either.add_argument(
+            f"--{flag}", dest=dest, type=kind, metavar=metavar, default=argparse.SUPPRESS, help=help
+        )
+        either.add_argument(
+            f"--no-{flag}",
+            dest=dest,
+            action="store_const",
+            const=None,
+            default=argparse.SUPPRESS,
+            help="remove this limit",
+        )
+    parser.add_argument(
+        "--default-priority",
+        type=int,
+        choices=(1, 2, 3),
+        default=argparse.SUPPRESS,
+        help="its jobs' default priority",
+    )
+    parser.add_argument(
+        "--default-timeout",
+        dest="default_timeout_seconds",
+        type=int,
+        metavar="SECONDS",
+        default=argparse.SUPPRESS,
+        help="its jobs' default timeout",
+    )
+    parser.add_argument(
+        "--default-retry-policy",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="a stored retry policy's name",
+    )
 
 
 def _job_options(parser: argparse.ArgumentParser) -> None:
@@ -164,6 +229,27 @@ def build_parser() -> argparse.ArgumentParser:
         ("delete", "delete a schedule"),
     ):
         schedule_action(name, help).add_argument("schedule_id", metavar="ID")
+
+    queues = command("queues", "the project's queues: limits, pause, resume").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+
+    def queue_action(name: str, help: str) -> argparse.ArgumentParser:
+        return queues.add_parser(name, parents=[common], help=help, description=help)
+
+    queue_action("list", "the project's queues: paused, running of the limit, rate, waiting")
+    setting = queue_action(
+        "set", "create a queue, or change the settings given of the one of that name"
+    )
+    setting.add_argument("queue", metavar="NAME")
+    _queue_settings(setting)
+    for name, help in (
+        ("show", "a queue: its limits, defaults and jobs waiting and running"),
+        ("pause", "pause a queue"),
+        ("resume", "resume a paused queue"),
+        ("delete", "delete a queue (refused while it has unfinished jobs)"),
+    ):
+        queue_action(name, help).add_argument("queue", metavar="NAME", help="or its id")
 
     dlq = command("dlq", "dead letters").add_subparsers(
         dest="action", required=True, metavar="ACTION"

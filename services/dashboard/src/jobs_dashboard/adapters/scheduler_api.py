@@ -1,5 +1,5 @@
 """The scheduler's internal API, for the commands on the tables it owns (schedules, named
-retry policies, dead letters and their audit log).
+retry policies, a project's queues, dead letters and their audit log).
 
 The scheduler is the one writer of those tables (docs/architecture.md); the dashboard checks
 a request and sends it there (``jobs_common.schedule_commands``,
@@ -28,6 +28,7 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.errors import UpstreamUnavailable, error_from_answer
+from jobs_common.queue_commands import QUEUES_PATH, QueueCreate, QueuePatch, QueueView
 from jobs_common.retry_policy_commands import (
     RETRY_POLICIES_PATH,
     RetryPolicyCreate,
@@ -94,6 +95,31 @@ class SchedulerApi:
         body = policy.model_dump(mode="json", by_alias=True)
         stored = await self._answer("POST", RETRY_POLICIES_PATH, identity, body)
         return RetryPolicyView.model_validate(stored)
+
+    async def create_queue(self, command: QueueCreate, identity: Identity) -> QueueView:
+        """Raises Conflict (the project has the name), ValidationFailed (no such policy)."""
+        body = command.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return QueueView.model_validate(await self._answer("POST", QUEUES_PATH, identity, body))
+
+    async def change_queue(
+        self, queue_id: uuid.UUID, patch: QueuePatch, identity: Identity
+    ) -> QueueView:
+        """Raises NotFound (not the caller's, or gone), ValidationFailed (no such policy)."""
+        body = patch.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        path = f"{QUEUES_PATH}/{queue_id}"
+        return QueueView.model_validate(await self._answer("PATCH", path, identity, body))
+
+    async def set_queue_paused(
+        self, queue_id: uuid.UUID, identity: Identity, *, paused: bool
+    ) -> QueueView:
+        path = f"{QUEUES_PATH}/{queue_id}/{'pause' if paused else 'resume'}"
+        return QueueView.model_validate(await self._answer("POST", path, identity))
+
+    async def delete_queue(self, queue_id: uuid.UUID, identity: Identity) -> None:
+        """Raises NotFound (not the caller's, or gone), Conflict (unfinished jobs)."""
+        answer = await self._call("DELETE", f"{QUEUES_PATH}/{queue_id}", identity)
+        if answer.status_code != 204:
+            raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
 
     async def requeue_dead_letter(
         self, dead_letter_id: uuid.UUID, command: RequeueCommand, identity: Identity

@@ -35,7 +35,7 @@ from jobs_dashboard.domain.workers import WorkerList
 
 policies = APIRouter(prefix="/api/retry-policies", tags=["retry policies"])
 workers = APIRouter(prefix="/api/workers", tags=["workers"])
-queues = APIRouter(prefix="/api/queues", tags=["queues"])
+queue_depths = APIRouter(prefix="/api/queue-depths", tags=["queues"])
 batches = APIRouter(prefix="/api/batches", tags=["batches"])
 
 
@@ -108,7 +108,9 @@ async def get_batch(
     return view
 
 
-@queues.get("", summary="Queue depth per priority: queued jobs, the oldest one's age, the broker")
+@queue_depths.get(
+    "", summary="Queue depth per priority: queued jobs, the oldest one's age, the broker"
+)
 async def list_queues(_: CurrentIdentity, store: RegistryDep, request: Request) -> QueueList:
     """Counts of the whole platform (no job or owner is named), for anyone signed in."""
     now, queued = await store.queued_by_queue()

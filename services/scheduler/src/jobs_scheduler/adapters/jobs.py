@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
 
-from sqlalchemy import Integer, and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import Integer, and_, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -37,6 +37,7 @@ DISPATCH_COLUMNS = (
     jobs.c.trace_id,
     jobs.c.attempt,
     jobs.c.queue,
+    jobs.c.project_id,
 )
 
 JOB_COLUMNS = (
@@ -59,6 +60,7 @@ JOB_COLUMNS = (
     jobs.c.cancel_requested_at,
     jobs.c.cancel_requested_by,
     jobs.c.trace_id,
+    jobs.c.project_id,
 )
 
 
@@ -148,6 +150,14 @@ async def parents_of(connection: AsyncConnection, job_id: uuid.UUID) -> list[tup
         .order_by(job_dependencies.c.depends_on)
     )
     return [(row.id, row.status) for row in rows]
+
+
+async def drop_unsent_dispatches(connection: AsyncConnection, job_id: uuid.UUID) -> None:
+    """Delete a cancelled job's dispatches still in the outbox (held there while its queue is
+    paused) that no relay pass is publishing (a pass's rows are locked: skipped); one a dead
+    pass may have published goes too, as the claim of its copy finds the job cancelled."""
+    locked = select(outbox.c.id).where(outbox.c.job_id == job_id).with_for_update(skip_locked=True)
+    await connection.execute(delete(outbox).where(outbox.c.id.in_(locked)))
 
 
 async def lock_unconsumed_queued(

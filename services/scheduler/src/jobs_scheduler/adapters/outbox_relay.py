@@ -15,6 +15,10 @@ dispatch whose publish failed after it was sent (the connection lost before the 
 left named by this pass's row, so the next pass sends it as a copy too; one the broker
 certainly never had is left for the next pass as it is.
 
+A project's paused queue keeps its dispatches here, and a limited one sends them within its
+budget (``adapters/flow_control.py``, docs/flow-control.md): the rest wait in the outbox, their
+jobs ``queued``, and a pass does not even lock them.
+
 A dispatch's transaction started the reconciler's clock (``jobs.queued_at``); a dispatch that
 waited in the outbox longer than ``clock_slack`` (the broker was away) has it restarted once
 published, so the reconciler never takes a message still in a ready queue for a lost one."""
@@ -34,12 +38,12 @@ from typing import Any, TypeVar
 import aio_pika
 import orjson
 from aio_pika.exceptions import DeliveryError
-from sqlalchemy import BigInteger, bindparam, delete, func, insert, select, update
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy import BigInteger, Text, bindparam, cast, delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from jobs_common.contracts import COPY_HEADER, FRESH_HEADER, utcnow
-from jobs_common.jobstore import jobs, outbox, outbox_passes
+from jobs_common.jobstore import jobs, outbox, outbox_passes, queues
 from jobs_common.rabbit import Outgoing, Publisher
 from jobs_common.topology import (
     JOBS_EXCHANGE,
@@ -50,11 +54,13 @@ from jobs_common.topology import (
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.flow_control import FlowControl
 from jobs_scheduler.adapters.queue_depths import QueueDepths
 from jobs_scheduler.adapters.retried import commit_retried, lock_conflict
 from jobs_scheduler.adapters.routing import RoutingView
-from jobs_scheduler.adapters.set_based import any_of, interval_seconds
+from jobs_scheduler.adapters.set_based import ArrayRows, any_of, interval_seconds
 from jobs_scheduler.domain.claims import fresh_window
+from jobs_scheduler.domain.flow_control import Budget, Pair, within
 from jobs_scheduler.domain.routing import Wait, route
 
 log = logging.getLogger(__name__)
@@ -75,6 +81,17 @@ _PASS_FRESH_UNTIL = (
     .scalar_subquery()
     .label("pass_fresh_until")
 )
+# A ready dispatch of a paused queue (docs/flow-control.md) stays in the outbox, its job
+# ``queued``: no TTL runs out on it, and the reconciler leaves a job whose dispatch is here.
+_PAUSED = (
+    select(queues.c.id)
+    .where(
+        queues.c.paused,
+        queues.c.project_id == outbox.c.project_id,
+        queues.c.name == outbox.c.queue,
+    )
+    .exists()
+)
 LOCK_BATCH = (
     select(
         outbox.c.id,
@@ -85,14 +102,47 @@ LOCK_BATCH = (
         outbox.c.message_type,
         outbox.c.trace_id,
         outbox.c.body,
+        outbox.c.project_id,
+        outbox.c.queue,
         (outbox.c.created_at < func.now() - interval_seconds(bindparam("slack"))).label("late"),
         _ORPHANED,
         _PASS_FRESH_UNTIL,
     )
+    .where(~_PAUSED)
     .order_by(outbox.c.id)
     .limit(bindparam("limit"))
     .with_for_update(of=outbox, skip_locked=True)
 )
+# The limited queues with no budget left this pass, and the values of a queue's concurrency
+# key with their limit in flight (``adapters/flow_control.py``): their dispatches are not even
+# locked, so a pass reaches the rows behind them.
+SPENT = ArrayRows("spent", project_id=UUID(as_uuid=True), queue=Text())
+SPENT_KEYS = ArrayRows(
+    "spent_keys", project_id=UUID(as_uuid=True), queue=Text(), field=Text(), value=Text()
+)
+_PAYLOAD = cast(func.convert_from(outbox.c.body, "UTF8"), JSONB)["payload"]
+_NOT_SPENT = ~(
+    select(SPENT.c.project_id)
+    .select_from(SPENT.table)
+    .where(SPENT.c.project_id == outbox.c.project_id, SPENT.c.queue == outbox.c.queue)
+    .exists()
+)
+_KEY_NOT_SPENT = ~(
+    select(SPENT_KEYS.c.project_id)
+    .select_from(SPENT_KEYS.table)
+    .where(
+        SPENT_KEYS.c.project_id == outbox.c.project_id,
+        SPENT_KEYS.c.queue == outbox.c.queue,
+        _PAYLOAD.op("->>")(SPENT_KEYS.c.field) == SPENT_KEYS.c.value,
+    )
+    .exists()
+)
+LOCK_BATCHES = {
+    (False, False): LOCK_BATCH,
+    (True, False): LOCK_BATCH.where(_NOT_SPENT),
+    (False, True): LOCK_BATCH.where(_KEY_NOT_SPENT),
+    (True, True): LOCK_BATCH.where(_NOT_SPENT, _KEY_NOT_SPENT),
+}
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
 PASS_DONE = delete(outbox_passes).where(outbox_passes.c.id == bindparam("pass_id"))
 PASS_NARROWED = (
@@ -167,6 +217,7 @@ class OutboxRelay:
         on_waiting: Callable[[list[Wait]], Awaitable[None]] | None = None,
         depths: QueueDepths | None = None,
         fresh_drain_per_second: float = 100.0,
+        flow: FlowControl | None = None,
     ) -> None:
         self.engine = engine
         self.publishers = publishers
@@ -180,6 +231,8 @@ class OutboxRelay:
         # The backlog ahead of each dispatch sizes its fresh window (None: FRESH_DISPATCH).
         self.depths = depths
         self.fresh_drain_per_second = fresh_drain_per_second
+        # A project's queue limits (None: none applied).
+        self.flow = flow
         self._declared: set[tuple[str, str]] = set()  # ("lane"|"queue", name) declared here
 
     async def pass_once(self) -> int:
@@ -191,11 +244,8 @@ class OutboxRelay:
 
     async def _pass(self) -> int:
         async with self.engine.connect() as connection, connection.begin():
-            rows = (
-                await connection.execute(
-                    LOCK_BATCH, {"limit": self.limit, "slack": self.clock_slack}
-                )
-            ).all()
+            budgets = await self.flow.budgets(connection) if self.flow is not None else {}
+            rows = await self._lock(connection, budgets)
             metrics.OUTBOX_PENDING.set(len(rows))
             if not rows:
                 return 0
@@ -230,6 +280,8 @@ class OutboxRelay:
                 await connection.execute(PASS_DONE, {"pass_id": pass_id})
             if copies and gone:
                 await connection.execute(DEAD_PASSES_DONE, {"ids": gone})
+            if budgets and self.flow is not None:
+                await self.flow.spend(connection, budgets, _sent_by_queue(settled.confirmed))
         late = [
             row.job_id
             for row in settled.confirmed
@@ -250,6 +302,36 @@ class OutboxRelay:
             if self.on_waiting is not None:
                 await self.on_waiting([wait for _, wait in waits])
         return len(settled.confirmed)
+
+    async def _lock(self, connection: AsyncConnection, budgets: Mapping[Pair, Budget]) -> list[Any]:
+        """Lock a batch of rows, leaving out the dispatches of limited queues past their
+        budget (they wait for a slot or a token)."""
+        parameters: dict[str, Any] = {"limit": self.limit, "slack": self.clock_slack}
+        spent = [pair for pair, budget in budgets.items() if budget.slots <= 0]
+        spent_keys = [
+            (*pair, budget.key.field, value)
+            for pair, budget in budgets.items()
+            if budget.key is not None and budget.slots > 0
+            for value in budget.key.spent()
+        ]
+        if spent:
+            parameters |= SPENT.params(spent)
+        if spent_keys:
+            parameters |= SPENT_KEYS.params(spent_keys)
+        statement = LOCK_BATCHES[(bool(spent), bool(spent_keys))]
+        rows = (await connection.execute(statement, parameters)).all()
+        if not budgets:
+            return list(rows)
+        keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
+        sent = within(
+            [
+                (row.id, pair, _payload(row) if pair in keyed else None)
+                for row in rows
+                for pair in (_pair(row),)
+            ],
+            budgets,
+        )
+        return [row for row in rows if row.id in sent]
 
     async def _routes(
         self, connection: AsyncConnection, rows: Sequence[Any], copies: set[int]
@@ -362,6 +444,21 @@ async def finish_despite_cancel(work: Awaitable[T], *, timeout: float) -> T:
         elif not task.cancelled():
             task.exception()  # retrieved: the stop is what this pass reports
         raise
+
+
+def _pair(row: Any) -> Pair | None:
+    """A ready dispatch's (project, queue); None for any other row."""
+    if row.project_id is None or row.queue is None:
+        return None
+    return (row.project_id, row.queue)
+
+
+def _payload(row: Any) -> object:
+    return orjson.loads(row.body).get("payload")
+
+
+def _sent_by_queue(rows: Sequence[Any]) -> Counter[Pair]:
+    return Counter(pair for row in rows if (pair := _pair(row)) is not None)
 
 
 def record(settled: Settled) -> None:

@@ -49,6 +49,8 @@ MESSAGES = ArrayRows(
     message_type=Text(),
     trace_id=Text(),
     body=LargeBinary(),
+    project_id=_ID,
+    queue=Text(),
 )
 INSERT_EVENTS = EVENTS.insert_into(job_events)
 INSERT_MESSAGES = MESSAGES.insert_into(outbox)
@@ -142,8 +144,14 @@ class Changes:
         self.runs.append((job_type, max(0.0, (finished_at - started_at).total_seconds())))
 
     def _publish(
-        self, exchange: str, routing_key: str, message: Message, job_id: uuid.UUID | None = None
+        self,
+        exchange: str,
+        routing_key: str,
+        message: Message,
+        job_id: uuid.UUID | None = None,
+        queue: tuple[uuid.UUID | None, str | None] = (None, None),
     ) -> None:
+        """``queue``: a ready dispatch's project and queue (the relay's pause gate)."""
         self.messages.append(
             (
                 job_id,
@@ -153,6 +161,7 @@ class Changes:
                 getattr(message, "type", "message"),
                 message.trace_id,
                 message.to_json(),
+                *queue,
             )
         )
 
@@ -185,7 +194,7 @@ class Changes:
             trace_id=job.trace_id or uuid.uuid4().hex,
         )
         key = lane_for(job.type) if lane else ready_queue_for(job.priority, job.queue)
-        self._publish(JOBS_EXCHANGE, key, message, job.id)
+        self._publish(JOBS_EXCHANGE, key, message, job.id, (job.project_id, job.queue))
         self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append((job.id, attempt, "queued"))

@@ -132,6 +132,9 @@ async def apply_cancel_request(
         current=S(job.status),
         reason=f"cancelled by {message.requested_by}",
     )
-    # A ready message of this job may still be queued: no worker may start it.
+    # A ready message of this job may still be queued: no worker may start it. One still in
+    # the outbox (its queue paused) never goes out.
+    if S(job.status) is S.QUEUED:
+        await jobs.drop_unsent_dispatches(connection, job.id)
     changes.cancel_attempt(job.id, None, "cancelled")
     return "cancelled"

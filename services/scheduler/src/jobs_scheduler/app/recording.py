@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import JobStatus, JobSubmitted, utcnow
-from jobs_scheduler.adapters import recording
+from jobs_scheduler.adapters import project_queues, recording
 from jobs_scheduler.adapters.set_based import json_text
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.status import record_creation
@@ -79,6 +79,7 @@ async def record_submissions(
         for m in unique
         if m.batch_id is not None
     }
+    await project_queues.ensure(connection, {(m.project(), m.queue) for m in unique})
     await recording.insert_batches(connection, list(batch_rows.values()))
     inserted = await recording.insert_jobs(connection, rows)
     if not inserted:

@@ -1,0 +1,164 @@
+"""The relay's flow control (``domain/flow_control.py``): each pass locks the limited queues
+that have dispatches waiting in the outbox (``FOR UPDATE``, in id order, until the pass
+commits: a relay of another replica waits, then counts what this one sent), counts their
+jobs in flight (by their key's value too), refills their buckets, and after publishing takes
+the tokens it spent.
+
+With no limited queue anywhere (read at most once per ``refresh`` seconds per replica) a
+pass pays nothing: a limit set takes effect within that second."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping
+
+from sqlalchemy import and_, exists, func, or_, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_common.jobstore import jobs, outbox, queues
+from jobs_common.queue_rows import UNFINISHED
+from jobs_scheduler.domain.flow_control import Budget, KeyLimit, Pair, refilled
+
+LIMITED = or_(
+    queues.c.max_concurrency.is_not(None),
+    queues.c.rate_limit.is_not(None),
+    queues.c.concurrency_key.is_not(None),
+)
+ANY_LIMITED = select(exists().where(LIMITED))
+# The limited queues (not paused: the pause gate holds those) with dispatches in the outbox.
+LIMITED_WAITING = (
+    select(
+        queues.c.id,
+        queues.c.project_id,
+        queues.c.name,
+        queues.c.max_concurrency,
+        queues.c.rate_limit,
+        queues.c.rate_per_seconds,
+        queues.c.rate_tokens,
+        queues.c.concurrency_key,
+        queues.c.concurrency_key_limit,
+        queues.c.rate_refilled_at,
+    )
+    .where(
+        LIMITED,
+        ~queues.c.paused,
+        exists().where(outbox.c.project_id == queues.c.project_id, outbox.c.queue == queues.c.name),
+    )
+    .order_by(queues.c.id)
+    .with_for_update(of=queues)
+)
+# In flight: running, or queued with its ready message sent (not in the outbox, not waiting
+# for a worker of its type). A job whose lease ran out is no longer running: its slot is free.
+_SENT = and_(
+    jobs.c.status == "queued",
+    jobs.c.waiting_reason.is_(None),
+    ~exists().where(outbox.c.job_id == jobs.c.id),
+)
+
+
+async def in_flight(connection: AsyncConnection, pairs: list[Pair]) -> dict[Pair, int]:
+    rows = await connection.execute(
+        select(jobs.c.project_id, jobs.c.queue, func.count())
+        .where(
+            UNFINISHED,
+            tuple_(jobs.c.project_id, jobs.c.queue).in_(pairs),
+            or_(jobs.c.status == "running", _SENT),
+        )
+        .group_by(jobs.c.project_id, jobs.c.queue)
+    )
+    return {(row[0], row[1]): int(row[2]) for row in rows}
+
+
+async def in_flight_by_value(connection: AsyncConnection, pair: Pair, field: str) -> dict[str, int]:
+    """The jobs in flight of a keyed queue per value of its key (those that have one)."""
+    value = jobs.c.payload[field].astext
+    rows = await connection.execute(
+        select(value, func.count())
+        .where(
+            UNFINISHED,
+            jobs.c.project_id == pair[0],
+            jobs.c.queue == pair[1],
+            or_(jobs.c.status == "running", _SENT),
+            value.is_not(None),
+        )
+        .group_by(value)
+    )
+    return {str(row[0]): int(row[1]) for row in rows}
+
+
+class FlowControl:
+    """One replica's view: whether any queue is limited, and each pass's budgets."""
+
+    def __init__(self, *, refresh: float = 1.0) -> None:
+        self.refresh = refresh
+        self._limited = False
+        self._read_at: float | None = None
+
+    async def _any_limited(self, connection: AsyncConnection) -> bool:
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at >= self.refresh:
+            self._limited = bool(await connection.scalar(ANY_LIMITED))
+            self._read_at = now
+        return self._limited
+
+    async def budgets(self, connection: AsyncConnection) -> dict[Pair, Budget]:
+        """The budget of each limited queue with waiting dispatches, its row locked until the
+        pass's transaction ends."""
+        if not await self._any_limited(connection):
+            return {}
+        rows = (await connection.execute(LIMITED_WAITING)).all()
+        if not rows:
+            return {}
+        # Read once the rows are locked (another replica's pass may have refilled them while
+        # this one waited), and written back as the refill's time: never a time before it.
+        at = await connection.scalar(select(func.clock_timestamp()))
+        capped = [(row.project_id, row.name) for row in rows if row.max_concurrency is not None]
+        running = await in_flight(connection, capped) if capped else {}
+        budgets: dict[Pair, Budget] = {}
+        for row in rows:
+            pair = (row.project_id, row.name)
+            tokens = (
+                None
+                if row.rate_limit is None
+                else refilled(
+                    row.rate_tokens,
+                    limit=row.rate_limit,
+                    per_seconds=row.rate_per_seconds,
+                    elapsed=0.0
+                    if row.rate_refilled_at is None
+                    else (at - row.rate_refilled_at).total_seconds(),
+                )
+            )
+            key = (
+                None
+                if row.concurrency_key is None
+                else KeyLimit(
+                    row.concurrency_key,
+                    row.concurrency_key_limit,
+                    await in_flight_by_value(connection, pair, row.concurrency_key),
+                )
+            )
+            budgets[pair] = Budget.of(
+                row.id,
+                at=at,
+                max_concurrency=row.max_concurrency,
+                in_flight=running.get(pair, 0),
+                tokens=tokens,
+                key=key,
+            )
+        return budgets
+
+    async def spend(
+        self, connection: AsyncConnection, budgets: Mapping[Pair, Budget], sent: Counter[Pair]
+    ) -> None:
+        """Take the tokens of the dispatches sent from their queues' buckets."""
+        for pair, count in sorted(sent.items()):
+            budget = budgets.get(pair)
+            if budget is None or budget.tokens is None or not count:
+                continue
+            await connection.execute(
+                update(queues)
+                .where(queues.c.id == budget.queue_id)
+                .values(rate_tokens=max(0.0, budget.tokens - count), rate_refilled_at=budget.at)
+            )

@@ -1,0 +1,192 @@
+"""A project's queues as their commands change them (docs/flow-control.md): created by an
+admin or on a project's first job naming them, changed, paused, resumed, deleted.
+
+``scope`` narrows a command to the queues of the projects where the caller may change them
+(``jobs_common.tenancy.Scope``); any other queue is answered as not found."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from enum import StrEnum
+
+from sqlalchemy import and_, delete, exists, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from jobs_common import queue_rows
+from jobs_common.errors import ErrorDetail, ValidationFailed
+from jobs_common.jobstore import jobs, queues, retry_policies
+from jobs_common.queue_commands import QueueCreate, QueuePatch, QueueView
+from jobs_common.tenancy import Scope
+
+FIRST_USE = "first job"  # created_by of a queue made by its first job
+
+
+class Removed(StrEnum):
+    DELETED = "deleted"
+    MISSING = "missing"
+    BUSY = "busy"  # unfinished jobs left
+
+
+async def ensure(connection: AsyncConnection, pairs: Iterable[tuple[uuid.UUID, str]]) -> None:
+    """Create, with no limits, the queues named by jobs being recorded that do not exist yet:
+    one statement per intake transaction (a pair that exists costs an index probe, no write),
+    so a queue deleted while idle comes back with its next job."""
+    wanted = sorted(set(pairs))
+    if not wanted:
+        return
+    await connection.execute(
+        insert(queues)
+        .values(
+            [
+                {"id": uuid.uuid4(), "project_id": p, "name": n, "created_by": FIRST_USE}
+                for p, n in wanted
+            ]
+        )
+        .on_conflict_do_nothing(index_elements=["project_id", "name"])
+    )
+
+
+async def _check_policy(
+    connection: AsyncConnection, project_id: uuid.UUID, name: str | None
+) -> None:
+    """A default retry policy must be one of the project's named policies or a shared one."""
+    if name is None:
+        return
+    found = await connection.scalar(
+        select(
+            exists().where(
+                retry_policies.c.name == name,
+                or_(
+                    retry_policies.c.project_id == project_id, retry_policies.c.project_id.is_(None)
+                ),
+            )
+        )
+    )
+    if not found:
+        raise ValidationFailed(
+            "request validation failed",
+            details=[
+                ErrorDetail(
+                    field="defaultRetryPolicy",
+                    message=f"no retry policy named {name!r} in this project",
+                )
+            ],
+        )
+
+
+async def create(
+    engine: AsyncEngine, command: QueueCreate, *, project_id: uuid.UUID, by: str
+) -> QueueView | None:
+    """Insert the queue; None if the project has one of that name."""
+    async with engine.begin() as connection:
+        await _check_policy(connection, project_id, command.default_retry_policy)
+        rate, key = command.rate_limit, command.concurrency_key
+        paused = bool(command.paused)
+        queue_id = await connection.scalar(
+            insert(queues)
+            .values(
+                id=uuid.uuid4(),
+                project_id=project_id,
+                name=command.name,
+                max_concurrency=command.max_concurrency,
+                rate_limit=rate.limit if rate else None,
+                rate_per_seconds=rate.per_seconds if rate else None,
+                concurrency_key=key.field if key else None,
+                concurrency_key_limit=key.limit if key else None,
+                paused=paused,
+                paused_at=func.now() if paused else None,
+                paused_by=by if paused else None,
+                default_priority=command.default_priority,
+                default_timeout_seconds=command.default_timeout_seconds,
+                default_retry_policy=command.default_retry_policy,
+                created_by=by,
+            )
+            .on_conflict_do_nothing(index_elements=["project_id", "name"])
+            .returning(queues.c.id)
+        )
+        if queue_id is None:
+            return None
+        return await queue_rows.one(connection, queue_id, Scope())
+
+
+async def _locked_project(
+    connection: AsyncConnection, queue_id: uuid.UUID, scope: Scope
+) -> uuid.UUID | None:
+    """The queue's project, its row locked; None where ``scope`` does not reach it."""
+    found = await connection.scalar(
+        select(queues.c.project_id)
+        .where(queues.c.id == queue_id, *queue_rows.within(scope))
+        .with_for_update()
+    )
+    return found if isinstance(found, uuid.UUID) else None
+
+
+async def change(
+    engine: AsyncEngine, queue_id: uuid.UUID, scope: Scope, patch: QueuePatch
+) -> QueueView | None:
+    """Apply the given fields; None where the queue is not the caller's or gone."""
+    async with engine.begin() as connection:
+        project_id = await _locked_project(connection, queue_id, scope)
+        if project_id is None:
+            return None
+        values = patch.changes()
+        if values.get("default_retry_policy") is not None:
+            await _check_policy(connection, project_id, str(values["default_retry_policy"]))
+        if values:
+            await connection.execute(
+                update(queues)
+                .where(queues.c.id == queue_id)
+                .values(**values, updated_at=func.now())
+            )
+        return await queue_rows.one(connection, queue_id, Scope())
+
+
+async def set_paused(
+    engine: AsyncEngine, queue_id: uuid.UUID, scope: Scope, *, paused: bool, by: str
+) -> QueueView | None:
+    """Pause or resume (idempotent: a second pause keeps the first one's time and author)."""
+    async with engine.begin() as connection:
+        if await _locked_project(connection, queue_id, scope) is None:
+            return None
+        await connection.execute(
+            update(queues)
+            .where(queues.c.id == queue_id, queues.c.paused.is_not(paused))
+            .values(
+                paused=paused,
+                paused_at=func.now() if paused else None,
+                paused_by=by if paused else None,
+                updated_at=func.now(),
+            )
+        )
+        return await queue_rows.one(connection, queue_id, Scope())
+
+
+async def remove(engine: AsyncEngine, queue_id: uuid.UUID, scope: Scope) -> Removed:
+    """Delete a queue none of whose jobs is unfinished."""
+    async with engine.begin() as connection:
+        row = (
+            await connection.execute(
+                select(queues.c.project_id, queues.c.name)
+                .where(queues.c.id == queue_id, *queue_rows.within(scope))
+                .with_for_update()
+            )
+        ).first()
+        if row is None:
+            return Removed.MISSING
+        busy = await connection.scalar(
+            select(
+                exists().where(
+                    and_(
+                        jobs.c.project_id == row.project_id,
+                        jobs.c.queue == row.name,
+                        queue_rows.UNFINISHED,
+                    )
+                )
+            )
+        )
+        if busy:
+            return Removed.BUSY
+        await connection.execute(delete(queues).where(queues.c.id == queue_id))
+        return Removed.DELETED

@@ -1,0 +1,184 @@
+"""A project's queue limits hold with every service a real process (issue 33, point 2;
+docs/flow-control.md): three workers and two scheduler replicas, a queue limited to 3 jobs
+in flight, 60 jobs of half a second. The jobs running, sampled from the database every 50 ms,
+never exceed 3, while a worker is SIGKILLed mid-run and its jobs' leases run out; every job
+succeeds, and only the killed worker's jobs run twice. A paused queue then starts nothing
+until it is resumed, while another project's queue of the same name goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from jobs_testing.gateway_session import signed_in
+from jobs_testing.infra import free_port
+from jobs_testing.plugin import PostgresServer, RabbitServer
+from jobs_testing.stack import Stack
+
+from .conftest import running_stack
+from .test_scheduling_e2e import worker_service
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+LIMIT = 3
+HALF_SECOND = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.5, "maxSeconds": 0.5}
+
+
+@pytest.fixture(scope="module")
+async def stack(
+    postgres_server: PostgresServer,
+    rabbit_server: RabbitServer,
+    mongo_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Stack]:
+    async with running_stack(
+        postgres_server,
+        rabbit_server,
+        mongo_url,
+        tmp_path_factory.mktemp("flow-control"),
+        workers=3,
+        worker_ports=(free_port(), free_port(), free_port()),
+        schedulers=2,
+        extra_env={
+            "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
+            "SCHEDULER_LEASE_SECONDS": "3",
+            "SCHEDULER_RETRY_BASE_DELAY_MS": "200",
+        },
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+async def admin(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    gateway = f"http://127.0.0.1:{stack.config.gateway_port}"
+    async with signed_in(gateway, "admin@test.com", "admin123") as client:
+        yield client
+
+
+@pytest.fixture
+async def user(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    gateway = f"http://127.0.0.1:{stack.config.gateway_port}"
+    async with signed_in(gateway, "user@test.com", "user123") as client:
+        yield client
+
+
+async def queue_named(client: httpx.AsyncClient, name: str, **settings: Any) -> dict[str, Any]:
+    """The caller's own project's queue ``name`` with ``settings`` (created if missing)."""
+    found = (await client.get("/api/queues", params={"name": name})).json()["items"]
+    if not found:
+        created = await client.post("/api/queues", json={"name": name, **settings})
+        assert created.status_code == 201, created.text
+        return dict(created.json())
+    changed = await client.patch(f"/api/queues/{found[0]['id']}", json=settings)
+    assert changed.status_code == 200, changed.text
+    return dict(changed.json())
+
+
+async def submit_batch(client: httpx.AsyncClient, count: int, **payload: Any) -> list[str]:
+    jobs = [
+        {"type": "simulate", "priority": 2, "payload": {**HALF_SECOND, **payload}}
+        for _ in range(count)
+    ]
+    answer = await client.post("/api/batches", json={"jobs": jobs})
+    assert answer.status_code == 202, answer.text
+    return [str(job_id) for job_id in answer.json()["jobIds"]]
+
+
+async def job(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
+    answer = await client.get(f"/api/jobs/{job_id}")
+    return dict(answer.json()) if answer.status_code == 200 else {}
+
+
+async def all_finished(
+    client: httpx.AsyncClient, ids: list[str], timeout: float
+) -> list[dict[str, Any]]:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        jobs = [await job(client, job_id) for job_id in ids]
+        if all(j.get("status") in ("succeeded", "dead", "cancelled") for j in jobs):
+            return jobs
+        assert asyncio.get_running_loop().time() < deadline, [j.get("status") for j in jobs]
+        await asyncio.sleep(0.5)
+
+
+async def some_running(client: httpx.AsyncClient, ids: list[str]) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + 60
+    while asyncio.get_running_loop().time() < deadline:
+        for job_id in ids:
+            found = await job(client, job_id)
+            if found.get("status") == "running" and found.get("workerId"):
+                return found
+        await asyncio.sleep(0.1)
+    raise AssertionError("no job of the batch ever ran")
+
+
+async def test_a_limit_of_three_holds_across_replicas_while_a_worker_is_killed(
+    stack: Stack, admin: httpx.AsyncClient
+) -> None:
+    queue = await queue_named(admin, "default", maxConcurrency=LIMIT)
+    await asyncio.sleep(1.2)  # each relay looks at most once a second whether a queue is limited
+    database = await asyncpg.connect(stack.config.database_url)
+    samples: list[int] = []
+    sampling = True
+
+    async def sample() -> None:
+        while sampling:
+            samples.append(
+                await database.fetchval(
+                    "SELECT count(*) FROM jobs WHERE project_id = $1 AND queue = 'default' "
+                    "AND status = 'running'",
+                    uuid.UUID(queue["projectId"]),
+                )
+            )
+            await asyncio.sleep(0.05)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        ids = await submit_batch(admin, 60)
+        running = await some_running(admin, ids)
+        victim_id = running["workerId"]
+        victim = worker_service(stack, victim_id)
+        process = stack.services[victim].process
+        assert process is not None
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        jobs = await all_finished(admin, ids, timeout=150)
+    finally:
+        sampling = False
+        await sampler
+        await database.close()
+        stack.start_service(victim)
+    assert max(samples) == LIMIT, max(samples)
+    assert [j["status"] for j in jobs] == ["succeeded"] * len(ids)
+    twice = [j for j in jobs if len(j["attempts"]) > 1]
+    assert all(j["attempts"][0]["workerId"] == victim_id for j in twice), twice
+    assert len(twice) <= LIMIT
+
+
+async def test_a_paused_queue_starts_nothing_until_resumed_and_another_project_s_goes_on(
+    stack: Stack, admin: httpx.AsyncClient, user: httpx.AsyncClient
+) -> None:
+    await asyncio.to_thread(stack.wait_ready, 60.0)
+    queue = await queue_named(admin, "default", maxConcurrency=None)
+    paused = await admin.post(f"/api/queues/{queue['id']}/pause")
+    assert paused.json()["paused"] is True
+    ids = await submit_batch(admin, 10)
+    others = await submit_batch(user, 3)  # the user's own project's default queue
+    finished = await all_finished(user, others, timeout=60)
+    assert [j["status"] for j in finished] == ["succeeded"] * len(others)
+    waiting = [await job(admin, job_id) for job_id in ids]
+    assert [j["status"] for j in waiting] == ["queued"] * len(ids)
+    assert (await admin.get(f"/api/queues/{queue['id']}")).json()["waiting"] == len(ids)
+
+    resumed = await admin.post(f"/api/queues/{queue['id']}/resume")
+    assert resumed.json()["paused"] is False
+    jobs = await all_finished(admin, ids, timeout=60)
+    assert [(j["status"], len(j["attempts"])) for j in jobs] == [("succeeded", 1)] * len(ids)
