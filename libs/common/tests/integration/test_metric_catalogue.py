@@ -39,6 +39,12 @@ CATALOGUE: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "queue_depth": ("gauge", ("queue",), frozenset({"dashboard"})),
     "queue_oldest_ready_age_seconds": ("gauge", ("queue",), frozenset({"dashboard"})),
     "queue_time_to_drain_seconds": ("gauge", ("queue",), frozenset({"dashboard"})),
+    # A project's queues (docs/flow-control.md).
+    "queue_waiting": ("gauge", ("project", "queue"), frozenset({"dashboard"})),
+    "queue_running": ("gauge", ("project", "queue"), frozenset({"dashboard"})),
+    "queue_limit": ("gauge", ("project", "queue"), frozenset({"dashboard"})),
+    "queue_paused": ("gauge", ("project", "queue"), frozenset({"dashboard"})),
+    "queue_oldest_waiting_seconds": ("gauge", ("project", "queue"), frozenset({"dashboard"})),
     "dlq_size": ("gauge", (), frozenset({"dashboard"})),
     "outbox_pending": ("gauge", ("service",), frozenset({"submission", "scheduler"})),
     "lease_expirations_total": ("counter", (), frozenset({"scheduler"})),

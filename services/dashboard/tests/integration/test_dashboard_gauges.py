@@ -1,6 +1,6 @@
 """The platform gauges the dashboard refreshes on a timer: queue depth from the broker, the
-oldest queued job's age and the time to drain per ready queue, open dead letters, live
-workers; a failing refresh is counted and the others go on."""
+oldest queued job's age and the time to drain per ready queue, each project's queue's
+figures, open dead letters, live workers; a failing refresh is counted and the others go on."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import aio_pika
 import pytest
 from fastapi import FastAPI
 from prometheus_client import REGISTRY
+from sqlalchemy import delete
 
 from jobs_common import topology
-from jobs_common.jobstore import read_horizons, workers
+from jobs_common.jobstore import queues, read_horizons, workers
 from jobs_dashboard.adapters import metrics
 from jobs_dashboard.settings import Settings
 from jobs_testing.waiting import eventually
@@ -239,3 +240,41 @@ async def test_a_failing_refresh_is_counted_and_the_other_gauges_go_on(
     assert value("dlq_size") == 7  # the last value stays
     assert value("worker_up", worker=worker_id) == 1
     assert app.state.gauges.alive
+
+
+async def test_each_project_queue_s_figures_and_a_deleted_queue_s_series_go(
+    app: FastAPI, job_factory: Any
+) -> None:
+    """queue_waiting / queue_running / queue_limit / queue_paused /
+    queue_oldest_waiting_seconds by project and queue (docs/flow-control.md)."""
+    team, other = uuid.uuid4(), uuid.uuid4()
+    limited = {"id": uuid.uuid4(), "project_id": team, "name": "emails", "created_by": "t"}
+    await job_factory.insert(queues, **limited, max_concurrency=3, paused=True)
+    await job_factory.insert(
+        queues, id=uuid.uuid4(), project_id=other, name="emails", created_by="t"
+    )
+    old, recent = (datetime.now(UTC) - timedelta(minutes=m) for m in (10, 1))
+    for status, created in (
+        ("queued", old),
+        ("queued", recent),
+        ("scheduled", old - timedelta(days=1)),  # not queued: not the oldest waiting
+        ("running", recent),
+    ):
+        await job_factory.job(project_id=team, queue="emails", status=status, created_at=created)
+    await job_factory.job(project_id=team, queue="emails", status="succeeded")
+    await full_refresh("workers_up")
+    mine = {"project": str(team), "queue": "emails"}
+    theirs = {"project": str(other), "queue": "emails"}
+    assert (value("queue_waiting", **mine), value("queue_running", **mine)) == (3, 1)
+    assert (value("queue_limit", **mine), value("queue_paused", **mine)) == (3, 1)
+    assert 590 < (value("queue_oldest_waiting_seconds", **mine) or 0) < 900
+    assert (value("queue_waiting", **theirs), value("queue_paused", **theirs)) == (0, 0)
+    assert value("queue_limit", **theirs) is None  # no limit: no series
+    assert value("queue_oldest_waiting_seconds", **theirs) == 0
+
+    async with job_factory.engine.begin() as connection:
+        await connection.execute(delete(queues).where(queues.c.project_id == other))
+    await full_refresh("workers_up")
+    assert value("queue_waiting", **theirs) is None
+    assert value("queue_paused", **theirs) is None
+    assert value("queue_running", **mine) == 1

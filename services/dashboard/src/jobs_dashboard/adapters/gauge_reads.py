@@ -3,17 +3,76 @@ served by an index, run on a timer, never per scrape."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
 from sqlalchemy import func, select
 
 from jobs_common.contracts import JobStatus
-from jobs_common.jobstore import dead_letters, job_events, jobs
+from jobs_common.jobstore import dead_letters, job_events, jobs, queues
+from jobs_common.queue_rows import UNFINISHED
 from jobs_dashboard.adapters.store import Store
 
 # Every attempt that ran ends with one of these moves (a failure before its retry or death).
 ATTEMPT_ENDED = (JobStatus.SUCCEEDED.value, JobStatus.FAILED.value)
 
 
+@dataclass(frozen=True)
+class QueueFigures:
+    """One project's queue as its gauges show it."""
+
+    project_id: Any
+    name: str
+    max_concurrency: int | None
+    paused: bool
+    waiting: int
+    running: int
+    oldest_queued_at: datetime | None
+
+
 class GaugeReads(Store):
+    async def project_queues(self) -> tuple[datetime, list[QueueFigures]]:
+        """The database's clock, and every project's queue with its unfinished jobs now
+        (running; the rest; the oldest queued one's time): the unfinished jobs' index."""
+        running = func.count().filter(jobs.c.status == "running")
+        async with self.snapshot() as connection:
+            now = (await connection.execute(select(func.now()))).scalar_one()
+            counts = {
+                (row[0], row[1]): (int(row[2]), int(row[3]), row[4])
+                for row in await connection.execute(
+                    select(
+                        jobs.c.project_id,
+                        jobs.c.queue,
+                        func.count() - running,
+                        running,
+                        func.min(jobs.c.created_at).filter(jobs.c.status == "queued"),
+                    )
+                    .where(UNFINISHED)
+                    .group_by(jobs.c.project_id, jobs.c.queue)
+                )
+            }
+            rows = await connection.execute(
+                select(
+                    queues.c.project_id, queues.c.name, queues.c.max_concurrency, queues.c.paused
+                )
+            )
+            figures = []
+            for row in rows:
+                waiting, in_run, oldest = counts.get((row.project_id, row.name), (0, 0, None))
+                figures.append(
+                    QueueFigures(
+                        row.project_id,
+                        row.name,
+                        row.max_concurrency,
+                        row.paused,
+                        waiting,
+                        in_run,
+                        oldest,
+                    )
+                )
+            return now, figures
+
     async def open_dead_letters(self) -> int:
         """Dead letters neither requeued nor discarded (``ix_dead_letters_open``)."""
         async with self.snapshot() as connection:

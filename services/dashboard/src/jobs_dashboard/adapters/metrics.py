@@ -39,6 +39,25 @@ QUEUE_TIME_TO_DRAIN = Gauge(
     "queue is empty, absent when nothing completed lately or the depth is unknown.",
     ["queue"],
 )
+# A project's queues (docs/flow-control.md), by project id and queue name, at the last refresh.
+_PROJECT_QUEUE = ["project", "queue"]
+QUEUE_WAITING = Gauge(
+    "queue_waiting",
+    "Unfinished jobs of a project's queue that are not running (queued, scheduled, blocked).",
+    _PROJECT_QUEUE,
+)
+QUEUE_RUNNING = Gauge("queue_running", "Jobs of a project's queue running now.", _PROJECT_QUEUE)
+QUEUE_LIMIT = Gauge(
+    "queue_limit",
+    "A project's queue's maxConcurrency (absent: no limit).",
+    _PROJECT_QUEUE,
+)
+QUEUE_PAUSED = Gauge("queue_paused", "1 while a project's queue is paused, else 0.", _PROJECT_QUEUE)
+QUEUE_OLDEST_WAITING = Gauge(
+    "queue_oldest_waiting_seconds",
+    "Age of the oldest queued job of a project's queue (the database clock); 0 when none.",
+    _PROJECT_QUEUE,
+)
 DLQ_SIZE = Gauge(
     "dlq_size", "Open dead letters (neither requeued nor discarded), at the last refresh."
 )

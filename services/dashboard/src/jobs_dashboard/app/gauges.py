@@ -1,5 +1,6 @@
 """The platform gauges: queue depth, the oldest queued job's age and the time to drain per
-ready queue, open dead letters, live workers. Refreshed by one background task started in the
+ready queue, each project's queue's figures (docs/flow-control.md), open dead letters, live
+workers. Refreshed by one background task started in the
 app's lifespan, every ``DASHBOARD_GAUGE_REFRESH_INTERVAL_SECONDS``; a scrape only reads them.
 
 Each gauge refreshes on its own: a failure is logged and counted
@@ -33,13 +34,24 @@ log = logging.getLogger(__name__)
 WORKER_UP_DEAD_MINUTES = 60
 
 
-def set_or_remove(gauge: Gauge, label: str, value: float | None) -> None:
-    """Set ``gauge{label}``, or drop its sample when there is no value."""
+PROJECT_QUEUE_GAUGES = (
+    metrics.QUEUE_WAITING,
+    metrics.QUEUE_RUNNING,
+    metrics.QUEUE_LIMIT,
+    metrics.QUEUE_PAUSED,
+    metrics.QUEUE_OLDEST_WAITING,
+)
+
+
+def set_or_remove(gauge: Gauge, label: str | tuple[str, ...], value: float | None) -> None:
+    """Set ``gauge{label}`` (one label value, or several), or drop its sample when there is no
+    value."""
+    labels = (label,) if isinstance(label, str) else label
     if value is not None:
-        gauge.labels(label).set(value)
+        gauge.labels(*labels).set(value)
         return
     try:
-        gauge.remove(label)
+        gauge.remove(*labels)
     except KeyError:
         pass
 
@@ -69,6 +81,7 @@ class PlatformGauges:
         self.rates = CompletionRates(rate_window)
         self.depths: dict[str, int] = {}
         self._events_read: tuple[int, float] | None = None  # (job_events id, monotonic time)
+        self._queues_shown: set[tuple[str, str]] = set()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -96,6 +109,7 @@ class PlatformGauges:
             "queue_oldest_ready_age_seconds": self._oldest_ready_age,
             "queue_time_to_drain_seconds": self._time_to_drain,
             "dlq_size": self._dlq_size,
+            "project_queues": self._project_queues,
             "worker_up": self._workers,
         }
         for name, part in parts.items():
@@ -131,6 +145,25 @@ class PlatformGauges:
         for priority, name in READY_QUEUE_BY_PRIORITY.items():
             estimate = time_to_drain(self.depths.get(name), self.rates.per_second(int(priority)))
             set_or_remove(metrics.QUEUE_TIME_TO_DRAIN, name, estimate)
+
+    async def _project_queues(self) -> None:
+        """Each project's queue's figures; the series of a queue deleted since go."""
+        now, figures = await self.reads.project_queues()
+        shown = set()
+        for queue in figures:
+            labels = (str(queue.project_id), queue.name)
+            shown.add(labels)
+            metrics.QUEUE_WAITING.labels(*labels).set(queue.waiting)
+            metrics.QUEUE_RUNNING.labels(*labels).set(queue.running)
+            metrics.QUEUE_PAUSED.labels(*labels).set(1 if queue.paused else 0)
+            set_or_remove(metrics.QUEUE_LIMIT, labels, queue.max_concurrency)
+            metrics.QUEUE_OLDEST_WAITING.labels(*labels).set(
+                oldest_age_seconds(now, queue.oldest_queued_at)
+            )
+        for labels in self._queues_shown - shown:
+            for gauge in PROJECT_QUEUE_GAUGES:
+                set_or_remove(gauge, labels, None)
+        self._queues_shown = shown
 
     async def _dlq_size(self) -> None:
         metrics.DLQ_SIZE.set(await self.reads.open_dead_letters())
