@@ -182,3 +182,26 @@ async def test_a_paused_queue_starts_nothing_until_resumed_and_another_project_s
     assert resumed.json()["paused"] is False
     jobs = await all_finished(admin, ids, timeout=60)
     assert [(j["status"], len(j["attempts"])) for j in jobs] == [("succeeded", 1)] * len(ids)
+
+
+async def test_a_job_names_its_queue_which_its_first_job_creates(
+    stack: Stack, admin: httpx.AsyncClient
+) -> None:
+    """``queue`` in the submission: the job runs in that queue of its project (created with
+    no limits by its first job) on a worker serving its type, though none consumes the
+    queue's own lane."""
+    answer = await admin.post(
+        "/api/jobs",
+        json={"type": "simulate", "priority": 2, "payload": HALF_SECOND, "queue": "reports"},
+    )
+    assert answer.status_code == 202, answer.text
+    jobs = await all_finished(admin, [answer.json()["jobId"]], timeout=60)
+    assert [(j["status"], len(j["attempts"])) for j in jobs] == [("succeeded", 1)]
+    created = (await admin.get("/api/queues", params={"name": "reports"})).json()["items"]
+    assert [(q["name"], q["createdBy"], q["maxConcurrency"]) for q in created] == [
+        ("reports", "first job", None)
+    ]
+    refused = await admin.post(
+        "/api/jobs", json={"type": "simulate", "priority": 2, "payload": {}, "queue": "No Such"}
+    )
+    assert (refused.status_code, refused.json()["details"][0]["field"]) == (422, "queue")

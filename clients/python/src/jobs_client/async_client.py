@@ -50,6 +50,7 @@ class AsyncJobsClient(AsyncFollowing):
         depends_on: Sequence[str] | None = None,
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
+        queue: str | None = None,
     ) -> Submitted:
         body = calls.job_body(
             type=type,
@@ -62,6 +63,7 @@ class AsyncJobsClient(AsyncFollowing):
             retry_policy=retry_policy,
             depends_on=depends_on,
             submitted_by=submitted_by,
+            queue=queue,
         )
         return await self._run(calls.submit(body, idempotency_key))
 

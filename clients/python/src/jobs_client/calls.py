@@ -86,6 +86,7 @@ def job_body(
     depends_on: Sequence[str] | None = None,
     submitted_by: str | None = None,
     ref: str | None = None,
+    queue: str | None = None,
 ) -> dict[str, Any]:
     """A job spec as ``POST /api/jobs`` (and each entry of ``POST /api/batches``) takes it.
     Only what is given is sent: the server's defaults apply to the rest, and it validates
@@ -107,6 +108,8 @@ def job_body(
         body["submittedBy"] = submitted_by
     if ref is not None:
         body["ref"] = ref
+    if queue is not None:
+        body["queue"] = queue
     return body
 
 
@@ -149,6 +152,7 @@ def spec_body(spec: JobSpec | Mapping[str, Any]) -> dict[str, Any]:
             retry_policy=spec.retry_policy,
             depends_on=spec.depends_on,
             ref=spec.ref,
+            queue=spec.queue,
         )
     return dict(spec)  # already the wire shape (camelCase)
 

@@ -440,3 +440,4 @@ class JobSpec:
     retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None
     depends_on: Sequence[str] | None = None
     ref: str | None = None
+    queue: str | None = None  # the project's queue (docs/flow-control.md); default: the type's

@@ -59,6 +59,7 @@ class JobsClient(SyncFollowing):
         depends_on: Sequence[str] | None = None,
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
+        queue: str | None = None,
     ) -> Submitted:
         """Submit one job (``POST /api/jobs``). Every retry of the request carries the same
         ``Idempotency-Key`` (a new uuid4 unless given), so it never makes a second job."""
@@ -73,6 +74,7 @@ class JobsClient(SyncFollowing):
             retry_policy=retry_policy,
             depends_on=depends_on,
             submitted_by=submitted_by,
+            queue=queue,
         )
         return self._run(calls.submit(body, idempotency_key))
 

@@ -58,6 +58,8 @@ def test_a_job_body_names_fields_as_the_api_does_and_leaves_out_what_was_not_giv
     assert calls.job_body(type="t", payload={}) == {"type": "t", "priority": 2, "payload": {}}
     assert calls.job_body(type="t", payload={}, delay=timedelta(seconds=1.2))["delaySeconds"] == 2
     assert calls.job_body(type="t", payload={}, retry_policy="gentle")["retryPolicy"] == "gentle"
+    assert calls.job_body(type="t", payload={}, queue="reports")["queue"] == "reports"
+    assert calls.spec_body(JobSpec(type="t", payload={}, queue="reports"))["queue"] == "reports"
 
 
 def test_a_submission_carries_a_fresh_uuid_key_unless_given_one() -> None:

@@ -159,12 +159,26 @@ def test_request_hash_is_stable_across_key_order_and_defaults() -> None:
         {"maxAttempts": 2},
         {"timeoutSeconds": 5},
         {"payload": {"to": "someone@example.com", "subject": "hi", "body": "other"}},
+        {"queue": "emails"},
     ],
 )
 def test_request_hash_changes_with_the_request(change: dict[str, Any]) -> None:
     assert (
         request_for(email_body()).request_hash() != request_for(email_body(**change)).request_hash()
     )
+
+
+def test_a_job_names_its_queue_else_it_runs_in_its_type_s() -> None:
+    """docs/flow-control.md: ``queue`` in the submission, else the type's, else default; the
+    hash of a request that names none is the one stored before queues could be named."""
+    named = validate_job(email_body(queue="emails"))
+    assert (named.queue, named.queue_named) == ("emails", True)
+    plain = validate_job(email_body())
+    assert (plain.queue, plain.queue_named) == ("default", False)
+    assert "queue" not in request_for(email_body()).canonical()
+    assert request_for(email_body(queue="emails")).canonical()["queue"] == "emails"
+    for bad in ("Emails", "1st", "a" * 64, "", "e mails"):
+        assert set(fields_of(email_body(queue=bad))) == {"queue"}, bad
 
 
 def test_submitted_by_defaults_to_the_caller() -> None:

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, EmailStr, Field, ValidationError, field_validat
 
 from jobs_common.api_models import CamelModel
 from jobs_common.auth import Identity
-from jobs_common.contracts import RetryPolicySpec, utcnow
+from jobs_common.contracts import QUEUE_NAME_PATTERN, RetryPolicySpec, utcnow
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
 from jobs_submission.domain.fields import (
     MAX_DELAY_SECONDS,
@@ -60,6 +60,12 @@ class _JobFields(CamelModel):
     )
     retry_policy: RetryPolicyField | None = Field(
         default=None, description="An inline policy object, or the name of a stored policy."
+    )
+    queue: str | None = Field(
+        default=None,
+        pattern=QUEUE_NAME_PATTERN,
+        description="The project's queue (docs/flow-control.md) the job runs in, with its "
+        "limits; default: its type's queue. A worker serving the type runs it wherever.",
     )
 
     @staticmethod
@@ -126,8 +132,9 @@ class ValidatedJob:
     retry_policy_name: str | None = None
     depends_on: tuple[str, ...] = ()
     ref: str | None = None
-    queue: str = "default"  # the type's named queue (the registry's), not part of the request
+    queue: str = "default"  # the one it names, else its type's (the registry's)
     requested_project: str | None = None
+    queue_named: bool = False  # named in the request: hashed
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,8 @@ class JobRequest:
     retry_policy_name: str | None = None
     depends_on: tuple[str, ...] = field(default=())
     ref: str | None = None
-    queue: str = "default"  # derived from the type: never hashed
+    queue: str = "default"  # the one it names (then hashed), else its type's (never hashed)
+    queue_named: bool = False
     # Resolved with the owner (domain/projects.py); idempotency keys are unique per project.
     project_id: str | None = None
     # The prefix of the API key that submitted it, if one: recorded in its timeline, never
@@ -187,6 +195,7 @@ class JobRequest:
             "retryPolicyName": self.retry_policy_name,
             "dependsOn": sorted(self.depends_on) or None,
             "ref": self.ref,
+            "queue": self.queue if self.queue_named else None,
         }
         canonical.update({k: v for k, v in optional.items() if v is not None})
         return canonical
@@ -256,8 +265,9 @@ def check_job(
             retry_policy_name=policy if isinstance(policy, str) else None,
             depends_on=tuple(str(parent) for parent in body.depends_on or ()),
             ref=body.ref if isinstance(body, BatchJobSpec) else None,
-            queue=catalog.queue_of(body.type),
+            queue=body.queue or catalog.queue_of(body.type),
             requested_project=as_id(body.project_id) if isinstance(body, JobCreate) else None,
+            queue_named=body.queue is not None,
         ),
         [],
     )
@@ -308,6 +318,7 @@ def with_owner(
         depends_on=job.depends_on,
         ref=job.ref,
         queue=job.queue,
+        queue_named=job.queue_named,
         project_id=project_id,
         api_key=api_key,
     )
