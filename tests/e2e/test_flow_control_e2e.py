@@ -12,6 +12,7 @@ import os
 import signal
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -29,6 +30,7 @@ from .test_scheduling_e2e import worker_service
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 LIMIT = 3
+QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.3, "maxSeconds": 0.3}
 HALF_SECOND = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.5, "maxSeconds": 0.5}
 
 
@@ -205,3 +207,73 @@ async def test_a_job_names_its_queue_which_its_first_job_creates(
         "/api/jobs", json={"type": "simulate", "priority": 2, "payload": {}, "queue": "No Such"}
     )
     assert (refused.status_code, refused.json()["details"][0]["field"]) == (422, "queue")
+
+
+async def test_a_concurrency_key_runs_one_job_per_value_at_a_time(
+    stack: Stack, admin: httpx.AsyncClient
+) -> None:
+    """40 jobs over 4 values of the payload's ``seed``, one in flight per value: sampled from
+    the database every 50 ms, never two of one value running at once."""
+    queue = await queue_named(
+        admin,
+        "default",
+        maxConcurrency=None,
+        rateLimit=None,
+        concurrencyKey={"field": "seed", "limit": 1},
+    )
+    await asyncio.sleep(1.2)
+    database = await asyncpg.connect(stack.config.database_url)
+    most: dict[str, int] = {}
+    sampling = True
+
+    async def sample() -> None:
+        while sampling:
+            for seed, running in await database.fetch(
+                "SELECT payload->>'seed', count(*) FROM jobs WHERE project_id = $1 "
+                "AND queue = 'default' AND status = 'running' GROUP BY 1",
+                uuid.UUID(queue["projectId"]),
+            ):
+                most[seed] = max(most.get(seed, 0), running)
+            await asyncio.sleep(0.05)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        jobs = [
+            {"type": "simulate", "priority": 2, "payload": {**QUICK, "seed": n % 4}}
+            for n in range(40)
+        ]
+        answer = await admin.post("/api/batches", json={"jobs": jobs})
+        assert answer.status_code == 202, answer.text
+        finished = await all_finished(admin, answer.json()["jobIds"], timeout=120)
+    finally:
+        sampling = False
+        await sampler
+        await database.close()
+        await queue_named(admin, "default", concurrencyKey=None)
+    assert [j["status"] for j in finished] == ["succeeded"] * 40
+    assert most == {"0": 1, "1": 1, "2": 1, "3": 1}
+
+
+async def test_a_rate_limited_queue_starts_its_rate_across_replicas(
+    stack: Stack, admin: httpx.AsyncClient
+) -> None:
+    """20 jobs/s on two scheduler replicas: over the first ten seconds of starts, within 10 %
+    of 200 (the bucket's burst of 10 included)."""
+    await queue_named(
+        admin,
+        "default",
+        maxConcurrency=None,
+        concurrencyKey=None,
+        rateLimit={"limit": 20, "per": "second"},
+    )
+    await asyncio.sleep(1.2)
+    try:
+        ids = await submit_batch(admin, 260, minSeconds=0, maxSeconds=0)
+        finished = await all_finished(admin, ids, timeout=120)
+    finally:
+        await queue_named(admin, "default", rateLimit=None)
+    assert [j["status"] for j in finished] == ["succeeded"] * len(ids)
+    starts = sorted(datetime.fromisoformat(j["startedAt"]) for j in finished)
+    first = starts[0]
+    within_ten = sum(1 for at in starts if (at - first).total_seconds() < 10)
+    assert 180 <= within_ten <= 220, within_ten

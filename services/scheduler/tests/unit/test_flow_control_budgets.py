@@ -21,13 +21,13 @@ pytestmark = pytest.mark.unit
 A, B = (uuid.uuid4(), "default"), (uuid.uuid4(), "default")
 
 
-def test_a_bucket_holds_a_quarter_second_of_its_rate_and_at_least_one_token() -> None:
-    assert capacity(20, 1) == 5
-    assert capacity(600, 60) == 3
+def test_a_bucket_holds_half_a_second_of_its_rate_and_at_least_one_token() -> None:
+    assert capacity(20, 1) == 10
+    assert capacity(600, 60) == 5
     assert capacity(1, 60) == 1
-    assert refilled(None, limit=20, per_seconds=1, elapsed=0) == 5
+    assert refilled(None, limit=20, per_seconds=1, elapsed=0) == 10
     assert refilled(0.0, limit=20, per_seconds=1, elapsed=0.1) == pytest.approx(2.0)
-    assert refilled(4.5, limit=20, per_seconds=1, elapsed=60) == 5
+    assert refilled(9.5, limit=20, per_seconds=1, elapsed=60) == 10
     assert refilled(1.0, limit=20, per_seconds=1, elapsed=-3) == 1.0  # clocks never refund
 
 

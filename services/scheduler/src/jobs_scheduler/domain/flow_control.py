@@ -6,9 +6,9 @@ the slots its limit leaves (``maxConcurrency`` minus the jobs in flight: running
 not started) and, under a rate limit, the whole tokens of its bucket. The rest wait in the
 outbox, their jobs ``queued``, until a job of the queue ends or the bucket refills.
 
-The bucket holds at most a quarter of a second's worth of the rate (at least one token), so
-a queue limited to 20 jobs/s starts at most 5 at once, then one every 50 ms: over any ten
-seconds within a few percent of the rate.
+The bucket holds at most half a second's worth of the rate (at least one token), so a queue
+limited to 20 jobs/s sends at most 10 at once, then 20 a second: over any ten seconds within
+5 % of the rate.
 
 A **concurrency key** caps the jobs in flight per value of a payload field (one running job
 per ``customerId``): a dispatch whose value has its limit in flight waits, the others of the
@@ -25,7 +25,8 @@ from datetime import datetime
 import orjson
 
 Pair = tuple[uuid.UUID, str]  # (project, queue name)
-BURST_SECONDS = 0.25
+# Two relay intervals (0.25 s each by default): a pass a little late still finds its tokens.
+BURST_SECONDS = 0.5
 
 
 def capacity(limit: int, per_seconds: int) -> float:
