@@ -23,6 +23,8 @@ from jobs_common.contracts import CancelRequested, JobDispatch, utcnow
 from jobs_common.jobstore import jobs, outbox, queues
 from jobs_common.rabbit import RabbitBus
 from jobs_common.tenancy import OrgRole, personal_project_id
+from jobs_scheduler.adapters.flow_control import FlowControl
+from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.service import Runtime, create_app, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 
@@ -424,3 +426,46 @@ async def test_a_concurrency_key_keeps_one_job_per_value_in_flight(
         assert sorted(d.job_id for d in seen) == sorted(j.job_id for j in jobs_)
     finally:
         await stop_runtime(second)
+
+
+async def test_dispatches_committed_after_a_pass_read_the_budgets_are_still_held(
+    db: AsyncEngine,
+) -> None:
+    """The race of two statements: a pass reads the limited queues with waiting dispatches
+    (none yet), then three dispatches of a queue limited to 1 commit, then the pass locks the
+    outbox rows: it sends one."""
+    project = personal_project_id(USER.email)
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(queues).values(
+                id=uuid.uuid4(),
+                project_id=project,
+                name="default",
+                created_by="t",
+                max_concurrency=1,
+            )
+        )
+    flow = FlowControl(refresh=0)
+    relay = OutboxRelay(db, {}, limit=100, clock_slack=5, flow=flow)
+    async with db.connect() as connection, connection.begin():
+        budgets = await flow.budgets(connection)
+        assert budgets == {}
+        async with db.begin() as other:
+            await other.execute(
+                insert(outbox),
+                [
+                    {
+                        "routing_key": topology.READY_MEDIUM,
+                        "job_id": uuid.uuid4(),
+                        "message_id": uuid.uuid4(),
+                        "message_type": "job.dispatch",
+                        "trace_id": "t",
+                        "body": b'{"payload": {}}',
+                        "project_id": project,
+                        "queue": "default",
+                    }
+                    for _ in range(3)
+                ],
+            )
+        rows = await relay._lock(connection, budgets)
+    assert len(rows) == 1

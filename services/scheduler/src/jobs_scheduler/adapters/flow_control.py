@@ -2,16 +2,18 @@
 that have dispatches waiting in the outbox (``FOR UPDATE``, in id order, until the pass
 commits: a relay of another replica waits, then counts what this one sent), counts their
 jobs in flight (by their key's value too), refills their buckets, and after publishing takes
-the tokens it spent.
+the tokens it spent. A limited queue whose first dispatches committed between that query and
+the pass's lock of the outbox rows is locked and counted then (``late_budgets``).
 
-With no limited queue anywhere (read at most once per ``refresh`` seconds per replica) a
-pass pays nothing: a limit set takes effect within that second."""
+Which queues are limited is read at most every ``refresh`` seconds per replica: with none
+anywhere a pass pays nothing, and a limit set takes effect within that time."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -25,9 +27,10 @@ LIMITED = or_(
     queues.c.rate_limit.is_not(None),
     queues.c.concurrency_key.is_not(None),
 )
-ANY_LIMITED = select(exists().where(LIMITED))
-# The limited queues (not paused: the pause gate holds those) with dispatches in the outbox.
-LIMITED_WAITING = (
+LIMITED_PAIRS = select(queues.c.project_id, queues.c.name).where(LIMITED)
+# The limited queues (not paused: the pause gate holds those), locked; with dispatches in the
+# outbox, or among a pass's rows.
+LIMITED_AMONG = (
     select(
         queues.c.id,
         queues.c.project_id,
@@ -40,13 +43,12 @@ LIMITED_WAITING = (
         queues.c.concurrency_key_limit,
         queues.c.rate_refilled_at,
     )
-    .where(
-        LIMITED,
-        ~queues.c.paused,
-        exists().where(outbox.c.project_id == queues.c.project_id, outbox.c.queue == queues.c.name),
-    )
+    .where(LIMITED, ~queues.c.paused)
     .order_by(queues.c.id)
     .with_for_update(of=queues)
+)
+LIMITED_WAITING = LIMITED_AMONG.where(
+    exists().where(outbox.c.project_id == queues.c.project_id, outbox.c.queue == queues.c.name)
 )
 # In flight: running, or queued with its ready message sent (not in the outbox, not waiting
 # for a worker of its type). A job whose lease ran out is no longer running: its slot is free.
@@ -88,26 +90,44 @@ async def in_flight_by_value(connection: AsyncConnection, pair: Pair, field: str
 
 
 class FlowControl:
-    """One replica's view: whether any queue is limited, and each pass's budgets."""
+    """One replica's view of which queues are limited (re-read at most every ``refresh``
+    seconds), and each pass's budgets."""
 
-    def __init__(self, *, refresh: float = 1.0) -> None:
+    def __init__(self, *, refresh: float = 0.25) -> None:
         self.refresh = refresh
-        self._limited = False
+        self._limited: frozenset[Pair] = frozenset()
         self._read_at: float | None = None
 
-    async def _any_limited(self, connection: AsyncConnection) -> bool:
+    async def limited(self, connection: AsyncConnection) -> frozenset[Pair]:
         now = time.monotonic()
         if self._read_at is None or now - self._read_at >= self.refresh:
-            self._limited = bool(await connection.scalar(ANY_LIMITED))
+            rows = await connection.execute(LIMITED_PAIRS)
+            self._limited = frozenset((row[0], row[1]) for row in rows)
             self._read_at = now
         return self._limited
 
     async def budgets(self, connection: AsyncConnection) -> dict[Pair, Budget]:
         """The budget of each limited queue with waiting dispatches, its row locked until the
         pass's transaction ends."""
-        if not await self._any_limited(connection):
+        if not await self.limited(connection):
             return {}
-        rows = (await connection.execute(LIMITED_WAITING)).all()
+        return await self._budgets(connection, LIMITED_WAITING)
+
+    async def late_budgets(
+        self, connection: AsyncConnection, pairs: set[Pair], budgets: Mapping[Pair, Budget]
+    ) -> dict[Pair, Budget]:
+        """The budgets of the limited queues among ``pairs`` (a pass's rows) that
+        :meth:`budgets` did not see: their first dispatches committed between its query and
+        the pass's lock of the outbox rows."""
+        late = sorted((pairs & self._limited) - budgets.keys())
+        if not late:
+            return {}
+        return await self._budgets(
+            connection, LIMITED_AMONG.where(tuple_(queues.c.project_id, queues.c.name).in_(late))
+        )
+
+    async def _budgets(self, connection: AsyncConnection, statement: Any) -> dict[Pair, Budget]:
+        rows = (await connection.execute(statement)).all()
         if not rows:
             return {}
         # Read once the rows are locked (another replica's pass may have refilled them while
@@ -118,6 +138,9 @@ class FlowControl:
         budgets: dict[Pair, Budget] = {}
         for row in rows:
             pair = (row.project_id, row.name)
+            elapsed = (
+                0.0 if row.rate_refilled_at is None else (at - row.rate_refilled_at).total_seconds()
+            )
             tokens = (
                 None
                 if row.rate_limit is None
@@ -125,9 +148,7 @@ class FlowControl:
                     row.rate_tokens,
                     limit=row.rate_limit,
                     per_seconds=row.rate_per_seconds,
-                    elapsed=0.0
-                    if row.rate_refilled_at is None
-                    else (at - row.rate_refilled_at).total_seconds(),
+                    elapsed=elapsed,
                 )
             )
             key = (

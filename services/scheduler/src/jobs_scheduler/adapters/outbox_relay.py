@@ -303,7 +303,7 @@ class OutboxRelay:
                 await self.on_waiting([wait for _, wait in waits])
         return len(settled.confirmed)
 
-    async def _lock(self, connection: AsyncConnection, budgets: Mapping[Pair, Budget]) -> list[Any]:
+    async def _lock(self, connection: AsyncConnection, budgets: dict[Pair, Budget]) -> list[Any]:
         """Lock a batch of rows, leaving out the dispatches of limited queues past their
         budget (they wait for a slot or a token)."""
         parameters: dict[str, Any] = {"limit": self.limit, "slack": self.clock_slack}
@@ -320,6 +320,9 @@ class OutboxRelay:
             parameters |= SPENT_KEYS.params(spent_keys)
         statement = LOCK_BATCHES[(bool(spent), bool(spent_keys))]
         rows = (await connection.execute(statement, parameters)).all()
+        if self.flow is not None:
+            pairs = {pair for row in rows if (pair := _pair(row)) is not None}
+            budgets.update(await self.flow.late_budgets(connection, pairs, budgets))
         if not budgets:
             return list(rows)
         keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
