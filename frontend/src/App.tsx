@@ -22,6 +22,7 @@ const DeadLettersPage = lazy(() =>
 const SchedulesPage = lazy(() =>
   import('./pages/schedules/SchedulesPage').then((m) => ({ default: m.SchedulesPage })),
 );
+const QueuesPage = lazy(() => import('./pages/queues/QueuesPage').then((m) => ({ default: m.QueuesPage })));
 const BatchesPage = lazy(() => import('./pages/batches/BatchesPage').then((m) => ({ default: m.BatchesPage })));
 const OrganizationsPage = lazy(() =>
   import('./pages/organizations/OrganizationsPage').then((m) => ({ default: m.OrganizationsPage })),
@@ -52,6 +53,7 @@ export function AppRoutes() {
         <Route path="jobs/:jobId" element={<JobDetailPage />} />
         <Route path="dead-letters" element={<DeadLettersPage />} />
         <Route path="schedules" element={<SchedulesPage />} />
+        <Route path="queues" element={<QueuesPage />} />
         <Route path="batches" element={<BatchesPage />} />
         <Route path="workers" element={<WorkersPage />} />
         <Route path="organizations" element={<OrganizationsPage />} />

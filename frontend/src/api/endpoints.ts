@@ -39,7 +39,11 @@ import type {
   ProjectOut,
   ProjectPage,
   ProjectUpdate,
+  QueueCreate,
   QueueList,
+  QueuePage,
+  QueuePatch,
+  QueueView,
   RegistrationAccepted,
   RequeueAccepted,
   RequeueBody,
@@ -259,7 +263,48 @@ export function listWorkers(includeDeadForMinutes = 60, signal?: AbortSignal): P
 }
 
 export function listQueues(signal?: AbortSignal): Promise<QueueList> {
-  return api.request('/api/queues', { signal });
+  return api.request('/api/queue-depths', { signal });
+}
+
+// ---- a project's queues (docs/dashboard.md): the request's project via X-Project ----
+
+export interface QueueListParams {
+  name?: string;
+  pageNumber?: number;
+  pageSize?: number;
+}
+
+/** Queues of the project chosen (all projects: every one the caller sees), by project and name. */
+export function listProjectQueues(params: QueueListParams, signal?: AbortSignal): Promise<QueuePage> {
+  return api.request('/api/queues', { query: { ...params }, signal });
+}
+
+export function getQueue(queueId: string, signal?: AbortSignal): Promise<QueueView> {
+  return api.request(`/api/queues/${enc(queueId)}`, { signal });
+}
+
+/** Create a queue in the project chosen (its admins): a name taken answers 409, bad limits 422. */
+export function createQueue(body: QueueCreate): Promise<QueueView> {
+  return api.request('/api/queues', { method: 'POST', body });
+}
+
+/** Change limits and defaults (admins): a field left out stays, one sent as null is cleared. */
+export function updateQueue(queueId: string, body: QueuePatch): Promise<QueueView> {
+  return api.request(`/api/queues/${enc(queueId)}`, { method: 'PATCH', body });
+}
+
+/** Dispatch nothing more from the queue (admins; idempotent): running jobs finish. */
+export function pauseQueue(queueId: string): Promise<QueueView> {
+  return api.request(`/api/queues/${enc(queueId)}/pause`, { method: 'POST' });
+}
+
+export function resumeQueue(queueId: string): Promise<QueueView> {
+  return api.request(`/api/queues/${enc(queueId)}/resume`, { method: 'POST' });
+}
+
+/** Delete a queue (admins): 409 while it has unfinished jobs. */
+export function deleteQueue(queueId: string): Promise<undefined> {
+  return api.request(`/api/queues/${enc(queueId)}`, { method: 'DELETE' });
 }
 
 export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {

@@ -33,7 +33,9 @@ describe('sendsProjectHeader', () => {
       '/api/dead-letters/bulk',
       '/api/schedules/s1/pause',
       '/api/job-types',
+      '/api/queue-depths',
       '/api/queues',
+      '/api/queues/q1/pause',
       '/api/projectsx', // another route that only starts alike
     ]) {
       expect(sendsProjectHeader(path), path).toBe(true);

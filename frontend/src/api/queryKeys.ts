@@ -1,5 +1,5 @@
 /** TanStack Query keys, grouped so live events can invalidate by prefix. */
-import type { DeadLetterParams, JobListParams } from './endpoints';
+import type { DeadLetterParams, JobListParams, QueueListParams } from './endpoints';
 
 export const queryKeys = {
   jobs: ['jobs'] as const,
@@ -12,7 +12,11 @@ export const queryKeys = {
   analyticsTotals: ['analytics', 'totals'] as const,
   analyticsSeries: (bucketMinutes: number, buckets: number) =>
     ['analytics', 'series', bucketMinutes, buckets] as const,
+  /** Every queue query: the platform's queue depths and a project's queues (running, waiting). */
   queues: ['queues'] as const,
+  queueDepths: ['queues', 'depths'] as const,
+  queueLists: ['queues', 'list'] as const,
+  queueList: (params: QueueListParams) => ['queues', 'list', params] as const,
   deadLetters: ['dead-letters'] as const,
   deadLetterList: (params: DeadLetterParams) => ['dead-letters', 'list', params] as const,
   deadLetterGroups: (params: DeadLetterParams) => ['dead-letters', 'groups', params] as const,

@@ -529,7 +529,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/queues": {
+    "/api/queue-depths": {
         parameters: {
             query?: never;
             header?: never;
@@ -540,9 +540,80 @@ export interface paths {
          * Queue depth per priority: queued jobs, the oldest one's age, the broker
          * @description Counts of the whole platform (no job or owner is named), for anyone signed in.
          */
-        get: operations["list_queues_api_queues_get"];
+        get: operations["list_queues_api_queue_depths_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Queues of the caller's projects, by project and name */
+        get: operations["list_queues_api_queues_get"];
+        put?: never;
+        /** Create a queue in the request's project (its admins) */
+        post: operations["create_queue_api_queues_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/queues/{queueId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A queue with its jobs waiting and running now */
+        get: operations["get_queue_api_queues__queueId__get"];
+        put?: never;
+        post?: never;
+        /** Delete a queue that has no unfinished jobs */
+        delete: operations["delete_queue_api_queues__queueId__delete"];
+        options?: never;
+        head?: never;
+        /** Change a queue's limits and defaults (a field left out stays; null clears it) */
+        patch: operations["change_queue_api_queues__queueId__patch"];
+        trace?: never;
+    };
+    "/api/queues/{queueId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dispatch nothing more from the queue (idempotent); its jobs wait, running ones finish */
+        post: operations["pause_queue_api_queues__queueId__pause_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/queues/{queueId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dispatch the queue's waiting jobs again (idempotent) */
+        post: operations["resume_queue_api_queues__queueId__resume_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1015,6 +1086,11 @@ export interface components {
              */
             priority: number;
             /**
+             * Queue
+             * @description The project's queue (docs/flow-control.md) the job runs in, with its limits; default: its type's queue. A worker serving the type runs it wherever.
+             */
+            queue?: string | null;
+            /**
              * Ref
              * @description A label, unique within the batch.
              */
@@ -1204,6 +1280,19 @@ export interface components {
             status: components["schemas"]["JobStatus"];
             /** Type */
             type: string;
+        };
+        /** ConcurrencyKey */
+        ConcurrencyKey: {
+            /**
+             * Field
+             * @description A top-level field of the jobs' payload, as `customerId`.
+             */
+            field: string;
+            /**
+             * Limit
+             * @description Running jobs per value at most.
+             */
+            limit: number;
         };
         /** DeadLetterAction */
         DeadLetterAction: {
@@ -2053,6 +2142,37 @@ export interface components {
             /** Slug */
             slug?: string | null;
         };
+        /** QueueCreate */
+        QueueCreate: {
+            /** @description At most `limit` running jobs per value of a payload field; null: none. */
+            concurrencyKey?: components["schemas"]["ConcurrencyKey"] | null;
+            /** Defaultpriority */
+            defaultPriority?: number | null;
+            /**
+             * Defaultretrypolicy
+             * @description One of the project's (or the shared) named retry policies.
+             */
+            defaultRetryPolicy?: string | null;
+            /** Defaulttimeoutseconds */
+            defaultTimeoutSeconds?: number | null;
+            /**
+             * Maxconcurrency
+             * @description Running jobs of the queue at most, across every worker; null: no limit.
+             */
+            maxConcurrency?: number | null;
+            /**
+             * Name
+             * @description 1-63 of a-z, 0-9, '-', '_', starting with a letter: the lane the handlers of the jobs name (`@handler(queue=...)`).
+             */
+            name: string;
+            /**
+             * Paused
+             * @description Create paused (create only).
+             */
+            paused?: boolean | null;
+            /** @description Jobs started per second or minute at most; null: none. */
+            rateLimit?: components["schemas"]["RateLimit"] | null;
+        };
         /** QueueDepth */
         QueueDepth: {
             /**
@@ -2106,6 +2226,111 @@ export interface components {
              * @description The default queue first, then named queues with queued jobs, by name; high priority first within each.
              */
             items: components["schemas"]["QueueDepth"][];
+        };
+        /** QueuePage */
+        QueuePage: {
+            /** Items */
+            items: components["schemas"]["QueueView"][];
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
+        /** QueuePatch */
+        QueuePatch: {
+            /** @description At most `limit` running jobs per value of a payload field; null: none. */
+            concurrencyKey?: components["schemas"]["ConcurrencyKey"] | null;
+            /** Defaultpriority */
+            defaultPriority?: number | null;
+            /**
+             * Defaultretrypolicy
+             * @description One of the project's (or the shared) named retry policies.
+             */
+            defaultRetryPolicy?: string | null;
+            /** Defaulttimeoutseconds */
+            defaultTimeoutSeconds?: number | null;
+            /**
+             * Maxconcurrency
+             * @description Running jobs of the queue at most, across every worker; null: no limit.
+             */
+            maxConcurrency?: number | null;
+            /**
+             * Paused
+             * @description Create paused (create only).
+             */
+            paused?: boolean | null;
+            /** @description Jobs started per second or minute at most; null: none. */
+            rateLimit?: components["schemas"]["RateLimit"] | null;
+        };
+        /** QueueView */
+        QueueView: {
+            concurrencyKey: components["schemas"]["ConcurrencyKey"] | null;
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /** Defaultpriority */
+            defaultPriority: number | null;
+            /** Defaultretrypolicy */
+            defaultRetryPolicy: string | null;
+            /** Defaulttimeoutseconds */
+            defaultTimeoutSeconds: number | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Maxconcurrency */
+            maxConcurrency: number | null;
+            /** Name */
+            name: string;
+            /** Paused */
+            paused: boolean;
+            /** Pausedat */
+            pausedAt: string | null;
+            /** Pausedby */
+            pausedBy: string | null;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            rateLimit: components["schemas"]["RateLimit"] | null;
+            /**
+             * Running
+             * @description Jobs of the queue running now.
+             */
+            running: number;
+            /**
+             * Updatedat
+             * Format: date-time
+             */
+            updatedAt: string;
+            /**
+             * Waiting
+             * @description Unfinished jobs of the queue not running now.
+             */
+            waiting: number;
+        };
+        /** RateLimit */
+        RateLimit: {
+            /**
+             * Limit
+             * @description Jobs started per period.
+             */
+            limit: number;
+            /**
+             * Per
+             * @enum {string}
+             */
+            per: "second" | "minute";
         };
         /**
          * ReadyReport
@@ -4163,6 +4388,11 @@ export interface operations {
                      * @description The project (its id) the job belongs to; defaults to the one X-Project names, else your personal default project. You need the member role there.
                      */
                     projectId?: string | null;
+                    /**
+                     * Queue
+                     * @description The project's queue (docs/flow-control.md) the job runs in, with its limits; default: its type's queue. A worker serving the type runs it wherever.
+                     */
+                    queue?: string | null;
                     /**
                      * Retrypolicy
                      * @description An inline policy object, or the name of a stored policy.
@@ -6747,7 +6977,7 @@ export interface operations {
             };
         };
     };
-    list_queues_api_queues_get: {
+    list_queues_api_queue_depths_get: {
         parameters: {
             query?: never;
             header?: {
@@ -6797,6 +7027,752 @@ export interface operations {
             };
             /** @description The project named (X-Project or projectId) is unknown or not yours to see */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_queues_api_queues_get: {
+        parameters: {
+            query?: {
+                /** @description One queue by name. */
+                name?: string | null;
+                pageNumber?: number;
+                pageSize?: number;
+                /** @description The project (its id, slug or <org slug>/<slug>; or X-Project); by default the caller's own default project for a create, every project it sees for a listing. */
+                projectId?: string | null;
+            };
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuePage"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_queue_api_queues_post: {
+        parameters: {
+            query?: {
+                /** @description The project (its id, slug or <org slug>/<slug>; or X-Project); by default the caller's own default project for a create, every project it sees for a listing. */
+                projectId?: string | null;
+            };
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueView"];
+                };
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project already has a queue of that name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_queue_api_queues__queueId__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The queue's id. */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueView"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_queue_api_queues__queueId__delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The queue's id. */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The queue still has unfinished jobs */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    change_queue_api_queues__queueId__patch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The queue's id. */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueuePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueView"];
+                };
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    pause_queue_api_queues__queueId__pause_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The queue's id. */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueView"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resume_queue_api_queues__queueId__resume_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The queue's id. */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueView"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -122,6 +122,20 @@ export type QueueDepth = Schemas['QueueDepth'];
 export type JobSeries = Schemas['JobSeries'];
 export type QueueList = Schemas['QueueList'];
 
+// ---- a project's queues: limits, defaults, pause (GET/POST /api/queues, docs/dashboard.md) ----
+
+export type QueueView = Schemas['QueueView'];
+export type QueuePage = Schemas['QueuePage'];
+export type QueueCreate = JsonBody<paths['/api/queues']['post']>;
+export type QueuePatch = JsonBody<paths['/api/queues/{queueId}']['patch']>;
+export type RateLimit = Schemas['RateLimit'];
+export type RatePer = RateLimit['per'];
+export type ConcurrencyKey = Schemas['ConcurrencyKey'];
+
+/** The periods a rate limit counts over. */
+export const RATE_PERS = ['second', 'minute'] as const satisfies readonly RatePer[];
+export type EveryRatePerListed = Assert<[Exclude<RatePer, (typeof RATE_PERS)[number]>] extends [never] ? true : false>;
+
 // ---- schedules ----
 
 export type JobTemplate = Schemas['JobTemplate'];

@@ -18,6 +18,7 @@ const LINKS = [
   { to: '/jobs', label: 'Jobs' },
   { to: '/dead-letters', label: 'Dead letters' },
   { to: '/schedules', label: 'Schedules' },
+  { to: '/queues', label: 'Queues' },
   { to: '/batches', label: 'Batches' },
   { to: '/workers', label: 'Workers' },
   { to: '/organizations', label: 'Organizations' },

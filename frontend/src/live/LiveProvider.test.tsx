@@ -1,4 +1,4 @@
-import { QueryClientProvider, useQuery } from '@tanstack/react-query';
+import { partialMatchKey, QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { queryKeys } from '../api/queryKeys';
@@ -11,7 +11,7 @@ import { fakeTokens, testQueryClient } from '../test/utils';
 import { usePollWhileOffline } from './context';
 import { LiveProvider } from './LiveProvider';
 import type { JobDetail } from '../api/types';
-import { affectedKeys, patchJobCaches } from './cache';
+import { affectedKeys, isAggregate, patchJobCaches } from './cache';
 
 const JOB = 'aaaaaaaa-0000-4000-8000-000000000001';
 const listKey = queryKeys.jobList({ pageNumber: 1 });
@@ -141,6 +141,19 @@ describe('cache helpers', () => {
     expect(keys).toContain(JSON.stringify(queryKeys.jobDetail(JOB)));
     expect(keys).toContain(JSON.stringify(queryKeys.deadLetters));
     expect(keys).toContain(JSON.stringify(queryKeys.analytics));
+  });
+
+  it("refreshes the queue depths and a project's queues (running, waiting) as aggregates", () => {
+    const keys = affectedKeys([
+      { jobId: JOB, attempt: 1, fromStatus: 'queued', toStatus: 'running', reason: 'dispatched', jobType: 'email', at: '' },
+    ]);
+    const queues = keys.filter((key) => JSON.stringify(key) === JSON.stringify(queryKeys.queues));
+    expect(queues).toHaveLength(1);
+    expect(isAggregate(queryKeys.queues)).toBe(true);
+    // one prefix covers both, in every project they are cached for
+    for (const key of [queryKeys.queueDepths, queryKeys.queueList({ pageNumber: 1, pageSize: 25 })]) {
+      expect(partialMatchKey(scopedKey(key, 'p1'), queryKeys.queues)).toBe(true);
+    }
   });
 
   it('leaves pages without the job untouched', () => {

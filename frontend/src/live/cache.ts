@@ -52,6 +52,7 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
 
 /** The query prefixes a batch of changes makes stale. */
 export function affectedKeys(changes: readonly JobChange[]): QueryKey[] {
+  // queues: the queue depths and a project's queues (their jobs running and waiting)
   const keys: QueryKey[] = [queryKeys.jobLists, queryKeys.analytics, queryKeys.queues, queryKeys.batches];
   let deadLetters = false;
   let schedules = false;

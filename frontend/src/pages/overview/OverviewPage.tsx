@@ -99,7 +99,7 @@ export function OverviewPage() {
     refetchInterval: poll === false ? 60_000 : poll,
   });
   const queues = useScopedQuery({
-    queryKey: queryKeys.queues,
+    queryKey: queryKeys.queueDepths,
     queryFn: ({ signal }) => listQueues(signal),
     refetchInterval: poll,
   });
