@@ -9,11 +9,13 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import aio_pika
+import httpx
 import pytest
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
+from jobs_common.auth import Identity
 from jobs_common.contracts import (
     ActiveAttempt,
     CancelAttempt,
@@ -28,7 +30,7 @@ from jobs_common.contracts import (
 from jobs_common.db import create_engine
 from jobs_common.jobstore import dead_letters, job_events, jobs, poison_messages
 from jobs_common.rabbit import BatchConsumer, RabbitBus
-from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
+from jobs_scheduler.service import Runtime, create_app, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 from jobs_testing.waiting import eventually
 
@@ -87,6 +89,25 @@ async def scheduler(scheduler_settings: Settings) -> AsyncIterator[Runtime]:
     yield runtime
     await stop_runtime(runtime)
     assert others == [], "jobs.status written outside adapters/status.py"
+
+
+INTERNAL_TOKEN = "scheduler-test-internal-token-0123456789"
+
+
+@pytest.fixture
+async def api(scheduler_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The scheduler's internal HTTP API (the real app, its lifespan run) over ASGI."""
+    settings = scheduler_settings.model_copy(update={"internal_token": INTERNAL_TOKEN})
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://scheduler") as client:
+            yield client
+
+
+def as_(identity: Identity) -> dict[str, str]:
+    """The headers the gateway and the dashboard send for ``identity``."""
+    return identity.headers(INTERNAL_TOKEN)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -25,14 +24,13 @@ from jobs_common.rabbit import RabbitBus
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters.flow_control import FlowControl
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
-from jobs_scheduler.service import Runtime, create_app, start_runtime, stop_runtime
+from jobs_scheduler.service import Runtime, start_runtime, stop_runtime
 from jobs_scheduler.settings import Settings
 
-from .conftest import eventually, job_result, next_dispatch, submitted, wait_status
+from .conftest import as_, eventually, job_result, next_dispatch, submitted, wait_status
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "scheduler-test-internal-token-0123456789"
 USER = Identity(user_id="u-1", email="user@test.com", role="user")
 OTHER = Identity(user_id="u-2", email="other@test.com", role="user")
 ADMIN = Identity(user_id="u-3", email="admin@test.com", role="admin")
@@ -48,20 +46,6 @@ def scheduler_settings(scheduler_settings: Settings, request: pytest.FixtureRequ
     return scheduler_settings.model_copy(
         update={"reconcile_after_seconds": 0.5, "reconcile_interval_seconds": 0.1}
     )
-
-
-@pytest.fixture
-async def api(scheduler_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    settings = scheduler_settings.model_copy(update={"internal_token": TOKEN})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://scheduler") as client:
-            yield client
-
-
-def as_(identity: Identity) -> dict[str, str]:
-    return identity.headers(TOKEN)
 
 
 def team_member(role: OrgRole, team: uuid.UUID) -> Identity:
@@ -206,7 +190,8 @@ async def test_a_project_s_first_job_on_a_queue_creates_it_with_no_limits(
     )
 
 
-async def pause(db: AsyncEngine, owner: str, name: str, *, paused: bool = True) -> None:
+async def set_queue(db: AsyncEngine, owner: str, name: str, **values: Any) -> None:
+    """``values`` on the queue ``name`` of ``owner``'s personal project (created if missing)."""
     project = personal_project_id(owner)
     async with db.begin() as connection:
         await connection.execute(
@@ -217,8 +202,12 @@ async def pause(db: AsyncEngine, owner: str, name: str, *, paused: bool = True) 
         await connection.execute(
             update(queues)
             .where(queues.c.project_id == project, queues.c.name == name)
-            .values(paused=paused)
+            .values(**values)
         )
+
+
+async def pause(db: AsyncEngine, owner: str, name: str, *, paused: bool = True) -> None:
+    await set_queue(db, owner, name, paused=paused)
 
 
 async def nothing_on(bus: RabbitBus, queue: str, *, for_seconds: float = 1.0) -> None:
@@ -297,20 +286,9 @@ async def test_a_paused_queue_dispatches_nothing_until_resumed_and_others_go_on(
 
 
 async def limit(db: AsyncEngine, owner: str, name: str, **values: Any) -> None:
-    """Set a queue's limits (created if missing), and wait out the relays' one-second view
-    of whether any queue is limited."""
-    project = personal_project_id(owner)
-    async with db.begin() as connection:
-        await connection.execute(
-            insert(queues)
-            .values(id=uuid.uuid4(), project_id=project, name=name, created_by=owner)
-            .on_conflict_do_nothing(index_elements=["project_id", "name"])
-        )
-        await connection.execute(
-            update(queues)
-            .where(queues.c.project_id == project, queues.c.name == name)
-            .values(**values)
-        )
+    """Set a queue's limits, and wait out the relays' quarter-second view of which queues are
+    limited (four times over)."""
+    await set_queue(db, owner, name, **values)
     await asyncio.sleep(1.1)
 
 

@@ -6,7 +6,6 @@ the internal token."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -14,12 +13,11 @@ import pytest
 
 from jobs_common.auth import Identity
 from jobs_common.tenancy import OrgRole, personal_project_id
-from jobs_scheduler.service import create_app
-from jobs_scheduler.settings import Settings
+
+from .conftest import as_
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "scheduler-test-internal-token-0123456789"
 USER = Identity(user_id="u-1", email="user@test.com", role="user")
 OTHER = Identity(user_id="u-2", email="other@test.com", role="user")
 ADMIN = Identity(user_id="u-3", email="admin@test.com", role="admin")
@@ -34,20 +32,6 @@ def new_schedule(name: str, **fields: Any) -> dict[str, Any]:
         "jobTemplate": {"type": "simulate", "payload": {}, "priority": 2},
         **fields,
     }
-
-
-@pytest.fixture
-async def api(scheduler_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    settings = scheduler_settings.model_copy(update={"internal_token": TOKEN})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://scheduler") as client:
-            yield client
-
-
-def as_(identity: Identity) -> dict[str, str]:
-    return identity.headers(TOKEN)
 
 
 async def test_create_pause_resume_delete_by_owner_and_admin_only(api: httpx.AsyncClient) -> None:
