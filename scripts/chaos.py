@@ -3,8 +3,9 @@ round, the invariants checked after every round (package ``scripts/chaos``).
 
 ROUNDS (10), SEED (random; every round prints its own seed and the command that replays it),
 FAULTS (comma-separated kinds, default all: kill-scheduler, kill-schedulers, kill-worker,
-kill-submission, kill-gateway, kill-dashboard, rabbitmq-stop, postgres-stop, mongo-stop,
-amqp-close, scheduler-pause, worker-pause), LOAD_SECONDS (20), RATE (5 requests/s),
+kill-submission, kill-gateway, kill-dashboard, rabbitmq-stop, rabbitmq-restart, postgres-stop,
+mongo-stop, amqp-close, scheduler-pause, schedulers-pause, worker-pause, rolling-deploy,
+poison-input, flow-control), LOAD_SECONDS (20), RATE (5 requests/s),
 OUTAGE_SECONDS (10), SCHEDULER_PAUSE_SECONDS (30), DRAIN_TIMEOUT (240), QUICK=1 (the short
 pass of ``make test``: one small round per kind). Logs and the report go to
 var/chaos/<time>-<seed>/. Exits 1 when an invariant broke.

@@ -5,14 +5,19 @@ A *run* is one execution of a handler. It is counted from the handler's own firs
 email), which names the attempt and the worker, or from the attempts that ran (started, or
 reported an outcome), whichever is more: a handler that ran twice under one attempt (a
 redelivery) shows as two lines.
+
+In a ``flow-control`` round the limited queue's running jobs are also sampled from the job
+store through the round (``sample_running``, every 50 ms), so ``limit`` can judge them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,6 +32,7 @@ TERMINAL = ("succeeded", "dead", "cancelled")
 RUN_MARKERS = ("sleeping ", "failing at once", "connecting to smtp")
 SUCCESS_LINE = "worked "  # simulate: "worked %.3f s, succeeded"
 REPORTED = frozenset({"succeeded", "failed", "timed_out"})
+SAMPLE_EVERY = 0.05  # seconds between two samples of a limited queue's running jobs
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class JobFacts:
     success_lines: dict[int, list[str]] = field(default_factory=dict)  # attempt -> lines
     parents: list[str] = field(default_factory=list)
     emails: int = 0  # messages the sink received for this job
+    project_id: str = ""
+    queue: str = "default"
 
     @property
     def run_count(self) -> int:
@@ -98,11 +106,38 @@ class JobFacts:
         ids = [a.worker_id for a in self.attempts] + [r.worker_id for r in self.runs]
         return {pid for pid in map(worker_pid, ids) if pid is not None}
 
+    def first_start(self) -> datetime | None:
+        """When a handler of this job first started (an attempt, or its own log line)."""
+        starts = [a.started_at for a in self.attempts if a.started_at is not None]
+        starts += [run.at for run in self.runs]
+        return min(starts, default=None)
+
 
 @dataclass(frozen=True)
 class CronFire:
     fire_time: datetime
     job_id: str
+
+
+@dataclass(frozen=True)
+class RunningSample:
+    at: datetime  # the database's clock
+    job_ids: tuple[str, ...]  # the queue's jobs running then
+
+    @property
+    def running(self) -> int:
+        return len(self.job_ids)
+
+
+@dataclass
+class LimitedQueue:
+    """A project's queue with a ``maxConcurrency``, and its running jobs as sampled."""
+
+    project_id: str
+    queue: str
+    max_concurrency: int
+    samples: list[RunningSample] = field(default_factory=list)
+    unanswered: int = 0  # samples the job store did not answer
 
 
 @dataclass
@@ -113,6 +148,7 @@ class RoundFacts:
     cron_fires: list[CronFire]
     queues: list[dict[str, Any]]
     api_status: dict[str, str]  # job id -> status the public API shows ("" when not found)
+    limited: LimitedQueue | None = None  # flow-control: the limited queue and its samples
 
 
 async def connect(url: str) -> asyncpg.Connection:
@@ -150,6 +186,51 @@ async def wait_terminal(url: str, ids: list[str], timeout: float) -> tuple[bool,
         if time.monotonic() - began > timeout:
             return False, time.monotonic() - began
         await asyncio.sleep(0.5)
+
+
+async def sample_running(url: str, limited: LimitedQueue, stop: asyncio.Event) -> None:
+    """Until ``stop`` is set, every ``SAMPLE_EVERY`` seconds: the limited queue's jobs whose
+    status is ``running`` (by the database's clock), appended to ``limited.samples``."""
+    connection: asyncpg.Connection | None = None
+    try:
+        while not stop.is_set():
+            try:
+                if connection is None:
+                    connection = await connect(url)
+                rows = await connection.fetch(
+                    "SELECT clock_timestamp() AS at, array_agg(id::text) AS ids FROM jobs "
+                    "WHERE project_id = $1 AND queue = $2 AND status = 'running'",
+                    limited.project_id,
+                    limited.queue,
+                )
+                ids = rows[0]["ids"] or []
+                limited.samples.append(RunningSample(rows[0]["at"], tuple(ids)))
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                limited.unanswered += 1
+                if connection is not None:
+                    with contextlib.suppress(Exception):
+                        await connection.close()
+                connection = None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), SAMPLE_EVERY)
+    finally:
+        if connection is not None:
+            await connection.close()
+
+
+@contextlib.asynccontextmanager
+async def sampling(url: str, limited: LimitedQueue | None) -> AsyncIterator[None]:
+    """``sample_running`` of ``limited`` (if any) while the block runs."""
+    if limited is None:
+        yield
+        return
+    stop = asyncio.Event()
+    task = asyncio.create_task(sample_running(url, limited, stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
 
 
 async def cron_fires(url: str, schedule_id: str, after: datetime) -> list[CronFire]:
@@ -222,6 +303,8 @@ async def collect(
             finished_at=row["finished_at"],
             cancel_requested=row["cancel_requested_at"] is not None,
             dead_reason=row["dead_reason"],
+            project_id=str(row["project_id"]),
+            queue=row["queue"],
         )
     for row in attempts:
         job = jobs.get(str(row["job_id"]))

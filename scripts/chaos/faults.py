@@ -1,6 +1,11 @@
 """Injecting one fault and recording what it hit: which process was killed or paused (name
 and pid: a worker's id in the job store names its pid), when it started and ended, and how
-long the platform took to be ready again."""
+long the platform took to be ready again.
+
+``flow-control`` is a fault of the operator's hand and a worker's: the load's queue is paused
+through the public API while jobs arrive and resumed, then the worker running a job of the
+second project's limited queue is killed, so that job keeps its slot until its lease runs
+out (docs/flow-control.md). The round sets the limit before its load (``rounds``)."""
 
 from __future__ import annotations
 
@@ -19,15 +24,17 @@ import httpx
 from jobs_testing.team_handlers import TEAM_MODULE
 
 from . import knobs as k
+from .client import GatewayClient
 from .platform import ChaosPlatform
 
 KILLED = "killed"
 PAUSED = "paused"
+LIMITED_JOB_WAIT = 10.0  # flow-control: how long to wait for a job of the limited queue to run
 
 # Faults whose victims' jobs may legitimately run again: a worker that died or froze. (A broker
 # that took its deliveries back, stopped or restarted or with every connection closed, no
 # longer excuses a re-run: a redelivered copy runs only when its claim is granted.)
-WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE})
+WORKER_FAULTS = frozenset({k.KILL_WORKER, k.WORKER_PAUSE, k.FLOW_CONTROL})
 # Faults that kill a scheduler process, possibly in the middle of an outbox relay pass.
 SCHEDULER_KILLS = frozenset({k.KILL_SCHEDULER, k.KILL_SCHEDULERS})
 
@@ -37,6 +44,29 @@ class Victim:
     service: str
     pid: int
     action: str  # killed / paused
+
+
+@dataclass(frozen=True)
+class QueuePause:
+    """A queue paused through the public API: from the pause's answer to the resume's
+    request (nothing of it submitted meanwhile may start before ``ended``)."""
+
+    project_id: str
+    queue: str
+    began: datetime
+    ended: datetime
+
+
+@dataclass(frozen=True)
+class FlowTargets:
+    """What a ``flow-control`` fault acts on: the queue it pauses and resumes (as the load's
+    user), and the project whose limited queue's running job picks the worker it kills."""
+
+    client: GatewayClient
+    paused_project: str
+    paused_queue: str  # its name
+    paused_queue_id: str
+    limited_project: str
 
 
 @dataclass
@@ -53,6 +83,7 @@ class FaultRecord:
     # (method path -> status), and how many it refused as it should.
     misanswered: list[str] = field(default_factory=list)
     refused: int = 0
+    pause: QueuePause | None = None  # flow-control: the queue it held
 
     @property
     def worker_pids(self) -> frozenset[int]:
@@ -69,6 +100,9 @@ class FaultRecord:
         parts = [self.kind, f"at {self.started:%H:%M:%S.%f}"[:-3], f"lasting {length}"]
         if who:
             parts.append(who)
+        if self.pause is not None:
+            held = (self.pause.ended - self.pause.began).total_seconds()
+            parts.append(f"queue {self.pause.queue} of the load's project paused {held:.1f} s")
         if self.note:
             parts.append(self.note)
         if self.recovered_s is not None:
@@ -84,17 +118,23 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-async def busiest_worker(platform: ChaosPlatform, rng: random.Random) -> str:
-    """The worker running the most jobs now (a fault there hits jobs), else a random one."""
-    workers = platform.names("worker")
+async def running_by_worker(
+    platform: ChaosPlatform, project_id: str | None = None
+) -> dict[str, int]:
+    """Jobs running now per worker (of one project's ``default`` queue with ``project_id``)."""
     counts: dict[str, int] = {}
+    query = (
+        "SELECT worker_id, count(*) AS n FROM jobs WHERE status = 'running' "
+        "AND worker_id IS NOT NULL"
+    )
+    args: list[object] = []
+    if project_id is not None:
+        query += " AND project_id = $1 AND queue = 'default'"
+        args.append(project_id)
     with contextlib.suppress(OSError, asyncpg.PostgresError):
         connection = await asyncpg.connect(platform.database_url, timeout=5)
         try:
-            rows = await connection.fetch(
-                "SELECT worker_id, count(*) AS n FROM jobs WHERE status = 'running' "
-                "AND worker_id IS NOT NULL GROUP BY worker_id"
-            )
+            rows = await connection.fetch(query + " GROUP BY worker_id", *args)
         finally:
             await connection.close()
         for row in rows:
@@ -102,9 +142,16 @@ async def busiest_worker(platform: ChaosPlatform, rng: random.Random) -> str:
             name = platform.service_of_pid(pid) if pid is not None else None
             if name is not None:
                 counts[name] = counts.get(name, 0) + row["n"]
-    if counts:
-        return max(sorted(counts), key=lambda name: counts[name])
-    return rng.choice(workers)
+    return counts
+
+
+def busiest(counts: dict[str, int]) -> str | None:
+    return max(sorted(counts), key=lambda name: counts[name]) if counts else None
+
+
+async def busiest_worker(platform: ChaosPlatform, rng: random.Random) -> str:
+    """The worker running the most jobs now (a fault there hits jobs), else a random one."""
+    return busiest(await running_by_worker(platform)) or rng.choice(platform.names("worker"))
 
 
 def worker_pid(worker_id: str | None) -> int | None:
@@ -199,9 +246,41 @@ async def _poison_input(platform: ChaosPlatform, record: FaultRecord) -> None:
     record.note += f"{record.refused} poison requests refused"
 
 
-async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> FaultRecord:
+async def _flow_control(
+    platform: ChaosPlatform, record: FaultRecord, rng: random.Random, targets: FlowTargets
+) -> None:
+    """Pause the load's queue while jobs arrive, resume it, then kill the worker running the
+    most of the limited queue's jobs (waiting a bounded while for one to run; else the
+    busiest worker)."""
+    client = targets.client
+    await client.pause_queue(targets.paused_queue_id)
+    began = now()
+    try:
+        await asyncio.sleep(platform.knobs.queue_pause_seconds)
+    finally:
+        record.pause = QueuePause(targets.paused_project, targets.paused_queue, began, now())
+        await client.pause_queue(targets.paused_queue_id, paused=False)
+    deadline = time.monotonic() + LIMITED_JOB_WAIT
+    name = None
+    while name is None and time.monotonic() < deadline:
+        name = busiest(await running_by_worker(platform, targets.limited_project))
+        if name is None:
+            await asyncio.sleep(0.1)
+    if name is None:
+        record.note += "no job of the limited queue running: killed the busiest worker; "
+        name = await busiest_worker(platform, rng)
+    else:
+        record.note += f"{name} ran a job of the limited queue; "
+    _kill(platform, record, name)
+    record.note = record.note.rstrip("; ")
+
+
+async def inject(
+    kind: str, platform: ChaosPlatform, rng: random.Random, *, flow: FlowTargets | None = None
+) -> FaultRecord:
     """Apply ``kind`` now and undo it (restart, resume); then wait until every service is
-    ready again (bounded), recording who was hit and how long recovery took."""
+    ready again (bounded), recording who was hit and how long recovery took. ``flow``: what
+    a ``flow-control`` fault acts on."""
     knobs = platform.knobs
     record = FaultRecord(kind, now())
     try:
@@ -257,6 +336,10 @@ async def inject(kind: str, platform: ChaosPlatform, rng: random.Random) -> Faul
             await _rolling_deploy(platform, record)
         elif kind == k.POISON_INPUT:
             await _poison_input(platform, record)
+        elif kind == k.FLOW_CONTROL:
+            if flow is None:
+                raise ValueError("flow-control needs the round's queues")
+            await _flow_control(platform, record, rng, flow)
         else:
             raise ValueError(f"unknown fault {kind}")
     except Exception as exc:  # recorded and shown: the round goes on to its checks

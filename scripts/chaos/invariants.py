@@ -6,6 +6,12 @@ scheduler, gateway, submission or dashboard crash, a paused scheduler, a Postgre
 outage, and (since issue 31) a broker stopped or restarted or every connection closed may
 delay a job, never re-run it, fail it or lose it. And every job accepted before the fault
 ends within a bound of the platform being whole again (``recovery``).
+
+A ``flow-control`` round adds two: its limited queue never had more jobs running than its
+``maxConcurrency`` in any sample (``limit``), and no job submitted to its paused queue while
+paused started before the resume (``pause``). Its fault spans the pause and the kill that
+follows, so a job the pause held is judged by ``recovery`` from the platform being whole
+after both, as a job an outage held.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .facts import TERMINAL, CronFire, JobFacts
+from .facts import TERMINAL, CronFire, JobFacts, LimitedQueue
 from .faults import SCHEDULER_KILLS, WORKER_FAULTS, FaultRecord
 from .load import DEAD, SUCCEED, AcceptedJob
 
@@ -35,6 +41,8 @@ INVARIANTS: tuple[tuple[str, str], ...] = (
     ("dag", "DAG children run only after their parents succeeded"),
     ("accepted", "every 2xx answer maps to one job; input no store can hold is refused (4xx)"),
     ("recovery", "jobs accepted before the fault end soon after the platform is whole again"),
+    ("limit", "a limited queue never has more jobs running than its maxConcurrency (sampled)"),
+    ("pause", "no job submitted to a paused queue starts before its resume"),
 )
 # How long after the platform is whole again (the fault undone, every service ready) a job
 # accepted before the fault may still take to end: a worker's lease (10 s) and the longest
@@ -85,6 +93,7 @@ class RoundInput:
     cron_minutes: list[datetime]  # minutes due in this round's cron window
     cron_fires: list[CronFire]
     drained: bool
+    limited: LimitedQueue | None = None  # flow-control: the limited queue, sampled
 
 
 def touched(job: JobFacts, fault: FaultRecord) -> bool:
@@ -366,6 +375,71 @@ def check_accepted(data: RoundInput) -> Check:
     return check
 
 
+def check_limit(data: RoundInput) -> Check:
+    check = Check("limit")
+    limited = data.limited
+    if limited is None or not limited.samples:
+        check.status = NOT_APPLICABLE
+        if limited is not None:
+            check.notes.append("no sample of the limited queue (the job store did not answer)")
+        return check
+    cap = limited.max_concurrency
+    check.checked = len(limited.samples)
+    over = [sample for sample in limited.samples if sample.running > cap]
+    blamed: set[str] = set()
+    for sample in over:
+        for job_id in sample.job_ids:
+            if job_id not in blamed:  # each job once, at the first sample that shows it
+                blamed.add(job_id)
+                check.fail(
+                    job_id,
+                    f"one of {sample.running} jobs running at {sample.at:%H:%M:%S.%f} in "
+                    f"queue {limited.queue} of project {limited.project_id} "
+                    f"(maxConcurrency {cap})",
+                )
+    peak = max(sample.running for sample in limited.samples)
+    full = sum(1 for sample in limited.samples if sample.running == cap)
+    first, last = limited.samples[0].at, limited.samples[-1].at
+    check.notes.append(
+        f"{len(limited.samples)} samples over {(last - first).total_seconds():.1f} s: at most "
+        f"{peak} running (maxConcurrency {cap}), {full} samples at the limit, "
+        f"{len(over)} over it"
+        + (f"; {limited.unanswered} samples unanswered" if limited.unanswered else "")
+    )
+    return check
+
+
+def check_pause(data: RoundInput) -> Check:
+    check = Check("pause")
+    pause = data.fault.pause
+    if pause is None:
+        check.status = NOT_APPLICABLE
+        return check
+    starts: list[datetime] = []
+    for job in data.jobs.values():
+        if job.project_id != pause.project_id or job.queue != pause.queue:
+            continue
+        if not pause.began <= job.created_at < pause.ended:
+            continue
+        check.checked += 1
+        start = job.first_start()
+        if start is None:
+            continue  # never ran: "terminal" and "dead" judge it
+        starts.append(start)
+        if start < pause.ended:
+            check.fail(
+                job.id,
+                f"submitted at {job.created_at:%H:%M:%S.%f} to paused queue {pause.queue}, "
+                f"started at {start:%H:%M:%S.%f}, before the resume at {pause.ended:%H:%M:%S.%f}",
+            )
+    if starts:
+        check.notes.append(
+            f"{check.checked} jobs submitted while the queue was paused; the first of them "
+            f"started {(min(starts) - pause.ended).total_seconds():.2f} s after the resume"
+        )
+    return check
+
+
 CHECKS = (
     check_terminal,
     check_queues,
@@ -378,6 +452,8 @@ CHECKS = (
     check_dag,
     check_accepted,
     check_recovery,
+    check_limit,
+    check_pause,
 )
 
 

@@ -28,6 +28,7 @@ AMQP_CLOSE = "amqp-close"
 SCHEDULER_PAUSE = "scheduler-pause"
 SCHEDULERS_PAUSE = "schedulers-pause"
 WORKER_PAUSE = "worker-pause"
+FLOW_CONTROL = "flow-control"
 
 FAULT_KINDS: tuple[str, ...] = (
     KILL_SCHEDULER,
@@ -46,6 +47,7 @@ FAULT_KINDS: tuple[str, ...] = (
     WORKER_PAUSE,
     ROLLING_DEPLOY,
     POISON_INPUT,
+    FLOW_CONTROL,
 )
 
 
@@ -58,6 +60,10 @@ class LoadShape:
     batch_size: tuple[int, int] = (5, 20)
     slow_seconds: tuple[float, float] = (0.5, 3.0)
     max_in_flight: int = 48
+    # flow-control: the second project's work (seconds of its slow jobs) per slot of its
+    # queue's limit and second of load: above 1, a backlog builds and the limit is reached;
+    # not much above, as a job behind it must still end within ``recovery``'s bound.
+    limited_load: float = 1.2
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class Knobs:
     outage_seconds: float = 10.0  # RabbitMQ, PostgreSQL, MongoDB stopped this long
     restart_seconds: float = 20.0  # rabbitmq-restart: stop_app, start_app this much later
     scheduler_pause_seconds: float = 30.0
+    queue_pause_seconds: float = 5.0  # flow-control: the load's queue paused this long
+    max_concurrency: int = 2  # flow-control: the second project's queue's limit
     lease_seconds: int = 10  # SCHEDULER_LEASE_SECONDS; a paused worker stays paused longer
     recover_timeout: float = 120.0  # every service ready again after the fault
     drain_timeout: float = 240.0  # every job of the round terminal
@@ -99,8 +107,11 @@ class Knobs:
 
 QUICK = Knobs(
     rounds=len(FAULT_KINDS),
-    load=LoadShape(seconds=4.0, rate=3.0, batch_size=(4, 8), slow_seconds=(0.3, 1.5)),
+    load=LoadShape(
+        seconds=4.0, rate=3.0, batch_size=(4, 8), slow_seconds=(0.3, 1.5), limited_load=2.0
+    ),
     outage_seconds=6.0,
+    queue_pause_seconds=4.0,
     scheduler_pause_seconds=15.0,
     drain_timeout=150.0,
     recover_timeout=90.0,

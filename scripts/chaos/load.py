@@ -17,6 +17,12 @@ Kinds of request (each job remembers its kind and what it must end as):
   the first; ``rolling-deploy`` moves it); must succeed, and is never failed by a worker
   without it.
 
+A ``flow-control`` round adds a second project's load (``plan_limited``), to its queue
+limited to ``maxConcurrency`` jobs: ``limited`` (one slow job) and ``limited-batch`` (a
+batch of more slow jobs than the limit at once); they must succeed. Its size follows the
+limit: ``limited_load`` seconds of work per slot and second of load, so a backlog builds and
+drains soon after the load.
+
 Requests go out at planned times (open loop, at most ``max_in_flight`` at once); each is
 retried with its idempotency key until answered (``client.GatewayClient``).
 """
@@ -100,6 +106,16 @@ class LoadOutcome:
         for job_id, wanted in zip(ids, expect, strict=True):
             self.accepted[job_id] = AcceptedJob(job_id, kind, wanted, answer.key)
         return list(ids)
+
+    def absorb(self, other: LoadOutcome) -> None:
+        """Count another client's load of the same round as this one's."""
+        self.accepted.update(other.accepted)
+        self.refused += other.refused
+        self.given_up += other.given_up
+        self.requests += other.requests
+        self.answered += other.answered
+        self.retried += other.retried
+        self.finished = max(self.finished, other.finished)
 
 
 def _simulate(priority: int, payload: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -215,6 +231,39 @@ def plan(rng: random.Random, shape: LoadShape, round_no: int) -> list[PlannedReq
         planner.request(min(shape.seconds, (index + rng.random()) * step), kind)
         for index, kind in enumerate(order)
     ]
+
+
+def plan_limited(
+    rng: random.Random, shape: LoadShape, round_no: int, limit: int
+) -> list[PlannedRequest]:
+    """The second project's requests for a queue limited to ``limit`` running jobs: slow
+    jobs and batches of them, ``limit * shape.seconds * shape.limited_load`` seconds of work
+    in all (by their mean length), at random times over the load."""
+    planner = Planner(rng, shape, round_no)
+    low, high = shape.slow_seconds
+    budget = limit * shape.seconds * shape.limited_load
+    requests: list[PlannedRequest] = []
+    work = 0.0
+    while work < budget:
+        at = rng.uniform(0.0, shape.seconds)
+        if rng.random() < 0.3:
+            size = rng.randint(limit + 1, 3 * limit)
+            body = {
+                "name": f"chaos limited r{round_no} #{len(requests) + 1}",
+                "jobs": [
+                    _simulate(planner.priority(), planner.slow(), maxAttempts=5)
+                    for _ in range(size)
+                ],
+            }
+            requests.append(
+                PlannedRequest(at, "limited-batch", "/api/batches", body, (SUCCEED,) * size)
+            )
+        else:
+            size = 1
+            body = _simulate(planner.priority(), planner.slow(), maxAttempts=5, timeoutSeconds=120)
+            requests.append(PlannedRequest(at, "limited", "/api/jobs", body, (SUCCEED,)))
+        work += size * (low + high) / 2
+    return sorted(requests, key=lambda request: request.at)
 
 
 async def run_request(client: GatewayClient, request: PlannedRequest, outcome: LoadOutcome) -> None:

@@ -5,6 +5,15 @@ fault is injected and undone; once every submission is answered and every servic
 again, the round waits (bounded) for its jobs to finish and the queues to drain, gathers the
 facts and checks the invariants. A service still unready after a round is restarted so the
 next round starts from a working platform (and the round says so).
+
+A ``flow-control`` round has a second project: a team project of the load's user (an
+organization of its own, created through the public API by the first such round of a run).
+Before the load its ``default`` queue is limited to ``max_concurrency`` running jobs (every
+replica sees a new limit within a second: the round waits ``LIMIT_TAKES_EFFECT``), a second
+client submits ``load.plan_limited`` there beside the usual load, and that queue's running
+jobs are sampled until the round's jobs are terminal; the fault pauses the load's own
+``default`` queue, resumes it and kills a worker (``faults``). Afterwards the limit is
+cleared and the queue resumed (again), so later rounds run as before.
 """
 
 from __future__ import annotations
@@ -19,24 +28,40 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from jobs_common.tenancy import personal_project_id
+
 from .client import GatewayClient
-from .facts import RoundFacts, collect, cron_fires, wait_terminal
-from .faults import FaultRecord, inject
+from .facts import LimitedQueue, RoundFacts, collect, cron_fires, sampling, wait_terminal
+from .faults import FaultRecord, FlowTargets, inject
 from .invariants import RoundInput, evaluate, touched
-from .knobs import Knobs
-from .load import INSTANT, SUCCEED, AcceptedJob, plan, run_load
+from .knobs import FLOW_CONTROL, Knobs
+from .load import INSTANT, SUCCEED, AcceptedJob, LoadOutcome, plan, plan_limited, run_load
 from .platform import ChaosPlatform
 from .report import RoundResult, evidence, round_summary, table
 
 OWNER = ("user@test.com", "user123")  # the demo accounts the development stack seeds
 ADMIN = ("admin@test.com", "admin123")  # reads the evidence (worker ids are shown to admins)
 SETTLE_QUEUES = ("jobs.ready", "jobs.results", "jobs.logs", "jobs.running")
+QUEUE = "default"  # every type of the load runs in its project's default queue
+# Each scheduler replica re-reads which queues are limited at most once a second (every
+# quarter second since 4a297c0; docs/flow-control.md): a limit set this long ago holds in
+# every replica.
+LIMIT_TAKES_EFFECT = 1.2
+
+
+@dataclass
+class SecondProject:
+    """flow-control: the load's user's team project, and a client acting in it."""
+
+    project_id: str
+    client: GatewayClient
 
 
 @dataclass
 class RunState:
     schedule_id: str
     cron_checked_until: datetime  # minutes up to here were checked by an earlier round
+    second: SecondProject | None = None  # made by the first flow-control round
 
 
 def utcnow() -> datetime:
@@ -98,6 +123,66 @@ async def api_statuses(client: GatewayClient, ids: list[str]) -> dict[str, str]:
     return dict(await asyncio.gather(*(one(job_id) for job_id in ids)))
 
 
+async def second_project(
+    platform: ChaosPlatform, client: GatewayClient, state: RunState
+) -> SecondProject:
+    """The run's second project: an organization of the load's user with one project, made
+    through the public API the first time, and a client that acts in it."""
+    if state.second is None:
+        project_id = await client.create_project(f"chaos {platform.knobs.seed}", "limited")
+        other = GatewayClient(
+            platform.gateway_url,
+            *OWNER,
+            give_up_after=platform.knobs.give_up_after,
+            project=project_id,
+        )
+        state.second = SecondProject(project_id, other)
+        await other.login()
+        await other.wait_project(project_id)
+    return state.second
+
+
+@dataclass(frozen=True)
+class FlowRound:
+    """What a flow-control round set: the fault's targets, the limited queue (sampled) and
+    the second project's load."""
+
+    targets: FlowTargets
+    limited: LimitedQueue
+    limited_queue_id: str
+    second: SecondProject
+
+
+async def set_limits(platform: ChaosPlatform, client: GatewayClient, state: RunState) -> FlowRound:
+    """Limit the second project's default queue, find the load's own (to pause), and wait
+    until every scheduler replica sees the limit."""
+    knobs = platform.knobs
+    second = await second_project(platform, client, state)
+    own = str(personal_project_id(OWNER[0]))
+    limited = await client.queue(second.project_id, QUEUE)
+    await client.change_queue(limited["id"], maxConcurrency=knobs.max_concurrency)
+    paused = await client.queue(own, QUEUE)
+    await asyncio.sleep(LIMIT_TAKES_EFFECT)
+    return FlowRound(
+        targets=FlowTargets(client, own, QUEUE, paused["id"], second.project_id),
+        limited=LimitedQueue(second.project_id, QUEUE, knobs.max_concurrency),
+        limited_queue_id=limited["id"],
+        second=second,
+    )
+
+
+async def lift_limits(flow: FlowRound) -> str:
+    """The paused queue resumed (idempotent: the fault resumed it already) and the limit
+    cleared; a note when either failed."""
+    client = flow.targets.client
+    try:
+        await client.pause_queue(flow.targets.paused_queue_id, paused=False)
+        await client.change_queue(flow.limited_queue_id, maxConcurrency=None)
+    except RuntimeError as exc:
+        return f"queues not restored after the round: {exc}"
+    return ""
+
+
 async def run_round(
     number: int,
     seed: int,
@@ -114,26 +199,41 @@ async def run_round(
     requests = plan(rng, knobs.load, number)
     fault_at = rng.uniform(0.15, 0.7) * knobs.load.seconds
     fault_rng = random.Random(rng.random())
+    url = platform.database_url
+    flow = await set_limits(platform, client, state) if kind == FLOW_CONTROL else None
+    limited_requests = (
+        plan_limited(random.Random(rng.random()), knobs.load, number, knobs.max_concurrency)
+        if flow is not None
+        else []
+    )
     window_start = utcnow() - timedelta(seconds=0.5)
 
     async def fault_later() -> FaultRecord:
         await asyncio.sleep(fault_at)
-        return await inject(kind, platform, fault_rng)
+        return await inject(kind, platform, fault_rng, flow=None if flow is None else flow.targets)
 
-    load, fault = await asyncio.gather(
-        run_load(client, requests, knobs.load.max_in_flight), fault_later()
-    )
-    expected = dict(load.accepted)
-    # Cron jobs whose minute is due are the round's too (checked from the last round on).
-    # Never before the schedule existed or an earlier round looked (the window only grows).
-    cron_until = max(state.cron_checked_until, cron_due_by(fault, knobs.cron_slack))
-    url = platform.database_url
-    fires = await cron_fires(url, state.schedule_id, state.cron_checked_until)
-    fires = [fire for fire in fires if fire.fire_time <= cron_until]
-    for fire in fires:
-        expected[fire.job_id] = AcceptedJob(fire.job_id, "cron", SUCCEED, "")
-    ids = list(expected)
-    drained, drain_s = await wait_terminal(url, ids, knobs.drain_timeout)
+    async def limited_load() -> LoadOutcome:
+        if flow is None:
+            return LoadOutcome()
+        return await run_load(flow.second.client, limited_requests, knobs.load.max_in_flight)
+
+    async with sampling(url, None if flow is None else flow.limited):
+        load, second_load, fault = await asyncio.gather(
+            run_load(client, requests, knobs.load.max_in_flight), limited_load(), fault_later()
+        )
+        load.absorb(second_load)
+        expected = dict(load.accepted)
+        # Cron jobs whose minute is due are the round's too (checked from the last round
+        # on). Never before the schedule existed or an earlier round looked (the window
+        # only grows).
+        cron_until = max(state.cron_checked_until, cron_due_by(fault, knobs.cron_slack))
+        fires = await cron_fires(url, state.schedule_id, state.cron_checked_until)
+        fires = [fire for fire in fires if fire.fire_time <= cron_until]
+        for fire in fires:
+            expected[fire.job_id] = AcceptedJob(fire.job_id, "cron", SUCCEED, "")
+        ids = list(expected)
+        drained, drain_s = await wait_terminal(url, ids, knobs.drain_timeout)
+    restored = await lift_limits(flow) if flow is not None else ""
     queues = await settle_queues(platform, 30.0)
     window_end = utcnow()
     jobs, missing, owner_jobs = await collect(
@@ -150,6 +250,7 @@ async def run_round(
         cron_fires=fires,
         queues=queues,
         api_status=await api_statuses(client, list(jobs)),
+        limited=None if flow is None else flow.limited,
     )
     data = RoundInput(
         fault=fault,
@@ -164,6 +265,7 @@ async def run_round(
         cron_minutes=due_minutes(state.cron_checked_until, cron_until),
         cron_fires=facts.cron_fires,
         drained=drained,
+        limited=facts.limited,
     )
     state.cron_checked_until = cron_until
     checks = evaluate(data)
@@ -178,6 +280,15 @@ async def run_round(
         f"HTTP: {stats.requests} requests, {stats.no_answer} without answer, "
         f"retried statuses {dict(stats.retried_status)}, {stats.logins} logins",
     ]
+    if flow is not None:
+        notes.append(
+            f"second project {flow.second.project_id}: {second_load.requests} requests "
+            f"({second_load.retried} needed retries, {len(second_load.given_up)} given up), "
+            f"{len(second_load.accepted)} jobs accepted to its {QUEUE} queue limited to "
+            f"{knobs.max_concurrency} running (counted in the load above)"
+        )
+    if restored:
+        notes.append(restored)
     result = RoundResult(number, seed, fault, len(expected), checks, 0.0, notes)
     result.evidence = await evidence(admin, platform.run_dir / "logs", checks)
     unready = await asyncio.to_thread(platform.not_ready)
@@ -230,6 +341,7 @@ async def _run(knobs: Knobs, run_dir: Path, out: Printer) -> list[RoundResult]:
     platform = ChaosPlatform(knobs, run_dir)
     client: GatewayClient | None = None
     admin: GatewayClient | None = None
+    state: RunState | None = None
     report = run_dir / "report.txt"
     try:
         await platform.start()
@@ -253,7 +365,8 @@ async def _run(knobs: Knobs, run_dir: Path, out: Printer) -> list[RoundResult]:
             with report.open("a") as handle:
                 handle.write(text + "\n\n")
     finally:
-        for each in (client, admin):
+        second = state.second.client if state is not None and state.second else None
+        for each in (client, admin, second):
             if each is not None:
                 await each.close()
         await platform.close()

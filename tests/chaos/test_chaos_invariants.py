@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -12,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from scripts.chaos.facts import Attempt, JobFacts, Run
-from scripts.chaos.faults import KILLED, FaultRecord, Victim
+from scripts.chaos.facts import Attempt, JobFacts, LimitedQueue, Run, RunningSample
+from scripts.chaos.faults import KILLED, FaultRecord, QueuePause, Victim
 from scripts.chaos.invariants import (
     BROKEN,
     HELD,
     NOT_APPLICABLE,
+    Check,
     RoundInput,
     evaluate,
     touched,
@@ -25,6 +27,7 @@ from scripts.chaos.invariants import (
 from scripts.chaos.knobs import (
     AMQP_CLOSE,
     FAULT_KINDS,
+    FLOW_CONTROL,
     KILL_SCHEDULERS,
     KILL_WORKER,
     POISON_INPUT,
@@ -32,8 +35,9 @@ from scripts.chaos.knobs import (
     RABBITMQ_STOP,
     ROLLING_DEPLOY,
     Knobs,
+    LoadShape,
 )
-from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob
+from scripts.chaos.load import MAY_FAIL, SUCCEED, AcceptedJob, plan_limited
 from scripts.chaos.rounds import cancelled_by_sigterm, cron_due_by, due_minutes
 
 pytestmark = pytest.mark.unit
@@ -41,13 +45,15 @@ pytestmark = pytest.mark.unit
 T0 = datetime(2026, 1, 1, 12, 0, 10, tzinfo=UTC)
 HEALTHY = "vm-100-aaaaaaaa"
 KILLED_WORKER = "vm-200-bbbbbbbb"
+OWN_PROJECT = "11111111-1111-1111-1111-111111111111"
+TEAM_PROJECT = "22222222-2222-2222-2222-222222222222"
 
 
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-def attempt(number: int, status: str, worker: str = HEALTHY, **fields: Any) -> Attempt:
+def attempt(number: int, status: str, worker: str | None = HEALTHY, **fields: Any) -> Attempt:
     values: dict[str, Any] = {
         "started_at": at(number),
         "finished_at": at(number + 0.5),
@@ -82,7 +88,7 @@ def job(job_id: str, status: str, attempts: list[Attempt], **fields: Any) -> Job
 
 def round_input(kind: str, jobs: list[JobFacts], **fields: Any) -> RoundInput:
     fault = FaultRecord(kind, at(2), at(3))
-    if kind == KILL_WORKER:
+    if kind in (KILL_WORKER, FLOW_CONTROL):
         fault.victims.append(Victim("worker-2", 200, KILLED))
     values: dict[str, Any] = {
         "fault": fault,
@@ -262,3 +268,85 @@ async def test_sigterm_cancels_a_run_so_its_platform_is_stopped() -> None:
     assert stopped == ["platform"]
     # The handler is gone with the run: SIGTERM means the default again.
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def limited(*running: int, cap: int = 2) -> LimitedQueue:
+    """A queue limited to ``cap``, sampled every 50 ms with ``running`` jobs each time."""
+    samples = [
+        RunningSample(at(n * 0.05), tuple(f"{n:02d}{index:034d}" for index in range(count)))
+        for n, count in enumerate(running)
+    ]
+    return LimitedQueue(TEAM_PROJECT, "default", cap, samples)
+
+
+def limit_check(queue: LimitedQueue | None) -> Check:
+    data = round_input(FLOW_CONTROL, [], limited=queue)
+    return next(check for check in evaluate(data) if check.name == "limit")
+
+
+def test_a_limited_queue_sampled_with_more_running_than_its_limit_breaks_limit() -> None:
+    check = limit_check(limited(0, 1, 2, 3, 2, 1))
+    assert check.status == BROKEN
+    assert check.checked == 6
+    # Each job running at the sample over the limit is named once, with when and how many.
+    assert [o.subject for o in check.offenders] == [f"03{i:034d}" for i in range(3)]
+    assert all("one of 3 jobs running" in o.why for o in check.offenders)
+    assert any("at most 3 running (maxConcurrency 2)" in note for note in check.notes)
+
+
+def test_a_limited_queue_at_its_limit_holds_limit() -> None:
+    check = limit_check(limited(0, 2, 2, 1, 2, 0))
+    assert check.status == HELD
+    assert check.offenders == []
+    assert any("3 samples at the limit, 0 over it" in note for note in check.notes)
+
+
+def test_a_round_without_a_limited_queue_or_its_samples_does_not_judge_limit() -> None:
+    assert limit_check(None).status == NOT_APPLICABLE
+    unanswered = LimitedQueue(TEAM_PROJECT, "default", 2, unanswered=40)
+    assert limit_check(unanswered).status == NOT_APPLICABLE
+    assert verdicts(round_input(KILL_WORKER, []))["limit"] == NOT_APPLICABLE
+
+
+def test_a_job_submitted_to_a_paused_queue_that_starts_before_the_resume_breaks_pause() -> None:
+    def held_job(job_id: str, created: float, started: float, **fields: Any) -> JobFacts:
+        ran = attempt(1, "succeeded", started_at=at(started), finished_at=at(started + 0.5))
+        facts = job(job_id, "succeeded", [ran], created_at=at(created), **fields)
+        facts.runs = [Run(1, HEALTHY, at(started))]
+        return facts
+
+    # The load's default queue paused from at(2) to at(7).
+    early = held_job("e" * 36, 2.5, 4.0, project_id=OWN_PROJECT)  # started while paused
+    held = held_job("h" * 36, 3.0, 7.2, project_id=OWN_PROJECT)
+    before = held_job("b" * 36, 1.0, 2.5, project_id=OWN_PROJECT)  # sent before the pause
+    other = held_job("o" * 36, 3.0, 3.5, project_id=TEAM_PROJECT)  # another project's queue
+    data = round_input(FLOW_CONTROL, [early, held, before, other])
+    data.fault.pause = QueuePause(OWN_PROJECT, "default", at(2), at(7))
+    pause = next(check for check in evaluate(data) if check.name == "pause")
+    assert [o.subject for o in pause.offenders] == [early.id]
+    assert pause.checked == 2
+    data.jobs.pop(early.id)
+    assert verdicts(data)["pause"] == HELD
+    data.fault.pause = None
+    assert verdicts(data)["pause"] == NOT_APPLICABLE
+
+
+def test_a_flow_control_round_excuses_the_re_runs_of_its_killed_worker_only() -> None:
+    lost_then_won = [attempt(1, "lost", KILLED_WORKER), attempt(2, "succeeded")]
+    rerun = job("r" * 36, "succeeded", lost_then_won, project_id=TEAM_PROJECT)
+    assert verdicts(round_input(FLOW_CONTROL, [rerun]))["re-runs"] == HELD
+    twice = job("t" * 36, "succeeded", [attempt(1, "lost"), attempt(2, "succeeded")])
+    assert verdicts(round_input(FLOW_CONTROL, [twice]))["re-runs"] == BROKEN
+
+
+def test_the_second_projects_load_is_sized_to_its_limit() -> None:
+    """Slow jobs and batches larger than the limit, about ``limited_load`` seconds of work
+    per slot and second of load (a backlog, drained soon after)."""
+    shape = LoadShape(seconds=4.0, slow_seconds=(0.3, 1.5), limited_load=2.0)
+    requests = plan_limited(random.Random(5), shape, 1, limit=2)
+    jobs = sum(len(request.expect) for request in requests)
+    assert 2 * 4.0 * 2.0 <= jobs * 0.9 < 2 * 4.0 * 2.0 + 6 * 0.9
+    assert {request.kind for request in requests} <= {"limited", "limited-batch"}
+    assert all(len(r.expect) > 2 for r in requests if r.kind == "limited-batch")
+    assert all(0 <= r.at <= shape.seconds for r in requests)
+    assert [r.at for r in requests] == sorted(r.at for r in requests)
