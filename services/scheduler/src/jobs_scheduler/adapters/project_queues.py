@@ -6,6 +6,8 @@ admin or on a project's first job naming them, changed, paused, resumed, deleted
 
 from __future__ import annotations
 
+import math
+import time
 import uuid
 from collections.abc import Iterable
 from enum import StrEnum
@@ -29,23 +31,65 @@ class Removed(StrEnum):
     BUSY = "busy"  # unfinished jobs left
 
 
+class KnownQueues:
+    """The (project, queue) pairs of a job store this process made sure exist lately: intake
+    pays one ``INSERT ... ON CONFLICT DO NOTHING`` per pair and ``ttl`` seconds, not per
+    transaction (that statement cost single requests about 5 %). A queue deleted meanwhile
+    comes back with the first job recorded after the ``ttl`` (at once on the replica that
+    deleted it)."""
+
+    def __init__(self, ttl: float = 30.0) -> None:
+        self.ttl = ttl
+        self._seen: dict[tuple[str, uuid.UUID, str], float] = {}
+
+    def unknown(
+        self, store: str, pairs: Iterable[tuple[uuid.UUID, str]]
+    ) -> list[tuple[uuid.UUID, str]]:
+        now = time.monotonic()
+        return sorted(
+            {pair for pair in pairs if now - self._seen.get((store, *pair), -math.inf) > self.ttl}
+        )
+
+    def seen(self, store: str, pairs: Iterable[tuple[uuid.UUID, str]]) -> None:
+        now = time.monotonic()
+        if len(self._seen) > 100_000:  # bounded: forget everything, ensure again
+            self._seen.clear()
+        for pair in pairs:
+            self._seen[(store, *pair)] = now
+
+    def forget(self, store: str, pair: tuple[uuid.UUID, str]) -> None:
+        self._seen.pop((store, *pair), None)
+
+
+KNOWN = KnownQueues()
+
+
+def _store(connection: AsyncConnection) -> str:
+    """Which job store (a test process talks to many)."""
+    return str(connection.engine.url)
+
+
 async def ensure(connection: AsyncConnection, pairs: Iterable[tuple[uuid.UUID, str]]) -> None:
-    """Create, with no limits, the queues named by jobs being recorded that do not exist yet:
-    one statement per intake transaction (a pair that exists costs an index probe, no write),
-    so a queue deleted while idle comes back with its next job."""
-    wanted = sorted(set(pairs))
-    if not wanted:
+    """Create, with no limits, the queues named by jobs being recorded that do not exist yet
+    (as far as :data:`KNOWN` says)."""
+    store = _store(connection)
+    missing = KNOWN.unknown(store, pairs)
+    if not missing:
         return
     await connection.execute(
         insert(queues)
         .values(
             [
                 {"id": uuid.uuid4(), "project_id": p, "name": n, "created_by": FIRST_USE}
-                for p, n in wanted
+                for p, n in missing
             ]
         )
         .on_conflict_do_nothing(index_elements=["project_id", "name"])
     )
+    # Known once this transaction commits; a rollback leaves the pairs known for the ttl at
+    # worst (their jobs are not recorded either: a retry records them, and the queue with
+    # the first job after the ttl).
+    KNOWN.seen(store, missing)
 
 
 async def _check_policy(
@@ -189,4 +233,5 @@ async def remove(engine: AsyncEngine, queue_id: uuid.UUID, scope: Scope) -> Remo
         if busy:
             return Removed.BUSY
         await connection.execute(delete(queues).where(queues.c.id == queue_id))
+        KNOWN.forget(_store(connection), (row.project_id, row.name))
         return Removed.DELETED
