@@ -49,12 +49,18 @@ def bodies() -> dict[tuple[str, str], Any]:
         "submittedBy": "admin@test.com",
         "runAt": soon(),
         "retryPolicy": "fast",
+        "queue": "default",
     }
     template = {
         "type": "simulate",
         "priority": 1,
         "payload": {"minSeconds": 0, "maxSeconds": 0},
         "retryPolicyName": "fast",
+    }
+    queue_settings = {
+        "rateLimit": {"limit": 5, "per": "second"},
+        "concurrencyKey": {"field": "customerId", "limit": 1},
+        "defaultRetryPolicy": "fast",
     }
     return {
         ("post", "/api/jobs"): job,
@@ -85,6 +91,8 @@ def bodies() -> dict[tuple[str, str], Any]:
             "timezone": "Europe/Berlin",
             "jobTemplate": template,
         },
+        ("post", "/api/queues"): {"name": f"q-{uuid.uuid4().hex[:8]}", **queue_settings},
+        ("patch", "/api/queues/{queueId}"): queue_settings,
         ("post", "/api/organizations"): {"name": "Org", "slug": f"o-{uuid.uuid4().hex[:8]}"},
         ("patch", "/api/organizations/{org_id}"): {"name": "Org", "slug": "org"},
         ("post", "/api/organizations/{org_id}/members"): {

@@ -30,7 +30,7 @@ PER_SECONDS = {"second": 1, "minute": 60}
 class RateLimit(CamelModel):
     model_config = ConfigDict(extra="forbid")
 
-    limit: int = Field(ge=1, le=MAX_RATE, description="Jobs started per period.")
+    limit: int = Field(strict=True, ge=1, le=MAX_RATE, description="Jobs started per period.")
     per: Literal["second", "minute"]
 
     @property
@@ -45,7 +45,9 @@ class ConcurrencyKey(CamelModel):
         pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$",
         description="A top-level field of the jobs' payload, as `customerId`.",
     )
-    limit: int = Field(ge=1, le=MAX_CONCURRENCY, description="Running jobs per value at most.")
+    limit: int = Field(
+        strict=True, ge=1, le=MAX_CONCURRENCY, description="Running jobs per value at most."
+    )
 
 
 class QueueSettings(CamelModel):
@@ -56,6 +58,7 @@ class QueueSettings(CamelModel):
 
     max_concurrency: int | None = Field(
         default=None,
+        strict=True,
         ge=1,
         le=MAX_CONCURRENCY,
         description="Running jobs of the queue at most, across every worker; null: no limit.",
@@ -67,9 +70,11 @@ class QueueSettings(CamelModel):
         default=None,
         description="At most `limit` running jobs per value of a payload field; null: none.",
     )
-    paused: bool | None = Field(default=None, description="Create paused (create only).")
-    default_priority: int | None = Field(default=None, ge=1, le=3)
-    default_timeout_seconds: int | None = Field(default=None, ge=1, le=1700)
+    paused: bool | None = Field(
+        default=None, strict=True, description="Create paused (create only)."
+    )
+    default_priority: int | None = Field(default=None, strict=True, ge=1, le=3)
+    default_timeout_seconds: int | None = Field(default=None, strict=True, ge=1, le=1700)
     default_retry_policy: str | None = Field(
         default=None,
         pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$",

@@ -55,6 +55,11 @@ def test_a_patch_changes_only_the_fields_it_names_and_null_clears() -> None:
         {"name": "emails", "defaultTimeoutSeconds": 1701},
         {"name": "emails", "defaultRetryPolicy": "Gentle"},
         {"name": "emails", "other": True},
+        {"name": "emails", "defaultTimeoutSeconds": True},
+        {"name": "emails", "maxConcurrency": "3"},
+        {"name": "emails", "maxConcurrency": 2.5},
+        {"name": "emails", "rateLimit": {"limit": True, "per": "second"}},
+        {"name": "emails", "paused": "yes"},
     ],
 )
 def test_the_schema_refuses_what_a_queue_cannot_hold(body: dict[str, object]) -> None:
