@@ -11,6 +11,7 @@ the caller's or gone: 404) in the transaction that writes them, and answers with
 from __future__ import annotations
 
 import uuid
+from collections.abc import Set
 from datetime import datetime
 from typing import Literal, Self
 
@@ -81,6 +82,29 @@ class QueueSettings(CamelModel):
         description="One of the project's (or the shared) named retry policies.",
     )
 
+    def columns(self, fields: Set[str]) -> dict[str, object]:
+        """``fields`` (pause aside) by column: a rate limit is two columns, a key two."""
+        values: dict[str, object] = {}
+        for name in (
+            "max_concurrency",
+            "default_priority",
+            "default_timeout_seconds",
+            "default_retry_policy",
+        ):
+            if name in fields:
+                values[name] = getattr(self, name)
+        if "rate_limit" in fields:
+            rate = self.rate_limit
+            values["rate_limit"] = rate.limit if rate else None
+            values["rate_per_seconds"] = rate.per_seconds if rate else None
+            values["rate_tokens"] = None  # a new rate starts with a full bucket
+            values["rate_refilled_at"] = None
+        if "concurrency_key" in fields:
+            key = self.concurrency_key
+            values["concurrency_key"] = key.field if key else None
+            values["concurrency_key_limit"] = key.limit if key else None
+        return values
+
 
 class QueueCreate(QueueSettings):
     name: str = Field(
@@ -98,25 +122,8 @@ class QueuePatch(QueueSettings):
         return self
 
     def changes(self) -> dict[str, object]:
-        """The given fields by column (a rate limit is two columns, a key two)."""
-        given = self.model_fields_set
-        values: dict[str, object] = {}
-        for name in ("max_concurrency", "default_priority", "default_timeout_seconds"):
-            if name in given:
-                values[name] = getattr(self, name)
-        if "default_retry_policy" in given:
-            values["default_retry_policy"] = self.default_retry_policy
-        if "rate_limit" in given:
-            rate = self.rate_limit
-            values["rate_limit"] = rate.limit if rate else None
-            values["rate_per_seconds"] = rate.per_seconds if rate else None
-            values["rate_tokens"] = None  # a new rate starts with a full bucket
-            values["rate_refilled_at"] = None
-        if "concurrency_key" in given:
-            key = self.concurrency_key
-            values["concurrency_key"] = key.field if key else None
-            values["concurrency_key_limit"] = key.limit if key else None
-        return values
+        """The given fields by column (:meth:`QueueSettings.columns`)."""
+        return self.columns(self.model_fields_set)
 
 
 class QueueView(CamelModel):

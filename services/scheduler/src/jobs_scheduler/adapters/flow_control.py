@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.jobstore import jobs, outbox, queues
 from jobs_common.queue_rows import UNFINISHED
+from jobs_scheduler.adapters.jobs import SENT
 from jobs_scheduler.domain.flow_control import Budget, KeyLimit, Pair, refilled
 
 LIMITED = or_(
@@ -50,22 +51,17 @@ LIMITED_AMONG = (
 LIMITED_WAITING = LIMITED_AMONG.where(
     exists().where(outbox.c.project_id == queues.c.project_id, outbox.c.queue == queues.c.name)
 )
-# In flight: running, or queued with its ready message sent (not in the outbox, not waiting
-# for a worker of its type). A job whose lease ran out is no longer running: its slot is free.
-_SENT = and_(
-    jobs.c.status == "queued",
-    jobs.c.waiting_reason.is_(None),
-    ~exists().where(outbox.c.job_id == jobs.c.id),
-)
+# In flight: running, or queued with its ready message sent. A job whose lease ran out is no
+# longer running: its slot is free.
+IN_FLIGHT = and_(UNFINISHED, or_(jobs.c.status == "running", SENT))
 
 
 async def in_flight(connection: AsyncConnection, pairs: list[Pair]) -> dict[Pair, int]:
     rows = await connection.execute(
         select(jobs.c.project_id, jobs.c.queue, func.count())
         .where(
-            UNFINISHED,
+            IN_FLIGHT,
             tuple_(jobs.c.project_id, jobs.c.queue).in_(pairs),
-            or_(jobs.c.status == "running", _SENT),
         )
         .group_by(jobs.c.project_id, jobs.c.queue)
     )
@@ -78,10 +74,9 @@ async def in_flight_by_value(connection: AsyncConnection, pair: Pair, field: str
     rows = await connection.execute(
         select(value, func.count())
         .where(
-            UNFINISHED,
+            IN_FLIGHT,
             jobs.c.project_id == pair[0],
             jobs.c.queue == pair[1],
-            or_(jobs.c.status == "running", _SENT),
             value.is_not(None),
         )
         .group_by(value)

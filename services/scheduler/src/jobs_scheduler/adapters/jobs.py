@@ -40,6 +40,15 @@ DISPATCH_COLUMNS = (
     jobs.c.project_id,
 )
 
+# Queued with its ready message out of the outbox: in the broker or a worker's hands. A job
+# waiting for a worker of its type has no message; one whose dispatch is in the outbox (not
+# relayed yet, or held by its queue's pause or limits) has none out yet.
+SENT = and_(
+    jobs.c.status == S.QUEUED.value,
+    jobs.c.waiting_reason.is_(None),
+    ~exists().where(outbox.c.job_id == jobs.c.id),
+)
+
 JOB_COLUMNS = (
     jobs.c.id,
     jobs.c.type,
@@ -169,12 +178,7 @@ async def lock_unconsumed_queued(
     no message to lose."""
     rows = await connection.execute(
         select(*JOB_COLUMNS)
-        .where(
-            jobs.c.status == S.QUEUED.value,
-            jobs.c.queued_at < func.now() - interval_seconds(after_seconds),
-            jobs.c.waiting_reason.is_(None),  # no message: it waits for a worker of its type
-            ~exists().where(outbox.c.job_id == jobs.c.id),
-        )
+        .where(SENT, jobs.c.queued_at < func.now() - interval_seconds(after_seconds))
         .order_by(jobs.c.queued_at)
         .limit(limit)
         .with_for_update(skip_locked=True)

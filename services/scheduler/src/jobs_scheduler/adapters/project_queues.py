@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from jobs_common import queue_rows
 from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.jobstore import jobs, queues, retry_policies
-from jobs_common.queue_commands import QueueCreate, QueuePatch, QueueView
+from jobs_common.queue_commands import QueueCreate, QueuePatch, QueueSettings, QueueView
 from jobs_common.tenancy import Scope
 
 FIRST_USE = "first job"  # created_by of a queue made by its first job
@@ -126,7 +126,6 @@ async def create(
     """Insert the queue; None if the project has one of that name."""
     async with engine.begin() as connection:
         await _check_policy(connection, project_id, command.default_retry_policy)
-        rate, key = command.rate_limit, command.concurrency_key
         paused = bool(command.paused)
         queue_id = await connection.scalar(
             insert(queues)
@@ -134,17 +133,10 @@ async def create(
                 id=uuid.uuid4(),
                 project_id=project_id,
                 name=command.name,
-                max_concurrency=command.max_concurrency,
-                rate_limit=rate.limit if rate else None,
-                rate_per_seconds=rate.per_seconds if rate else None,
-                concurrency_key=key.field if key else None,
-                concurrency_key_limit=key.limit if key else None,
+                **command.columns(QueueSettings.model_fields.keys()),
                 paused=paused,
                 paused_at=func.now() if paused else None,
                 paused_by=by if paused else None,
-                default_priority=command.default_priority,
-                default_timeout_seconds=command.default_timeout_seconds,
-                default_retry_policy=command.default_retry_policy,
                 created_by=by,
             )
             .on_conflict_do_nothing(index_elements=["project_id", "name"])
