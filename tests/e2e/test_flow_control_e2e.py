@@ -30,6 +30,8 @@ from .test_scheduling_e2e import worker_service
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 LIMIT = 3
+WINDOW = 300  # SCHEDULER_READY_WINDOW here
+MEDIUM_PREFETCH = 10  # WORKER_PREFETCH_MEDIUM's default
 QUICK = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.3, "maxSeconds": 0.3}
 HALF_SECOND = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0.5, "maxSeconds": 0.5}
 
@@ -53,6 +55,9 @@ async def stack(
             "GATEWAY_API_REQUESTS_PER_MINUTE": "0",
             "SCHEDULER_LEASE_SECONDS": "3",
             "SCHEDULER_RETRY_BASE_DELAY_MS": "200",
+            # A smaller window than the default 1,000 (docs/flow-control.md, "Fair dispatch"),
+            # so the flood test's bound is far below the flood's length.
+            "SCHEDULER_READY_WINDOW": str(WINDOW),
         },
     ) as running:
         yield running
@@ -277,3 +282,77 @@ async def test_a_rate_limited_queue_starts_its_rate_across_replicas(
     first = starts[0]
     within_ten = sum(1 for at in starts if (at - first).total_seconds() < 10)
     assert 180 <= within_ten <= 220, within_ten
+
+
+FLOOD = 5_000
+NOOP = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSeconds": 0}
+
+
+async def test_a_flood_of_one_project_delays_another_project_s_job_by_a_window_not_its_length(
+    stack: Stack, admin: httpx.AsyncClient, user: httpx.AsyncClient
+) -> None:
+    """Fair dispatch (point 3): the admin's project submits 5,000 no-op jobs, then the user's
+    project one, all of medium priority (one ready queue). The broker holds a window of the
+    flood, the rest waits in the outbox, and the single job goes with the next dispatches:
+    of the flood's jobs not started when the scheduler recorded it (``queued_at``: its
+    submission came through the submission service behind the flood's), at most the bound
+    docs/flow-control.md states start before it (two relays' windows and the workers'
+    prefetch), not the thousands still waiting."""
+    await queue_named(admin, "default", maxConcurrency=None, rateLimit=None, concurrencyKey=None)
+    flood: list[str] = []
+    for _ in range(FLOOD // 1_000):
+        jobs = [{"type": "simulate", "priority": 2, "payload": NOOP} for _ in range(1_000)]
+        answer = await admin.post("/api/batches", json={"jobs": jobs})
+        assert answer.status_code == 202, answer.text
+        flood += [str(job_id) for job_id in answer.json()["jobIds"]]
+    accepted = await user.post(
+        "/api/jobs", json={"type": "simulate", "priority": 2, "payload": NOOP}
+    )
+    assert accepted.status_code == 202, accepted.text
+    single = accepted.json()["jobId"]
+    (done,) = await all_finished(user, [single], timeout=120)
+    database = await asyncpg.connect(stack.config.database_url)
+    try:
+        row = await database.fetchrow(
+            "SELECT created_at, queued_at, started_at FROM jobs WHERE id = $1", uuid.UUID(single)
+        )
+        ahead, behind = await database.fetchrow(
+            "SELECT count(*) FILTER (WHERE started_at < $2), count(*) FILTER (WHERE "
+            "started_at IS NULL OR started_at > $2) FROM jobs WHERE id = ANY($1::uuid[]) AND "
+            "(started_at IS NULL OR started_at > $3)",
+            [uuid.UUID(job_id) for job_id in flood],
+            row["started_at"],
+            row["queued_at"],
+        )
+        finished = await all_finished_in_database(database, flood, timeout=180)
+    finally:
+        await database.close()
+    bound = 2 * WINDOW + 3 * MEDIUM_PREFETCH  # two relays' windows, three workers' prefetch
+    recorded = (row["queued_at"] - row["created_at"]).total_seconds()
+    print(
+        f"single job recorded {recorded:.2f} s after its acceptance; flood jobs started after "
+        f"that and ahead of it: {ahead} (bound {bound}); behind it: {behind}"
+    )
+    assert done["status"] == "succeeded"
+    assert ahead <= bound, (ahead, behind)
+    assert behind > 0, "the flood ended before the single job was accepted: nothing measured"
+    assert finished == {("succeeded", 1): FLOOD}
+
+
+async def all_finished_in_database(
+    database: asyncpg.Connection, ids: list[str], timeout: float
+) -> dict[tuple[str, int], int]:
+    """Once none of ``ids`` is unfinished: how many ended in each (status, attempts)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    keys = [uuid.UUID(job_id) for job_id in ids]
+    while True:
+        rows = await database.fetch(
+            "SELECT status, attempt, count(*) FROM jobs WHERE id = ANY($1::uuid[]) "
+            "GROUP BY status, attempt",
+            keys,
+        )
+        counts = {(row["status"], row["attempt"]): row["count"] for row in rows}
+        if all(status in ("succeeded", "dead", "cancelled") for status, _ in counts):
+            return counts
+        assert asyncio.get_running_loop().time() < deadline, counts
+        await asyncio.sleep(0.5)

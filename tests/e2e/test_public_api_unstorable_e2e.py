@@ -93,6 +93,7 @@ def bodies() -> dict[tuple[str, str], Any]:
         },
         ("post", "/api/queues"): {"name": f"q-{uuid.uuid4().hex[:8]}", **queue_settings},
         ("patch", "/api/queues/{queueId}"): queue_settings,
+        ("put", "/api/project-flow/{projectId}"): {"weight": 2},
         ("post", "/api/organizations"): {"name": "Org", "slug": f"o-{uuid.uuid4().hex[:8]}"},
         ("patch", "/api/organizations/{org_id}"): {"name": "Org", "slug": "org"},
         ("post", "/api/organizations/{org_id}/members"): {

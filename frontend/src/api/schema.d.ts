@@ -457,6 +457,24 @@ export interface paths {
         patch: operations["change_member_api_organizations__org_id__members__user_id__patch"];
         trace?: never;
     };
+    "/api/project-flow/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project's weight in fair dispatch (1 when never set) */
+        get: operations["get_flow_api_project_flow__projectId__get"];
+        /** Set a project's weight in fair dispatch (its admins) */
+        put: operations["set_flow_api_project_flow__projectId__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects": {
         parameters: {
             query?: never;
@@ -2105,6 +2123,40 @@ export interface components {
              * @description Unique in the organization; derived from the name if omitted.
              */
             slug?: string | null;
+        };
+        /**
+         * ProjectFlowChange
+         * @description The body of a PUT: the project's new weight.
+         */
+        ProjectFlowChange: {
+            /**
+             * Weight
+             * @description Dispatches the project gets per round when several projects have work waiting in the same ready queue (1-100; a project never given one weighs 1).
+             */
+            weight: number;
+        };
+        /** ProjectFlowView */
+        ProjectFlowView: {
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            /**
+             * Updatedat
+             * @description When it was set last; null: never set.
+             */
+            updatedAt: string | null;
+            /**
+             * Updatedby
+             * @description Who set it last; null: never set.
+             */
+            updatedBy: string | null;
+            /**
+             * Weight
+             * @description The project's weight in fair dispatch (1-100).
+             */
+            weight: number;
         };
         /** ProjectOut */
         ProjectOut: {
@@ -6114,6 +6166,219 @@ export interface operations {
             };
             /** @description conflicts with what exists */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_flow_api_project_flow__projectId__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The project's id. */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectFlowView"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    set_flow_api_project_flow__projectId__put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The project's id. */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectFlowChange"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectFlowView"];
+                };
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

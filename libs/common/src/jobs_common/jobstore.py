@@ -325,6 +325,18 @@ Index(
     postgresql_where=text("max_concurrency IS NOT NULL OR rate_limit IS NOT NULL"),
 )
 
+# A project's weight in fair dispatch (the relay serves projects with work waiting in turn,
+# each ``weight`` dispatches a round; docs/flow-control.md). A project without a row weighs 1.
+project_flow = Table(
+    "project_flow",
+    metadata,
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("weight", Integer, nullable=False, server_default=text("1")),
+    Column("updated_by", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    CheckConstraint("weight BETWEEN 1 AND 100", name="project_flow_weight_valid"),
+)
+
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(
     "schedule_fires",

@@ -23,12 +23,21 @@ from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.gauge_reads import GaugeReads
 from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.jobstore import JobReader
+from jobs_dashboard.adapters.project_flow import ProjectFlowStore
 from jobs_dashboard.adapters.queues import QueueStore
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.adapters.submission_records import SubmissionRecords
-from jobs_dashboard.api import analytics, dead_letters, jobs, queues, registry, schedules
+from jobs_dashboard.api import (
+    analytics,
+    dead_letters,
+    jobs,
+    project_flow,
+    queues,
+    registry,
+    schedules,
+)
 from jobs_dashboard.api.limits import body_limits
 from jobs_dashboard.app.gauges import PlatformGauges
 from jobs_dashboard.settings import Settings
@@ -62,6 +71,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.dead_letters = DeadLetterStore(engine, read_engine=read_engine)
         app.state.schedules = ScheduleStore(engine, read_engine=read_engine)
         app.state.queues = QueueStore(engine, read_engine=read_engine)
+        app.state.project_flow = ProjectFlowStore(engine, read_engine=read_engine)
         app.state.registry = RegistryStore(engine, read_engine=read_engine)
         submission = httpx.AsyncClient(
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
@@ -159,6 +169,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(dead_letters.router)
     app.include_router(schedules.router)
     app.include_router(queues.router)
+    app.include_router(project_flow.router)
     app.include_router(registry.policies)
     app.include_router(registry.workers)
     app.include_router(registry.queue_depths)

@@ -24,6 +24,7 @@ from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
 from jobs_dashboard.service import create_app
 from jobs_dashboard.settings import Settings
 from jobs_scheduler.api.dead_letters import router as scheduler_dead_letters
+from jobs_scheduler.api.project_flow import router as scheduler_project_flow
 from jobs_scheduler.api.project_queues import router as scheduler_queues
 from jobs_scheduler.api.retry_policies import router as scheduler_retry_policies
 from jobs_scheduler.api.schedules import router as scheduler_schedules
@@ -164,8 +165,8 @@ def job_factory(store_engine: AsyncEngine) -> JobFactory:
 @pytest.fixture
 async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
     """The scheduler's internal API (the real routes, over HTTP, on this test's database):
-    the owner of the schedules, named retry policies, queues and dead letters, which the dashboard's
-    commands reach. Its dispatches stay in the outbox: no relay runs here."""
+    the owner of the schedules, named retry policies, queues, project weights and dead letters,
+    which the dashboard's commands reach. Its dispatches stay in the outbox: no relay runs here."""
     api = FastAPI()
     install_error_handlers(api)
     api.state.internal_token = INTERNAL_TOKEN
@@ -175,6 +176,7 @@ async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
     api.include_router(scheduler_retry_policies)
     api.include_router(scheduler_dead_letters)
     api.include_router(scheduler_queues)
+    api.include_router(scheduler_project_flow)
     async with serve_app(api, free_port()) as url:
         yield url
 

@@ -50,5 +50,6 @@ async def test_openapi_lists_the_routes(client: httpx.AsyncClient) -> None:
         "/api/retry-policies/defaults",
         "/api/workers",
         "/api/batches/{batchId}",
+        "/api/project-flow/{projectId}",
     } <= set(paths)
     assert (await client.get("/docs")).status_code == 200

@@ -30,9 +30,11 @@ from jobs_scheduler.adapters.live import LiveEvents
 from jobs_scheduler.adapters.outbox_relay import OutboxRelay
 from jobs_scheduler.adapters.queue_depths import QueueDepths
 from jobs_scheduler.adapters.read_ticks import publish_ticks
+from jobs_scheduler.adapters.ready_window import ReadyWindow
 from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
+from jobs_scheduler.api.project_flow import router as project_flow_router
 from jobs_scheduler.api.project_queues import router as project_queues_router
 from jobs_scheduler.api.queues import SchedulerConsumers
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
@@ -118,21 +120,24 @@ async def start_runtime(settings: Settings) -> Runtime:
         if settings.route_by_live_workers
         else None
     )
+    depths = QueueDepths(bus.connection)
     outbox_relay = OutboxRelay(
         engine,
         publishers,
         limit=settings.relay_batch_size,
         clock_slack=settings.relay_clock_slack_seconds,
         routing=routing,
-        depths=QueueDepths(bus.connection),
+        depths=depths,
         fresh_drain_per_second=settings.fresh_drain_per_second,
         flow=FlowControl(),
+        window=ReadyWindow(depths, size=settings.ready_window) if settings.ready_window else None,
     )
     relay = Loop(
         "outbox_relay",
         outbox_relay.pass_once,
         interval=settings.relay_interval_seconds,
         full_batch=settings.relay_batch_size,
+        sooner=outbox_relay.sooner,
     )
     replica_id = settings.replica_id or make_replica_id()
     _REPLICAS_HERE.add(replica_id)
@@ -341,4 +346,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(retry_policies_router)
     app.include_router(dead_letters_router)
     app.include_router(project_queues_router)
+    app.include_router(project_flow_router)
     return app

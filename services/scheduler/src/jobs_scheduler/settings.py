@@ -97,6 +97,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # Loops.
     relay_batch_size: int = 500
     relay_interval_seconds: float = 0.25
+    # The bounded ready window (docs/flow-control.md, "Fair dispatch"): the relay keeps at most
+    # this many ready messages in each ready queue and the rest in the outbox, where pause,
+    # limits and fair dispatch between projects act on them. Enough for the workers to drain
+    # between two relay passes; 0 sends every dispatch at once (no fairness).
+    ready_window: int = Field(default=1_000, ge=0, le=1_000_000)
     # The rate (jobs/s) the relay assumes a ready queue drains at when it sizes a dispatch's
     # fresh window from the backlog ahead of it (domain/claims.py, fresh_window): a delivery
     # within its window runs unasked, a later one is claimed first. Lower keeps more deliveries

@@ -1,5 +1,5 @@
 """The scheduler's internal API, for the commands on the tables it owns (schedules, named
-retry policies, a project's queues, dead letters and their audit log).
+retry policies, a project's queues and weight, dead letters and their audit log).
 
 The scheduler is the one writer of those tables (docs/architecture.md); the dashboard checks
 a request and sends it there (``jobs_common.schedule_commands``,
@@ -28,6 +28,7 @@ from jobs_common.dead_letter_commands import (
     Resolved,
 )
 from jobs_common.errors import UpstreamUnavailable, error_from_answer
+from jobs_common.project_flow import ProjectFlowChange, ProjectFlowView, project_flow_path
 from jobs_common.queue_commands import QUEUES_PATH, QueueCreate, QueuePatch, QueueView
 from jobs_common.retry_policy_commands import (
     RETRY_POLICIES_PATH,
@@ -120,6 +121,14 @@ class SchedulerApi:
         answer = await self._call("DELETE", f"{QUEUES_PATH}/{queue_id}", identity)
         if answer.status_code != 204:
             raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+
+    async def set_project_flow(
+        self, project_id: uuid.UUID, change: ProjectFlowChange, identity: Identity
+    ) -> ProjectFlowView:
+        """Raises NotFound (not a project where the caller is an admin)."""
+        body = change.model_dump(mode="json", by_alias=True)
+        stored = await self._answer("PUT", project_flow_path(project_id), identity, body)
+        return ProjectFlowView.model_validate(stored)
 
     async def requeue_dead_letter(
         self, dead_letter_id: uuid.UUID, command: RequeueCommand, identity: Identity

@@ -49,6 +49,12 @@ OUTBOX_COPIES = Counter(
 # outbox_pending{service="scheduler"}: outbox rows the last relay pass of this replica claimed
 # (at most SCHEDULER_RELAY_BATCH_SIZE; rows locked by another replica are not seen).
 OUTBOX_PENDING = outbox_metrics.OUTBOX_PENDING.labels(service="scheduler")
+READY_WINDOW_FULL = Gauge(
+    "scheduler_ready_window_full",
+    "1 while a ready queue holds a full window (SCHEDULER_READY_WINDOW) and this replica's relay "
+    "keeps the queue's further dispatches in the outbox (docs/flow-control.md, fair dispatch).",
+    ["queue"],
+)
 PROMOTED = Counter("scheduler_promoted_total", "Scheduled jobs dispatched when due.")
 LEASES_EXPIRED = Counter(
     "lease_expirations_total",

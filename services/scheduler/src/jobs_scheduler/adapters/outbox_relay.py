@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from typing import Any, TypeVar
 
 import aio_pika
@@ -54,18 +55,26 @@ from jobs_common.topology import (
     named_queue_of,
 )
 from jobs_scheduler.adapters import metrics
+from jobs_scheduler.adapters.fair_dispatch import FairOrder, ProjectWeights, fair_rows
 from jobs_scheduler.adapters.flow_control import FlowControl
 from jobs_scheduler.adapters.queue_depths import QueueDepths
+from jobs_scheduler.adapters.ready_window import ReadyWindow
 from jobs_scheduler.adapters.retried import commit_retried, lock_conflict
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.set_based import ArrayRows, any_of, interval_seconds
 from jobs_scheduler.domain.claims import fresh_window
+from jobs_scheduler.domain.fair_dispatch import fair_order
 from jobs_scheduler.domain.flow_control import Budget, Pair, within
 from jobs_scheduler.domain.routing import Wait, route
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Once a pass finds more rows than it takes, passes take them in fair order for this long.
+FAIR_AFTER_BACKLOG_SECONDS = 1.0
+# How soon the next pass follows one whose ready window held dispatches back.
+WINDOW_PASS_SECONDS = 0.1
 
 # A row named by a pass row that no live pass holds (its lock is gone): its pass died.
 _ORPHANED = (
@@ -92,26 +101,20 @@ _PAUSED = (
     )
     .exists()
 )
-LOCK_BATCH = (
-    select(
-        outbox.c.id,
-        outbox.c.exchange,
-        outbox.c.routing_key,
-        outbox.c.job_id,
-        outbox.c.message_id,
-        outbox.c.message_type,
-        outbox.c.trace_id,
-        outbox.c.body,
-        outbox.c.project_id,
-        outbox.c.queue,
-        (outbox.c.created_at < func.now() - interval_seconds(bindparam("slack"))).label("late"),
-        _ORPHANED,
-        _PASS_FRESH_UNTIL,
-    )
-    .where(~_PAUSED)
-    .order_by(outbox.c.id)
-    .limit(bindparam("limit"))
-    .with_for_update(of=outbox, skip_locked=True)
+_COLUMNS = (
+    outbox.c.id,
+    outbox.c.exchange,
+    outbox.c.routing_key,
+    outbox.c.job_id,
+    outbox.c.message_id,
+    outbox.c.message_type,
+    outbox.c.trace_id,
+    outbox.c.body,
+    outbox.c.project_id,
+    outbox.c.queue,
+    (outbox.c.created_at < func.now() - interval_seconds(bindparam("slack"))).label("late"),
+    _ORPHANED,
+    _PASS_FRESH_UNTIL,
 )
 # The limited queues with no budget left this pass, and the values of a queue's concurrency
 # key with their limit in flight (``adapters/flow_control.py``): their dispatches are not even
@@ -137,12 +140,45 @@ _KEY_NOT_SPENT = ~(
     )
     .exists()
 )
-LOCK_BATCHES = {
-    (False, False): LOCK_BATCH,
-    (True, False): LOCK_BATCH.where(_NOT_SPENT),
-    (False, True): LOCK_BATCH.where(_KEY_NOT_SPENT),
-    (True, True): LOCK_BATCH.where(_NOT_SPENT, _KEY_NOT_SPENT),
-}
+# The ready queues that hold a full window (``adapters/ready_window.py``).
+_ROOM_LEFT = outbox.c.routing_key != func.all(bindparam("full", type_=ARRAY(Text())))
+
+
+def _conditions(*, spent: bool, keys: bool, full: bool) -> list[Any]:
+    """A pass's rows: not a paused queue's, and not of the spent queues, key values and full
+    ready queues named."""
+    conditions = [~_PAUSED]
+    if spent:
+        conditions.append(_NOT_SPENT)
+    if keys:
+        conditions.append(_KEY_NOT_SPENT)
+    if full:
+        conditions.append(_ROOM_LEFT)
+    return conditions
+
+
+@cache
+def lock_batch(
+    *, spent: bool = False, keys: bool = False, full: bool = False, chosen: bool = False
+) -> Any:
+    """Lock a batch of rows (``FOR UPDATE SKIP LOCKED``, in id order, the consumers' lock
+    order): the oldest ``limit`` rows, or those ``chosen`` in fair order (``fair_ids``)."""
+    conditions = _conditions(spent=spent, keys=keys, full=full)
+    statement = (
+        select(*_COLUMNS).where(outbox.c.id == any_of("chosen", BigInteger()), *conditions)
+        if chosen
+        else select(*_COLUMNS).where(*conditions).limit(bindparam("limit"))
+    )
+    return statement.order_by(outbox.c.id).with_for_update(of=outbox, skip_locked=True)
+
+
+@cache
+def fair_batch(*, spent: bool = False, keys: bool = False, full: bool = False) -> Any:
+    """The first ``limit`` rows in fair order (``adapters/fair_dispatch.py``): id and ready
+    queue."""
+    return fair_rows(_conditions(spent=spent, keys=keys, full=full), bindparam("limit"))
+
+
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
 PASS_DONE = delete(outbox_passes).where(outbox_passes.c.id == bindparam("pass_id"))
 PASS_NARROWED = (
@@ -218,6 +254,7 @@ class OutboxRelay:
         depths: QueueDepths | None = None,
         fresh_drain_per_second: float = 100.0,
         flow: FlowControl | None = None,
+        window: ReadyWindow | None = None,
     ) -> None:
         self.engine = engine
         self.publishers = publishers
@@ -233,7 +270,20 @@ class OutboxRelay:
         self.fresh_drain_per_second = fresh_drain_per_second
         # A project's queue limits (None: none applied).
         self.flow = flow
+        # The bounded ready window and fair dispatch (None: every dispatch goes at once).
+        self.window = window
+        self.weights = ProjectWeights()
+        self.fair = FairOrder()
+        self._fair_until = 0.0  # a backlog was seen: passes take rows in fair order till then
         self._declared: set[tuple[str, str]] = set()  # ("lane"|"queue", name) declared here
+
+    def sooner(self) -> float | None:
+        """While a ready window holds dispatches back, the next pass is due within
+        ``WINDOW_PASS_SECONDS``: the workers drain the window faster than the relay's interval
+        would refill it."""
+        if self.window is not None and self.window.holding:
+            return WINDOW_PASS_SECONDS
+        return None
 
     async def pass_once(self) -> int:
         """Lock, record, publish and settle a batch. Cancelled meanwhile (the service stops),
@@ -282,6 +332,10 @@ class OutboxRelay:
                 await connection.execute(DEAD_PASSES_DONE, {"ids": gone})
             if budgets and self.flow is not None:
                 await self.flow.spend(connection, budgets, _sent_by_queue(settled.confirmed))
+        if self.window is not None:
+            self.window.sent(
+                Counter(row.routing_key for row in settled.confirmed if _is_dispatch(row))
+            )
         late = [
             row.job_id
             for row in settled.confirmed
@@ -305,7 +359,8 @@ class OutboxRelay:
 
     async def _lock(self, connection: AsyncConnection, budgets: dict[Pair, Budget]) -> list[Any]:
         """Lock a batch of rows, leaving out the dispatches of limited queues past their
-        budget (they wait for a slot or a token)."""
+        budget (they wait for a slot or a token) and of ready queues holding a full window;
+        with a backlog, in fair order, and each ready queue's within its window's room."""
         parameters: dict[str, Any] = {"limit": self.limit, "slack": self.clock_slack}
         spent = [pair for pair, budget in budgets.items() if budget.slots <= 0]
         spent_keys = [
@@ -314,27 +369,67 @@ class OutboxRelay:
             if budget.key is not None and budget.slots > 0
             for value in budget.key.spent()
         ]
+        full = await self.window.full() if self.window is not None else []
         if spent:
             parameters |= SPENT.params(spent)
         if spent_keys:
             parameters |= SPENT_KEYS.params(spent_keys)
-        statement = LOCK_BATCHES[(bool(spent), bool(spent_keys))]
-        rows = (await connection.execute(statement, parameters)).all()
+        if full:
+            parameters["full"] = full
+        flags = {"spent": bool(spent), "keys": bool(spent_keys), "full": bool(full)}
+        chosen: list[int] = []
+        if self.window is not None and (
+            time.monotonic() < self._fair_until or self.window.holding
+        ):  # a backlog: seen lately, or behind a window that holds dispatches back
+            chosen = await self.fair.chosen(
+                connection, fair_batch(**flags), parameters, self.limit, set(full)
+            )
+        if chosen:
+            parameters["chosen"] = chosen
+        rows = list(
+            (await connection.execute(lock_batch(**flags, chosen=bool(chosen)), parameters)).all()
+        )
+        if self.window is not None and len(rows) >= self.limit:
+            self._fair_until = time.monotonic() + FAIR_AFTER_BACKLOG_SECONDS
         if self.flow is not None:
             pairs = {pair for row in rows if (pair := _pair(row)) is not None}
             budgets.update(await self.flow.late_budgets(connection, pairs, budgets))
-        if not budgets:
-            return list(rows)
-        keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
-        sent = within(
-            [
-                (row.id, pair, _payload(row) if pair in keyed else None)
-                for row in rows
-                for pair in (_pair(row),)
-            ],
-            budgets,
-        )
-        return [row for row in rows if row.id in sent]
+        if budgets:
+            keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
+            sent = within(
+                [
+                    (row.id, pair, _payload(row) if pair in keyed else None)
+                    for row in rows
+                    for pair in (_pair(row),)
+                ],
+                budgets,
+            )
+            rows = [row for row in rows if row.id in sent]
+        held: set[int] = set()
+        if self.window is not None:
+            rows, held = await self._within_windows(connection, self.window, rows)
+        if chosen:  # sent, left out or gone: a later read of the fair order finds those left
+            self.fair.drop(set(chosen) - held)
+        return rows
+
+    async def _within_windows(
+        self, connection: AsyncConnection, window: ReadyWindow, rows: list[Any]
+    ) -> tuple[list[Any], set[int]]:
+        """The rows without the dispatches each ready queue has no room for (and the ids of
+        those): those that go are the queue's first in fair order (``domain/fair_dispatch.py``)."""
+        by_queue: dict[str, list[Any]] = {}
+        for row in rows:
+            if _is_dispatch(row):
+                by_queue.setdefault(row.routing_key, []).append(row)
+        held: set[int] = set()
+        for queue, waiting in by_queue.items():
+            room = await window.room(queue, len(waiting))
+            window.held(queue, len(waiting) > room)
+            if len(waiting) > room:
+                weights = await self.weights.read(connection)
+                ordered = fair_order(waiting, row_id=_row_id, pair=_pair, weights=weights)
+                held.update(row.id for row in ordered[room:])
+        return ([row for row in rows if row.id not in held] if held else rows), held
 
     async def _routes(
         self, connection: AsyncConnection, rows: Sequence[Any], copies: set[int]
@@ -454,6 +549,17 @@ def _pair(row: Any) -> Pair | None:
     if row.project_id is None or row.queue is None:
         return None
     return (row.project_id, row.queue)
+
+
+def _is_dispatch(row: Any) -> bool:
+    """A job's ready message (what a ready window holds)."""
+    return (
+        row.job_id is not None and row.exchange == JOBS_EXCHANGE and is_ready_queue(row.routing_key)
+    )
+
+
+def _row_id(row: Any) -> int:
+    return int(row.id)
 
 
 def _payload(row: Any) -> object:

@@ -26,10 +26,17 @@ class QueueDepths:
 
     async def depth(self, queue: str) -> int | None:
         """Ready messages in ``queue`` as last read (None: unknown, the broker did not say)."""
+        reading = await self.reading(queue)
+        return None if reading is None else reading[1]
+
+    async def reading(self, queue: str, max_age: float | None = None) -> tuple[float, int] | None:
+        """When (``time.monotonic``) the ready messages of ``queue`` were read, and how many
+        there were: read again when the last reading is older than ``max_age`` (by default
+        ``refresh``). None: unknown, the broker did not say."""
         now = time.monotonic()
         known = self._known.get(queue)
-        if known is not None and now - known[0] < self.refresh:
-            return known[1]
+        if known is not None and now - known[0] < (self.refresh if max_age is None else max_age):
+            return known
         try:
             async with asyncio.timeout(self.timeout):
                 if self._channel is None or self._channel.is_closed:
@@ -41,6 +48,5 @@ class QueueDepths:
             log.debug("queue depth unknown", extra={"queue": queue}, exc_info=True)
             self._channel = None
             return None
-        count = int(declared.message_count or 0)
-        self._known[queue] = (now, count)
-        return count
+        self._known[queue] = (now, int(declared.message_count or 0))
+        return self._known[queue]

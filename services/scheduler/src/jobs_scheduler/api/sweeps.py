@@ -133,8 +133,9 @@ def sweeps_for(
 
 
 class Loop:
-    """Runs ``step`` every ``interval`` seconds, at once when woken, and again immediately
-    while a step reports a full batch. A failing step is logged and retried after a pause."""
+    """Runs ``step`` every ``interval`` seconds (or as soon as ``sooner`` says), at once when
+    woken, and again immediately while a step reports a full batch. A failing step is logged
+    and retried after a pause."""
 
     def __init__(
         self,
@@ -143,11 +144,14 @@ class Loop:
         *,
         interval: float,
         full_batch: int,
+        sooner: Callable[[], float | None] | None = None,
     ) -> None:
         self.name = name
         self.step = step
         self.interval = interval
         self.full_batch = full_batch
+        # After a step, how soon the next one is due if sooner than ``interval`` (None: not).
+        self.sooner = sooner
         self.wakeup = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -179,7 +183,10 @@ class Loop:
                 await asyncio.sleep(min(self.interval * 4, 5.0))
             if handled >= self.full_batch:
                 continue
+            due = self.sooner() if self.sooner is not None else None
             try:
-                await asyncio.wait_for(self.wakeup.wait(), self.interval)
+                await asyncio.wait_for(
+                    self.wakeup.wait(), self.interval if due is None else min(due, self.interval)
+                )
             except TimeoutError:
                 pass
