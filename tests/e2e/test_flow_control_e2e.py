@@ -12,7 +12,7 @@ import os
 import signal
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -356,3 +356,50 @@ async def all_finished_in_database(
             return counts
         assert asyncio.get_running_loop().time() < deadline, counts
         await asyncio.sleep(0.5)
+
+
+async def own_project(client: httpx.AsyncClient) -> str:
+    """The caller's own default project (its queues are created there)."""
+    return str((await queue_named(client, "default"))["projectId"])
+
+
+async def set_quotas(client: httpx.AsyncClient, project: str, **quotas: int | None) -> None:
+    answer = await client.put(f"/api/project-flow/{project}", json=quotas)
+    assert answer.status_code == 200, answer.text
+    # The submission service asks the scheduler again within SUBMISSION_PROJECT_QUOTA_IDLE_SECONDS.
+    await asyncio.sleep(5.5)
+
+
+async def test_a_project_s_quotas_refuse_with_429_and_retry_after_never_half_a_batch(
+    stack: Stack, user: httpx.AsyncClient
+) -> None:
+    """Point 4: the user's project may have 3 jobs waiting, then 3 submitted a day; past
+    either a batch is refused whole (429 too_many_requests, Retry-After) and none of its jobs
+    exists, through the gateway, the submission service and the scheduler's count."""
+    project = await own_project(user)
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    waiting = {"type": "simulate", "priority": 2, "payload": NOOP, "runAt": later}
+    await set_quotas(user, project, maxWaiting=3)
+    accepted = await user.post("/api/batches", json={"jobs": [waiting, waiting]})
+    assert accepted.status_code == 202, accepted.text
+    refused = await user.post("/api/batches", json={"jobs": [waiting, waiting]})
+    assert refused.status_code == 429, refused.text
+    assert (refused.json()["error"], refused.headers["Retry-After"]) == ("too_many_requests", "5")
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:  # the accepted batch reaches the scheduler; nothing of the refused one does
+        listed = (await user.get("/api/jobs", params={"status": "scheduled"})).json()["items"]
+        if len(listed) >= 2 or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1)
+    listed = (await user.get("/api/jobs", params={"status": "scheduled"})).json()["items"]
+    assert sorted(j["jobId"] for j in listed) == sorted(accepted.json()["jobIds"])
+    for job_id in accepted.json()["jobIds"]:
+        assert (await user.post(f"/api/jobs/{job_id}/cancel")).status_code in (200, 202)
+    await set_quotas(user, project, maxWaiting=None, maxSubmittedPerDay=3)
+    single = await user.post("/api/jobs", json={"type": "simulate", "priority": 2, "payload": NOOP})
+    assert single.status_code == 202, single.text
+    over = await user.post("/api/batches", json={"jobs": [{**waiting, "runAt": None}] * 3})
+    assert over.status_code == 429, over.text
+    assert 1 <= int(over.headers["Retry-After"]) <= 86_400
+    await set_quotas(user, project, maxSubmittedPerDay=None)

@@ -464,9 +464,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's weight in fair dispatch (1 when never set) */
+        /** A project's weight in fair dispatch (1 when never set) and its quotas */
         get: operations["get_flow_api_project_flow__projectId__get"];
-        /** Set a project's weight in fair dispatch (its admins) */
+        /** Change a project's weight or quotas (its admins): the fields given change */
         put: operations["set_flow_api_project_flow__projectId__put"];
         post?: never;
         delete?: never;
@@ -2126,17 +2126,38 @@ export interface components {
         };
         /**
          * ProjectFlowChange
-         * @description The body of a PUT: the project's new weight.
+         * @description The body of a PUT: the fields given change, the others stay as they are (at least one
+         *     field). A quota given as null is cleared; the weight cannot be null.
          */
         ProjectFlowChange: {
+            /**
+             * Maxsubmittedperday
+             * @description Jobs the project may submit per day at most, enforced at submission; null: no quota.
+             */
+            maxSubmittedPerDay?: number | null;
+            /**
+             * Maxwaiting
+             * @description The project's jobs waiting (unfinished, not running) at most, enforced at submission; null: no quota.
+             */
+            maxWaiting?: number | null;
             /**
              * Weight
              * @description Dispatches the project gets per round when several projects have work waiting in the same ready queue (1-100; a project never given one weighs 1).
              */
-            weight: number;
+            weight?: number;
         };
         /** ProjectFlowView */
         ProjectFlowView: {
+            /**
+             * Maxsubmittedperday
+             * @description Jobs the project may submit per day at most; null: no quota.
+             */
+            maxSubmittedPerDay: number | null;
+            /**
+             * Maxwaiting
+             * @description The project's jobs waiting (unfinished, not running) at most; null: no quota.
+             */
+            maxWaiting: number | null;
             /**
              * Projectid
              * Format: uuid

@@ -326,7 +326,8 @@ Index(
 )
 
 # A project's weight in fair dispatch (the relay serves projects with work waiting in turn,
-# each ``weight`` dispatches a round; docs/flow-control.md). A project without a row weighs 1.
+# each ``weight`` dispatches a round) and its quotas, checked at submission (null: none;
+# migration 0018); docs/flow-control.md. A project without a row weighs 1 and has no quota.
 project_flow = Table(
     "project_flow",
     metadata,
@@ -334,7 +335,16 @@ project_flow = Table(
     Column("weight", Integer, nullable=False, server_default=text("1")),
     Column("updated_by", Text, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("max_waiting", Integer, nullable=True),
+    Column("max_submitted_per_day", Integer, nullable=True),
     CheckConstraint("weight BETWEEN 1 AND 100", name="project_flow_weight_valid"),
+    CheckConstraint(
+        "max_waiting IS NULL OR max_waiting >= 1", name="project_flow_max_waiting_valid"
+    ),
+    CheckConstraint(
+        "max_submitted_per_day IS NULL OR max_submitted_per_day >= 1",
+        name="project_flow_max_submitted_per_day_valid",
+    ),
 )
 
 # One row per fire time: the unique key makes each fire time create exactly one job.

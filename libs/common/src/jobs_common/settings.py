@@ -90,6 +90,8 @@ HttpBaseUrlList = Annotated[
     list[HttpBaseUrl], NoDecode, BeforeValidator(list_entries), Field(min_length=1)
 ]
 """Base URLs of the replicas of one service, comma-separated or a JSON array."""
+OptionalHttpBaseUrlList = Annotated[list[HttpBaseUrl], NoDecode, BeforeValidator(list_entries)]
+"""As :data:`HttpBaseUrlList`, where none (empty) turns a feature off."""
 
 
 class ServiceSettings(BaseSettings):

@@ -127,6 +127,7 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                 MONGO_DB=config.mongo_db,
                 AMQP_URL=config.amqp_url,
                 INTERNAL_TOKEN=config.internal_token,
+                SCHEDULER_URLS=",".join(f"http://127.0.0.1:{s.port}" for s in schedulers),
             ),
         ),
         ServiceProcess(

@@ -1,7 +1,8 @@
-"""A project's weight through the dashboard's public routes (docs/flow-control.md, "Project
-weights"), with the scheduler's real internal API behind: read by the project's viewers
-(weight 1 when never set), set by its admins (403 below, 404 outside the caller's projects),
-a bad body refused in the documented error format with nothing changed."""
+"""A project's weight and quotas through the dashboard's public routes (docs/flow-control.md,
+"Project weights" and "Quotas"), with the scheduler's real internal API behind: read by the
+project's viewers (weight 1 and no quota when never set), changed field by field by its admins
+(403 below, 404 outside the caller's projects), a bad body refused in the documented error
+format with nothing changed."""
 
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ async def test_viewers_read_the_weight_and_admins_set_it(
     assert unset.json() == {
         "projectId": str(team),
         "weight": 1,
+        "maxWaiting": None,
+        "maxSubmittedPerDay": None,
         "updatedBy": None,
         "updatedAt": None,
     }
@@ -81,6 +84,39 @@ async def test_viewers_read_the_weight_and_admins_set_it(
     # The platform admin sets any project's.
     again = await client.put(path(team), json={"weight": 100}, headers=headers(ADMIN))
     assert (again.json()["weight"], again.json()["updatedBy"]) == (100, ADMIN.email)
+
+
+async def test_admins_change_the_fields_given_and_clear_a_quota_with_null(
+    client: httpx.AsyncClient, store_engine: AsyncEngine
+) -> None:
+    team = uuid.uuid4()
+    viewer, admin = member(OrgRole.VIEWER, team), member(OrgRole.ADMIN, team)
+
+    both = {"maxWaiting": 200, "maxSubmittedPerDay": 5000}
+    first = await client.put(path(team), json=both, headers=admin)
+    assert first.status_code == 200, first.text
+    view = first.json()
+    assert (view["weight"], view["maxWaiting"], view["maxSubmittedPerDay"]) == (1, 200, 5000)
+    assert (await client.get(path(team), headers=viewer)).json() == view
+
+    weighed = (await client.put(path(team), json={"weight": 3}, headers=admin)).json()
+    assert (weighed["weight"], weighed["maxWaiting"], weighed["maxSubmittedPerDay"]) == (
+        3,
+        200,
+        5000,
+    )
+    cleared = await client.put(path(team), json={"maxSubmittedPerDay": None}, headers=admin)
+    assert cleared.status_code == 200, cleared.text
+    view = cleared.json()
+    assert (view["weight"], view["maxWaiting"], view["maxSubmittedPerDay"]) == (3, 200, None)
+    assert (await client.get(path(team), headers=viewer)).json() == view
+    row = await stored(store_engine, team)
+    assert (row.weight, row.max_waiting, row.max_submitted_per_day) == (3, 200, None)
+
+    # Below admin a quota is refused as the weight is.
+    answer = await client.put(path(team), json={"maxWaiting": 1}, headers=viewer)
+    assert refused(answer) == (403, "forbidden")
+    assert await stored(store_engine, team) == row
 
 
 async def test_below_admin_is_a_403_and_outside_the_caller_s_projects_a_404(
@@ -114,6 +150,12 @@ async def test_below_admin_is_a_403_and_outside_the_caller_s_projects_a_404(
         {},
         {"weight": 3, "surprise": 1},
         [3],
+        {"maxWaiting": 0},
+        {"maxWaiting": "5"},
+        {"maxWaiting": 2**31},
+        {"maxSubmittedPerDay": -1},
+        {"maxSubmittedPerDay": 1.5},
+        {"weight": None, "maxSubmittedPerDay": 5},
     ],
 )
 async def test_a_bad_body_is_a_422_that_changes_nothing(
@@ -121,13 +163,15 @@ async def test_a_bad_body_is_a_422_that_changes_nothing(
 ) -> None:
     team = uuid.uuid4()
     admin = member(OrgRole.ADMIN, team)
-    assert (await client.put(path(team), json={"weight": 4}, headers=admin)).status_code == 200
+    first = {"weight": 4, "maxSubmittedPerDay": 30}
+    assert (await client.put(path(team), json=first, headers=admin)).status_code == 200
     before = await stored(store_engine, team)
     answer = await client.put(path(team), json=body, headers=admin)
     assert refused(answer) == (422, "validation_error"), answer.text
     assert answer.json()["details"], answer.text
     assert await stored(store_engine, team) == before
-    assert (await client.get(path(team), headers=admin)).json()["weight"] == 4
+    view = (await client.get(path(team), headers=admin)).json()
+    assert (view["weight"], view["maxWaiting"], view["maxSubmittedPerDay"]) == (4, None, 30)
 
 
 async def test_a_project_named_by_anything_but_its_id_is_a_422(client: httpx.AsyncClient) -> None:

@@ -368,3 +368,60 @@ async def test_0016_gives_every_queue_with_jobs_its_row_and_migrates_down(
             await connection.close()
     finally:
         await postgres_server.drop(name)
+
+
+async def test_0018_gives_project_flow_its_quotas_and_migrates_down(postgres_server: Any) -> None:
+    """A store at 0017 holding a project's weight: at 0018 the row keeps it with no quota, a
+    quota below 1 is refused; down again, the row as it was and no quota column."""
+    from jobs_common.migrations import downgrade
+    from jobs_scheduler.migrate import MIGRATIONS, upgrade
+
+    name = f"t_quotas_{uuid.uuid4().hex[:10]}"
+    url = await postgres_server.create(name)
+    team = uuid.uuid4()
+    try:
+        await asyncio.to_thread(upgrade, url, "0017")
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(
+                "INSERT INTO project_flow (project_id, weight, updated_by) VALUES ($1, 7, 'ann')",
+                team,
+            )
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(upgrade, url)
+        connection = await asyncpg.connect(url)
+        try:
+            row = await connection.fetchrow(
+                "SELECT weight, updated_by, max_waiting, max_submitted_per_day FROM project_flow"
+            )
+            assert tuple(row) == (7, "ann", None, None)
+            for column in ("max_waiting", "max_submitted_per_day"):
+                with pytest.raises(asyncpg.CheckViolationError):
+                    await connection.execute(f"UPDATE project_flow SET {column} = 0")
+            await connection.execute(
+                "UPDATE project_flow SET max_waiting = 5, max_submitted_per_day = 1"
+            )
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(downgrade, MIGRATIONS, url, "0017")
+        connection = await asyncpg.connect(url)
+        try:
+            columns = await connection.fetch(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'project_flow'"
+            )
+            assert {row[0] for row in columns} == {
+                "project_id",
+                "weight",
+                "updated_by",
+                "updated_at",
+            }
+            row = await connection.fetchrow("SELECT project_id, weight FROM project_flow")
+            assert tuple(row) == (team, 7)
+        finally:
+            await connection.close()
+    finally:
+        await postgres_server.drop(name)

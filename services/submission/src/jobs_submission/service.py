@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import httpx
 from fastapi import FastAPI, Request
 from pymongo.errors import ConnectionFailure
 
@@ -23,6 +24,7 @@ from jobs_common.request_context import LogContextMiddleware
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.job_types import JobTypeStore
 from jobs_submission.adapters.mongo import SubmissionStore, has_ttl_monitor
+from jobs_submission.adapters.project_quotas import ProjectQuotas
 from jobs_submission.adapters.quota import QuotaStore
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
@@ -69,6 +71,18 @@ def create_app(settings: Settings) -> FastAPI:
             worker_interval=settings.worker_types_interval_seconds,
         )
         loops = BackgroundLoops()
+        scheduler = httpx.AsyncClient(timeout=httpx.Timeout(1.0))
+        project_quotas = (
+            ProjectQuotas(
+                scheduler,
+                settings.scheduler_urls,
+                internal_token=settings.internal_token,
+                refresh=settings.project_quota_refresh_seconds,
+                idle_refresh=settings.project_quota_idle_seconds,
+            )
+            if settings.scheduler_urls
+            else None
+        )
         try:
             retention = timedelta(days=settings.retention_days)
             monitor = await has_ttl_monitor(store.db)
@@ -99,7 +113,12 @@ def create_app(settings: Settings) -> FastAPI:
             handoff = relay.handoff if settings.relay_enabled and settings.relay_handoff else None
             email = email_policy(settings)
             acceptance = Acceptance(
-                on_accepted=on_accepted, handoff=handoff, quotas=quotas, email=email, types=types
+                on_accepted=on_accepted,
+                handoff=handoff,
+                quotas=quotas,
+                email=email,
+                types=types,
+                project_quotas=project_quotas,
             )
             app.state.submissions = SubmissionService(
                 store, acceptance, insert_batch_max=settings.insert_batch_max
@@ -121,6 +140,7 @@ def create_app(settings: Settings) -> FastAPI:
             await relay.stop()
             await bus.close()
             await client.close()
+            await scheduler.aclose()
 
     app = FastAPI(
         title="jobs-submission",

@@ -15,6 +15,7 @@ from jobs_common.settings import (
     AmqpSettingsMixin,
     InternalAuthMixin,
     MongoUrl,
+    OptionalHttpBaseUrlList,
     ServiceSettings,
 )
 
@@ -39,6 +40,14 @@ class Settings(ServiceSettings, AmqpSettingsMixin, InternalAuthMixin):
     email_quota_window_seconds: int = Field(default=3600, ge=1, le=31 * 86_400)
     email_quota_exempt_admins: bool = True
     email_allowed_recipients: RecipientList = []
+
+    # A project's quotas (docs/flow-control.md, "Quotas"): asked of the scheduler, which owns
+    # them, at most every project_quota_refresh_seconds per project with a waiting quota (its
+    # waiting count), every project_quota_idle_seconds for another (a quota set takes effect
+    # within that). Empty: no project quota is enforced.
+    scheduler_urls: OptionalHttpBaseUrlList = ["http://127.0.0.1:8080"]
+    project_quota_refresh_seconds: float = Field(default=1.0, gt=0, le=60)
+    project_quota_idle_seconds: float = Field(default=5.0, gt=0, le=300)
 
     # Single submissions arriving while an insert is in flight go in the next one, together
     # (adapters/group_insert.py): at most this many documents per insert.

@@ -86,6 +86,7 @@ def settings_factory(
             "broker_retry_seconds": 0.1,
             "relay_retry_base_seconds": 0.05,
             "relay_retry_max_seconds": 0.2,
+            "scheduler_urls": [],  # no project quotas (test_submission_project_quotas.py)
         }
         values.update(overrides)
         return Settings(**values)

@@ -1,5 +1,6 @@
-"""A project's weight in fair dispatch as read (``jobs_common.project_flow_rows``; a project
-without a row weighs 1). The scheduler writes it (``adapters/scheduler_api.py``)."""
+"""A project's weight in fair dispatch and its quotas as read
+(``jobs_common.project_flow_rows``; a project without a row weighs 1 and has no quota). The
+scheduler writes them (``adapters/scheduler_api.py``)."""
 
 from __future__ import annotations
 

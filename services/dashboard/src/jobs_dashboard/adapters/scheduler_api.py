@@ -125,8 +125,9 @@ class SchedulerApi:
     async def set_project_flow(
         self, project_id: uuid.UUID, change: ProjectFlowChange, identity: Identity
     ) -> ProjectFlowView:
-        """Raises NotFound (not a project where the caller is an admin)."""
-        body = change.model_dump(mode="json", by_alias=True)
+        """Raises NotFound (not a project where the caller is an admin). Sends the fields
+        given only: the others stay as they are."""
+        body = change.model_dump(mode="json", by_alias=True, exclude_unset=True)
         stored = await self._answer("PUT", project_flow_path(project_id), identity, body)
         return ProjectFlowView.model_validate(stored)
 

@@ -1,7 +1,8 @@
-"""A project's weight in fair dispatch (docs/flow-control.md, "Project weights"): read it
-(a viewer of the project) and set it (an admin).
+"""A project's weight in fair dispatch and its quotas (docs/flow-control.md, "Project
+weights" and "Quotas"): read them (a viewer of the project) and change the fields given (an
+admin).
 
-The dashboard reads the weight; a change goes to the scheduler, which owns ``project_flow``
+The dashboard reads the settings; a change goes to the scheduler, which owns ``project_flow``
 (``adapters/scheduler_api.py``): the request is checked here (its schema, the caller's role in
 the project: 403 below admin, 404 where the caller does not see the project) and the
 scheduler checks the scope again before it writes."""
@@ -35,19 +36,24 @@ ProjectFlowDep = Annotated[ProjectFlowStore, Depends(get_project_flow)]
 
 @router.get(
     "/{projectId}",
-    summary="A project's weight in fair dispatch (1 when never set)",
+    summary="A project's weight in fair dispatch (1 when never set) and its quotas",
 )
 async def get_flow(
     project_id: ProjectId, identity: CurrentIdentity, store: ProjectFlowDep
 ) -> ProjectFlowView:
-    identity.require(str(project_id), OrgRole.VIEWER, to="read the weight", missing=MISSING)
+    identity.require(str(project_id), OrgRole.VIEWER, to="read the flow settings", missing=MISSING)
     return await store.get(project_id)
 
 
 @router.put(
     "/{projectId}",
-    summary="Set a project's weight in fair dispatch (its admins)",
-    responses={422: {"description": "A weight that is not an integer from 1 to 100"}},
+    summary="Change a project's weight or quotas (its admins): the fields given change",
+    responses={
+        422: {
+            "description": "No field, a weight that is not an integer from 1 to 100, or a "
+            "quota that is not an integer from 1 (or null)"
+        }
+    },
 )
 async def set_flow(
     project_id: ProjectId,
@@ -55,5 +61,5 @@ async def set_flow(
     identity: CurrentIdentity,
     scheduler: SchedulerDep,
 ) -> ProjectFlowView:
-    identity.require(str(project_id), OrgRole.ADMIN, to="set the weight", missing=MISSING)
+    identity.require(str(project_id), OrgRole.ADMIN, to="change the flow settings", missing=MISSING)
     return await scheduler.set_project_flow(project_id, change, identity)

@@ -45,6 +45,17 @@ RELAY_LAG = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
 
+THROTTLED = Counter(
+    "jobs_throttled_total",
+    "Jobs refused at submission by a project's quota (429): reason max_waiting or "
+    "max_submitted_per_day (docs/flow-control.md, quotas).",
+    ["reason"],
+)
+PROJECT_QUOTA_UNKNOWN = Counter(
+    "submission_project_quota_unknown_total",
+    "Reads of a project's quotas the scheduler did not answer: the project's submissions are "
+    "accepted unchecked until the next read.",
+)
 BATCHES = Counter(
     "jobs_submission_batches_total",
     "Batch submissions by outcome (accepted, replayed, conflict, invalid, forbidden, over_quota).",

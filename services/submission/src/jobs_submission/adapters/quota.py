@@ -25,7 +25,7 @@ the two keeps a count for a job that was not stored: the quota errs toward refus
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -58,47 +58,51 @@ class QuotaStore:
             [("expiresAt", ASCENDING)], name=TTL_INDEX, expireAfterSeconds=0
         )
 
-    async def counted(self, window: QuotaWindow, write: Write) -> None:
-        """Run ``write`` and count ``window.amount`` against ``window``; raises
+    async def counted(self, windows: Sequence[QuotaWindow], write: Write) -> None:
+        """Run ``write`` and count each window's amount against it; raises
         :class:`~jobs_submission.domain.quota.QuotaExceeded` (nothing written, nothing
-        counted) past the limit, or whatever ``write`` raises (nothing counted either)."""
+        counted) past a limit, or whatever ``write`` raises (nothing counted either)."""
         if self.transactions is None:
             self.transactions = await self._server_runs_transactions()
         if self.transactions:
-            await self._in_transaction(window, write)
+            await self._in_transaction(windows, write)
         else:
-            await self._reserved(window, write)
+            await self._reserved(windows, write)
 
     async def _server_runs_transactions(self) -> bool:
         hello = await self.client.admin.command("hello")
         transactions = bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
         if not transactions:
             log.warning(
-                "MongoDB is no replica set: email quotas are reserved before the insert, "
+                "MongoDB is no replica set: quotas are reserved before the insert, "
                 "not counted in its transaction",
                 extra={"action": "quota_without_transactions"},
             )
         return transactions
 
-    async def _in_transaction(self, window: QuotaWindow, write: Write) -> None:
+    async def _in_transaction(self, windows: Sequence[QuotaWindow], write: Write) -> None:
         async def body(session: AsyncClientSession) -> None:
             await write(session)
-            count = await self._add(window, window.amount, session)
-            if window.exceeded(count):
-                raise window.refusal()  # aborts the transaction: no job, no count
+            for window in windows:
+                count = await self._add(window, window.amount, session)
+                if window.exceeded(count):
+                    raise window.refusal()  # aborts the transaction: no job, no count
 
         async with self.client.start_session() as session:
             await session.with_transaction(body)
 
-    async def _reserved(self, window: QuotaWindow, write: Write) -> None:
-        count = await self._add(window, window.amount, None)
-        if window.exceeded(count):
-            await self._add(window, -window.amount, None)
-            raise window.refusal()
+    async def _reserved(self, windows: Sequence[QuotaWindow], write: Write) -> None:
+        taken: list[QuotaWindow] = []
         try:
+            for window in windows:
+                count = await self._add(window, window.amount, None)
+                taken.append(window)
+                if window.exceeded(count):
+                    raise window.refusal()
             await write(None)
-        except Exception:
-            await self._add(window, -window.amount, None)
+        except BaseException:
+            for window in taken:
+                await self._add(window, -window.amount, None)
             raise
 
     async def _add(

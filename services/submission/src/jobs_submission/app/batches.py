@@ -105,15 +105,18 @@ class BatchService:
         )
         # The batch's email members count against the caller's quota in the transaction that
         # stores the batch document (quota.py): a replay stores no batch and counts nothing.
+        # So does the whole batch against its project's quotas: accepted whole or refused.
         window = self.acceptance.email.window(identity, request.specs, now_ms=to_ms(now))
+        quota = await self.acceptance.project_quota(identity, request.project_id)
         try:
-            if window is None or self.acceptance.quotas is None:
+            windows = self.acceptance.quota_windows(window, quota, request.size, to_ms(now))
+            if not windows or self.acceptance.quotas is None:
                 await self.batches.insert_batch(batch_doc)
             else:
                 await self.acceptance.quotas.counted(
-                    window, lambda session: self.batches.insert_batch(batch_doc, session=session)
+                    windows, lambda session: self.batches.insert_batch(batch_doc, session=session)
                 )
-        except QuotaExceeded:
+        except QuotaExceeded as over:
             first = None
             if idempotency_key is not None:  # checked before the insert without transactions
                 first = await self.batches.find_by_idempotency_key(
@@ -121,6 +124,8 @@ class BatchService:
                 )
             if first is None:
                 metrics.BATCHES.labels("over_quota").inc()
+                if over.reason is not None:
+                    metrics.THROTTLED.labels(over.reason).inc(request.size)
                 raise
             return await self._replay(request, batch_doc, idempotency_key or "", trace_id)
         except DuplicateKeyError:
@@ -137,6 +142,7 @@ class BatchService:
             if idempotency_key is None:
                 await self.batches.discard(batch_id)
             raise
+        self.acceptance.accepted(quota, request.size)
         metrics.BATCHES.labels("accepted").inc()
         for job_type, count in Counter(spec.job_type for spec in request.specs).items():
             metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "accepted").inc(count)

@@ -75,6 +75,7 @@ class SubmissionService:
             metrics.SUBMISSIONS.labels(metrics.type_label(job_type), "forbidden").inc()
             raise
         label = metrics.type_label(request.job_type)
+        quota = await self.acceptance.project_quota(identity, request.project_id)
         for _ in range(_DUPLICATE_RETRIES):
             job_id = str(uuid.uuid4())
             now = self.acceptance.clock()
@@ -90,13 +91,16 @@ class SubmissionService:
                 else self.acceptance.handoff.claim(to_ms(now)),
             )
             try:
-                await self._insert(document, window)
-            except QuotaExceeded:
+                windows = self.acceptance.quota_windows(window, quota, 1, to_ms(now))
+                await self._insert(document, windows)
+            except QuotaExceeded as over:
                 # Without transactions the quota is checked before the insert: a replay
                 # of a job accepted earlier is still a replay.
                 first = await self._first(request, idempotency_key)
                 if first is None or first["requestHash"] != document["requestHash"]:
                     metrics.SUBMISSIONS.labels(label, "over_quota").inc()
+                    if over.reason is not None:
+                        metrics.THROTTLED.labels(over.reason).inc()
                     raise
                 metrics.SUBMISSIONS.labels(label, "replayed").inc()
                 return Accepted(job_id=first["_id"], replayed=True)
@@ -117,6 +121,7 @@ class SubmissionService:
                     extra={"action": "submission_replayed", "job_id": first["_id"]},
                 )
                 return Accepted(job_id=first["_id"], replayed=True)
+            self.acceptance.accepted(quota, 1)
             metrics.SUBMISSIONS.labels(label, "accepted").inc()
             metrics.JOBS_SUBMITTED.labels(label, metrics.priority_label(request.priority)).inc()
             log.info(
@@ -135,14 +140,15 @@ class SubmissionService:
             return Accepted(job_id=job_id, replayed=False)
         raise Conflict("could not store the submission; retry the request")
 
-    async def _insert(self, document: Document, window: QuotaWindow | None) -> None:
-        """The insert, counted against the caller's email quota when ``window`` is given (in
-        the same transaction: a refused job is not stored, a stored job is counted)."""
-        if window is None or self.acceptance.quotas is None:
+    async def _insert(self, document: Document, windows: list[QuotaWindow]) -> None:
+        """The insert, counted against the caller's email quota and its project's daily one
+        where ``windows`` has them (in the same transaction: a refused job is not stored, a
+        stored job is counted)."""
+        if not windows or self.acceptance.quotas is None:
             await self.inserts.insert(document)
             return
         await self.acceptance.quotas.counted(
-            window, lambda session: self.store.insert([document], session=session)
+            windows, lambda session: self.store.insert([document], session=session)
         )
 
     async def _first(self, request: JobRequest, idempotency_key: str | None) -> Document | None:

@@ -55,6 +55,9 @@ class QuotaWindow:
     start_ms: int
     end_ms: int
     now_ms: int
+    # What a refusal says (None: the email quota's sentence), and which quota it is.
+    message: str | None = None
+    reason: str | None = None
 
     def exceeded(self, count: int) -> bool:
         """``count`` is the counter after this submission's ``amount`` was added."""
@@ -67,14 +70,22 @@ class QuotaWindow:
     def refusal(self) -> QuotaExceeded:
         window = self.end_ms - self.start_ms
         return QuotaExceeded(
-            f"email quota reached: at most {self.limit} email jobs per {window // 1000} s "
+            self.message
+            or f"email quota reached: at most {self.limit} email jobs per {window // 1000} s "
             f"per user; this submission has {self.amount}",
             retry_after=self.retry_after_seconds(),
+            reason=self.reason,
         )
 
 
 class QuotaExceeded(TooManyRequests):
-    """429 in the error envelope, with ``Retry-After`` (the end of the current window)."""
+    """429 in the error envelope, with ``Retry-After`` (the end of the current window);
+    ``reason`` names a project's quota (``jobs_throttled_total{reason}``), None the email
+    quota."""
+
+    def __init__(self, message: str, *, retry_after: int, reason: str | None = None) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.reason = reason
 
 
 def email_count(requests: Iterable[JobRequest]) -> int:
