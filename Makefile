@@ -16,7 +16,7 @@ UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e test-compose \
-        ui ui-install test-ui dev demo bench bench-compare bench-overload bench-retention migrate openapi topology-definitions clean
+        ui ui-install test-ui dev demo bench bench-projects bench-compare bench-overload bench-retention migrate openapi topology-definitions clean
 
 help:
 	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1 HANDLERS=)"
@@ -25,6 +25,7 @@ help:
 	@echo "make demo     seed demo jobs into a running stack"
 	@echo "make migrate  apply the PostgreSQL migrations"
 	@echo "make bench    pipeline throughput and latency figures (N=2000 WORKERS=2)"
+	@echo "make bench-projects ten projects sharing the workers, half of their queues limited"
 	@echo "make bench-compare  the same beside Celery and Dramatiq, with the ratios"
 	@echo "make bench-overload twice capacity for DURATION=120 s, then the drain and memory"
 	@echo "make chaos    one fault per round under load, invariants checked (ROUNDS=10 SEED=)"
@@ -128,6 +129,13 @@ demo: install
 # WARNING to change). Exits non-zero when a noop job did not succeed on its first attempt.
 bench: install infra
 	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_pipeline.py
+	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_projects.py
+
+# Ten projects with a queue each, half limited to 2 jobs in flight, a batch each at once:
+# throughput, each project's span, rate and share, and the most of its jobs at once (docs/
+# flow-control.md). Exits non-zero when a limit was exceeded or a job needed a second attempt.
+bench-projects: install infra
+	N=$${N:-2000} WORKERS=$(WORKERS) $(PY) scripts/bench_projects.py
 
 # Celery and Dramatiq are benchmark-only dependencies (scripts/requirements-bench.txt);
 # ours as `make bench` runs it (empty stores, then with history: both blocks' ratios against

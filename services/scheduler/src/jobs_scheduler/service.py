@@ -33,6 +33,7 @@ from jobs_scheduler.adapters.read_ticks import publish_ticks
 from jobs_scheduler.adapters.ready_window import ReadyWindow
 from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
+from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
 from jobs_scheduler.api.project_flow import router as project_flow_router
 from jobs_scheduler.api.project_queues import router as project_queues_router
@@ -149,7 +150,13 @@ async def start_runtime(settings: Settings) -> Runtime:
     )
     loops = [relay, ticks]
     live = LiveEvents(bus.topology.events)
-    work = UnitOfWork(engine, relay.wake, live.committed)
+
+    def committed(changes: Changes) -> None:
+        live.committed(changes)
+        if changes.moves and outbox_relay.waiting_for_slots:
+            relay.wake()  # a job moved on: a limited queue's slot may be free
+
+    work = UnitOfWork(engine, relay.wake, committed)
 
     async def wait_for_workers(waits: list[Wait]) -> None:
         await work.run(partial(mark_waiting, waits=waits))
@@ -173,7 +180,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         defaults,
         on_dispatch=relay.wake,
         replica_id=replica_id,
-        on_committed=live.committed,
+        on_committed=committed,
     )
     # A channel per consumed queue: each consumer acks a whole batch with one basic.ack.
     queues = {}

@@ -455,3 +455,5 @@ async def test_dispatches_committed_after_a_pass_read_the_budgets_are_still_held
             )
         rows = await relay._lock(connection, budgets)
     assert len(rows) == 1
+    # Two wait for the slot: the commit of a job that moves on wakes the relay (service.py).
+    assert relay.waiting_for_slots

@@ -275,6 +275,9 @@ class OutboxRelay:
         self.weights = ProjectWeights()
         self.fair = FairOrder()
         self._fair_until = 0.0  # a backlog was seen: passes take rows in fair order till then
+        # The last pass left a limited queue's dispatches waiting for a slot or a token: a job
+        # that moves on (its commit) wakes the relay (service.py).
+        self.waiting_for_slots = False
         self._declared: set[tuple[str, str]] = set()  # ("lane"|"queue", name) declared here
 
     def sooner(self) -> float | None:
@@ -394,6 +397,7 @@ class OutboxRelay:
         if self.flow is not None:
             pairs = {pair for row in rows if (pair := _pair(row)) is not None}
             budgets.update(await self.flow.late_budgets(connection, pairs, budgets))
+        self.waiting_for_slots = bool(spent or spent_keys)
         if budgets:
             keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
             sent = within(
@@ -404,6 +408,7 @@ class OutboxRelay:
                 ],
                 budgets,
             )
+            self.waiting_for_slots |= len(sent) < len(rows)
             rows = [row for row in rows if row.id in sent]
         held: set[int] = set()
         if self.window is not None:
