@@ -1,7 +1,9 @@
 """The console's Queues page (issue 33, point 5) in Debian's Chromium against the real stack:
 an admin of a project creates a queue with a limit, finds it in the table, changes the limit,
 pauses and resumes it in one click each, and is told why a queue with unfinished jobs cannot
-be deleted; a viewer of the project sees its queues with no control to change them, and why.
+be deleted, and sets the project's weight and a quota in the "Project settings" panel (the API
+answers them); a viewer of the project sees its queues and settings with no control to change
+them, and why.
 Every test fails on a console error it did not expect; each page is checked with axe-core
 (also at a phone's 390 px, where the page must not scroll sideways) and saved as a screenshot
 (var/artifacts/ui/).
@@ -103,6 +105,13 @@ async def team(gateway_url: str) -> AsyncIterator[Team]:
         await api.post(f"/api/jobs/{busy_job}/cancel")  # nothing of this module stays waiting
 
 
+async def project_flow(api: httpx.AsyncClient, project: str) -> dict[str, Any]:
+    answer = await api.get(f"/api/project-flow/{project}")
+    assert answer.status_code == 200, answer.text
+    flow: dict[str, Any] = answer.json()
+    return flow
+
+
 def row(page: Page, name: str) -> Locator:
     return page.locator(f'[data-testid="queue-row"][data-queue-name="{name}"]')
 
@@ -196,8 +205,51 @@ async def test_an_admin_creates_changes_pauses_and_resumes_a_queue(
     await page.set_viewport_size(PHONE)
     await watched.get_by_role("button", name=f"Edit limits of {team.watched}").click()
     await expect(page.get_by_role("form", name=f"Edit limits of {team.watched}")).to_be_visible()
+    await page.get_by_role("button", name="Change weight and quotas").click()
+    await expect(page.get_by_role("form", name="Change weight and quotas")).to_be_visible()
     await no_sideways_scroll(page, "queues-admin-390")
     await accessible(page, "queues-admin-390")
+
+
+async def test_an_admin_sets_the_project_weight_and_a_quota(
+    page: Page, team: Team, gateway_url: str
+) -> None:
+    await log_in(page, team.owner, PASSWORD)
+    await page.goto(f"/queues?project={team.project}")
+    panel = page.get_by_test_id("project-flow")
+    await expect(panel.get_by_role("heading", name="Project settings")).to_be_visible()
+    async with signed_in(gateway_url, team.owner, PASSWORD) as api:
+        before = await project_flow(api, team.project)
+        await expect(panel.get_by_test_id("project-weight")).to_have_text(str(before["weight"]))
+        # a weight and one quota set, the other quota left as it is (none)
+        await panel.get_by_role("button", name="Change weight and quotas").click()
+        form = panel.get_by_role("form", name="Change weight and quotas")
+        await form.get_by_label("Weight").fill("7")
+        await form.get_by_label("Max waiting jobs").fill("5000")
+        await accessible(page, "queues-project-flow-edit")
+        await form.get_by_role("button", name="Save settings").click()
+        await expect(form).to_have_count(0)
+        await expect(panel.get_by_test_id("project-weight")).to_have_text("7")
+        await expect(panel.get_by_test_id("project-max-waiting")).to_have_text(
+            re.compile(r"^5\D?000$")
+        )
+        await expect(panel.get_by_test_id("project-max-submitted-per-day")).to_have_text("none")
+        await expect(panel.get_by_test_id("project-flow-changed")).to_contain_text(
+            f"by {team.owner}"
+        )
+        flow = await project_flow(api, team.project)
+        assert (flow["weight"], flow["maxWaiting"], flow["maxSubmittedPerDay"]) == (7, 5000, None)
+        assert flow["updatedBy"] == team.owner
+
+        # the quota emptied: sent as null, no quota any more; the weight stays
+        await panel.get_by_role("button", name="Change weight and quotas").click()
+        await expect(form.get_by_label("Weight")).to_have_value("7")
+        await form.get_by_label("Max waiting jobs").fill("")
+        await form.get_by_role("button", name="Save settings").click()
+        await expect(panel.get_by_test_id("project-max-waiting")).to_have_text("none")
+        flow = await project_flow(api, team.project)
+        assert (flow["weight"], flow["maxWaiting"], flow["maxSubmittedPerDay"]) == (7, None, None)
+    await accessible(page, "queues-project-flow")
 
 
 async def test_a_viewer_sees_the_queues_but_no_control_to_change_them(
@@ -217,6 +269,14 @@ async def test_a_viewer_sees_the_queues_but_no_control_to_change_them(
     await expect(page.get_by_test_id("queue-create-denied")).to_contain_text(
         "You are a viewer in Queues"
     )
+    # the project's weight and quotas, read-only
+    panel = page.get_by_test_id("project-flow")
+    await expect(panel.get_by_test_id("project-weight")).to_have_text(re.compile(r"^\d+$"))
+    await expect(panel.get_by_test_id("project-flow-denied")).to_contain_text(
+        "You are a viewer in Queues: changing the weight and quotas takes the admin role"
+    )
+    await expect(panel.get_by_role("button")).to_have_count(0)
+    await expect(panel.get_by_role("textbox")).to_have_count(0)
     await accessible(page, "queues-viewer")
 
     await page.set_viewport_size(PHONE)

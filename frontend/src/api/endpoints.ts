@@ -36,6 +36,8 @@ import type {
   OrganizationUpdate,
   OrgRole,
   ProjectCreate,
+  ProjectFlowChange,
+  ProjectFlowView,
   ProjectOut,
   ProjectPage,
   ProjectUpdate,
@@ -305,6 +307,18 @@ export function resumeQueue(queueId: string): Promise<QueueView> {
 /** Delete a queue (admins): 409 while it has unfinished jobs. */
 export function deleteQueue(queueId: string): Promise<undefined> {
   return api.request(`/api/queues/${enc(queueId)}`, { method: 'DELETE' });
+}
+
+// ---- a project's weight and quotas (docs/flow-control.md, "Project weights", "Quotas") ----
+
+/** The project's weight in fair dispatch and its quotas (its viewers); 404 for a project not seen. */
+export function getProjectFlow(projectId: string, signal?: AbortSignal): Promise<ProjectFlowView> {
+  return api.request(`/api/project-flow/${enc(projectId)}`, { signal });
+}
+
+/** Change the fields given (its admins): a quota sent as null is cleared; bad values answer 422. */
+export function setProjectFlow(projectId: string, body: ProjectFlowChange): Promise<ProjectFlowView> {
+  return api.request(`/api/project-flow/${enc(projectId)}`, { method: 'PUT', body });
 }
 
 export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {

@@ -17,6 +17,8 @@ export const queryKeys = {
   queueDepths: ['queues', 'depths'] as const,
   queueLists: ['queues', 'list'] as const,
   queueList: (params: QueueListParams) => ['queues', 'list', params] as const,
+  /** A project's weight in fair dispatch and its quotas (changed by its admins, no live event). */
+  projectFlow: (projectId: string) => ['project-flow', projectId] as const,
   deadLetters: ['dead-letters'] as const,
   deadLetterList: (params: DeadLetterParams) => ['dead-letters', 'list', params] as const,
   deadLetterGroups: (params: DeadLetterParams) => ['dead-letters', 'groups', params] as const,

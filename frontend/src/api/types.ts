@@ -136,6 +136,11 @@ export type ConcurrencyKey = Schemas['ConcurrencyKey'];
 export const RATE_PERS = ['second', 'minute'] as const satisfies readonly RatePer[];
 export type EveryRatePerListed = Assert<[Exclude<RatePer, (typeof RATE_PERS)[number]>] extends [never] ? true : false>;
 
+// ---- a project's weight in fair dispatch and its quotas (GET/PUT /api/project-flow/{projectId}) ----
+
+export type ProjectFlowView = Schemas['ProjectFlowView'];
+export type ProjectFlowChange = JsonBody<paths['/api/project-flow/{projectId}']['put']>;
+
 // ---- schedules ----
 
 export type JobTemplate = Schemas['JobTemplate'];

@@ -16,6 +16,10 @@ vi.mock('../../api/endpoints', () => ({
   pauseQueue: vi.fn(),
   resumeQueue: vi.fn(),
   deleteQueue: vi.fn(),
+  getProjectFlow: vi.fn((projectId: string) =>
+    Promise.resolve({ projectId, weight: 4, maxWaiting: null, maxSubmittedPerDay: null, updatedBy: null, updatedAt: null }),
+  ),
+  setProjectFlow: vi.fn(),
   listRetryPolicies: vi.fn(() =>
     Promise.resolve({
       items: [
@@ -125,6 +129,11 @@ describe('<QueuesPage>', () => {
     // the chosen project's list: no project column
     expect(screen.queryByRole('columnheader', { name: 'Project' })).toBeNull();
     expect(endpoints.listProjectQueues).toHaveBeenCalledWith({ pageNumber: 1, pageSize: 25 }, expect.anything());
+    // the project's weight and quotas, above the list
+    expect(await screen.findByTestId('project-weight')).toHaveTextContent('4');
+    expect(screen.getByTestId('project-flow').compareDocumentPosition(screen.getByTestId('queues-table'))).toBe(
+      Node.DOCUMENT_POSITION_FOLLOWING,
+    );
     expect(await seriousViolations(container)).toEqual([]);
   });
 
@@ -156,6 +165,8 @@ describe('<QueuesPage>', () => {
     expect(within(row('alpha-q')).queryByRole('button', { name: 'Pause queue alpha-q' })).toBeNull();
     expect(within(row('mine')).getByRole('button', { name: 'Pause queue mine' })).toBeEnabled();
     expect(screen.getByTestId('queue-target')).toHaveTextContent('Creating in Default');
+    expect(screen.getByTestId('project-flow-choose')).toBeInTheDocument();
+    expect(endpoints.getProjectFlow).not.toHaveBeenCalled();
   });
 
   it('pauses and resumes a queue in one click, through the pause and resume routes', async () => {

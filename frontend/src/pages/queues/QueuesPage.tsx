@@ -20,6 +20,7 @@ import { actingProject, deniedReason, useProjectAccess, useRights } from '../../
 import { useProjectId, useSearchParams } from '../../project/navigation';
 import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
+import { ProjectFlowPanel } from './ProjectFlowPanel';
 import { CreateQueueForm, EditQueueForm } from './QueueForm';
 
 const PAGE_SIZE = 25;
@@ -213,6 +214,7 @@ export function QueuesPage() {
         How the project&apos;s jobs run: at most so many running (in all and per value of a payload field), so many started
         per second or minute, paused or not, and the defaults each queue gives its jobs.
       </p>
+      <ProjectFlowPanel />
       <section className="card" aria-labelledby="queues-heading">
         <h2 id="queues-heading" style={{ marginTop: 0 }}>
           Queues
