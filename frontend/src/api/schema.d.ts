@@ -743,6 +743,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Usage per project and UTC day: jobs submitted, attempts, run seconds, succeeded, dead */
+        get: operations["get_usage_api_usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workers": {
         parameters: {
             query?: never;
@@ -2850,6 +2867,73 @@ export interface components {
              */
             tokenType: "bearer";
             user: components["schemas"]["UserPublic"];
+        };
+        /** Usage */
+        Usage: {
+            /**
+             * Firstday
+             * Format: date
+             */
+            firstDay: string;
+            /** Items */
+            items: components["schemas"]["UsageDay"][];
+            /**
+             * Lastday
+             * Format: date
+             */
+            lastDay: string;
+            totals: components["schemas"]["UsageTotals"];
+        };
+        /** UsageDay */
+        UsageDay: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /** Dead */
+            dead: number;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            /** Runseconds */
+            runSeconds: number;
+            /** Submitted */
+            submitted: number;
+            /** Succeeded */
+            succeeded: number;
+        };
+        /** UsageTotals */
+        UsageTotals: {
+            /**
+             * Attempts
+             * @default 0
+             */
+            attempts: number;
+            /**
+             * Dead
+             * @default 0
+             */
+            dead: number;
+            /**
+             * Runseconds
+             * @default 0
+             */
+            runSeconds: number;
+            /**
+             * Submitted
+             * @default 0
+             */
+            submitted: number;
+            /**
+             * Succeeded
+             * @default 0
+             */
+            succeeded: number;
         };
         /** UserCreate */
         UserCreate: {
@@ -8961,6 +9045,110 @@ export interface operations {
                 };
             };
             /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_usage_api_usage_get: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (default: 29 days before to). */
+                from?: string | null;
+                /** @description One project (default: every one you see). */
+                projectId?: string | null;
+                /** @description Last UTC day (default: today). */
+                to?: string | null;
+            };
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
             404: {
                 headers: {
                     [name: string]: unknown;

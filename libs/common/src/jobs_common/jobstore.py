@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -346,6 +347,34 @@ project_flow = Table(
         name="project_flow_max_submitted_per_day_valid",
     ),
 )
+
+# A project's usage per UTC day (docs/flow-control.md, "Usage"): what the scheduler's
+# transactions did, appended as deltas (no row shared by concurrent transactions) and folded
+# into project_usage by the usage sweep. Retention never touches them: usage outlives the jobs.
+usage_deltas = Table(
+    "usage_deltas",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("submitted", Integer, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("run_seconds", Float, nullable=False),
+    Column("succeeded", Integer, nullable=False),
+    Column("dead", Integer, nullable=False),
+)
+project_usage = Table(
+    "project_usage",
+    metadata,
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("day", Date, primary_key=True),
+    Column("submitted", BigInteger, nullable=False),
+    Column("attempts", BigInteger, nullable=False),
+    Column("run_seconds", Float, nullable=False),
+    Column("succeeded", BigInteger, nullable=False),
+    Column("dead", BigInteger, nullable=False),
+)
+USAGE_MEASURES = ("submitted", "attempts", "run_seconds", "succeeded", "dead")
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(

@@ -29,6 +29,7 @@ from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.adapters.submission_records import SubmissionRecords
+from jobs_dashboard.adapters.usage import UsageStore
 from jobs_dashboard.api import (
     analytics,
     dead_letters,
@@ -37,6 +38,7 @@ from jobs_dashboard.api import (
     queues,
     registry,
     schedules,
+    usage,
 )
 from jobs_dashboard.api.limits import body_limits
 from jobs_dashboard.app.gauges import PlatformGauges
@@ -72,6 +74,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.schedules = ScheduleStore(engine, read_engine=read_engine)
         app.state.queues = QueueStore(engine, read_engine=read_engine)
         app.state.project_flow = ProjectFlowStore(engine, read_engine=read_engine)
+        app.state.usage = UsageStore(engine, read_engine=read_engine)
         app.state.registry = RegistryStore(engine, read_engine=read_engine)
         submission = httpx.AsyncClient(
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
@@ -170,6 +173,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(schedules.router)
     app.include_router(queues.router)
     app.include_router(project_flow.router)
+    app.include_router(usage.router)
     app.include_router(registry.policies)
     app.include_router(registry.workers)
     app.include_router(registry.queue_depths)

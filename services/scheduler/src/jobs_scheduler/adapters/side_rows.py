@@ -4,11 +4,11 @@ written together with multi-row statements when the transaction's batch is done.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Integer, LargeBinary, Text, func, update
+from sqlalchemy import Date, Float, Integer, LargeBinary, Text, func, update
 from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,7 +22,7 @@ from jobs_common.contracts import (
     Message,
     utcnow,
 )
-from jobs_common.jobstore import dead_letters, job_events, jobs, outbox
+from jobs_common.jobstore import dead_letters, job_events, jobs, outbox, usage_deltas
 from jobs_common.topology import (
     CONTROL_CANCEL,
     CONTROL_CLAIM,
@@ -52,6 +52,19 @@ MESSAGES = ArrayRows(
     project_id=_ID,
     queue=Text(),
 )
+USAGE = ArrayRows(
+    "usage",
+    project_id=_ID,
+    day=Date(),
+    submitted=Integer(),
+    attempts=Integer(),
+    run_seconds=Float(),
+    succeeded=Integer(),
+    dead=Integer(),
+)
+INSERT_USAGE = USAGE.insert_into(usage_deltas)
+# A project's usage of a day, in the order of USAGE's measures.
+SUBMITTED, ATTEMPTS, RUN_SECONDS, SUCCEEDED, DEAD = range(5)
 INSERT_EVENTS = EVENTS.insert_into(job_events)
 INSERT_MESSAGES = MESSAGES.insert_into(outbox)
 # The reconciler's clock starts with the dispatch. The reconciler leaves a job alone while its
@@ -93,6 +106,23 @@ class Changes:
     # (job type, priority, seconds from dispatch to start) and (job type, seconds run).
     waits: list[tuple[str, int, float]] = field(default_factory=list)
     runs: list[tuple[str, float]] = field(default_factory=list)
+    # Each project's usage of the day (docs/flow-control.md, "Usage"): USAGE's measures.
+    usage: dict[tuple[uuid.UUID, date], list[float]] = field(default_factory=dict)
+
+    def absorb(self, other: Changes) -> None:
+        """Add the side rows ``other`` gathered to these."""
+        for name in CHANGES_LISTS:
+            getattr(self, name).extend(getattr(other, name))
+        for key, row in other.usage.items():
+            mine = self.usage.setdefault(key, [0, 0, 0.0, 0, 0])
+            for measure, amount in enumerate(row):
+                mine[measure] += amount
+
+    def used(self, project_id: uuid.UUID | None, measure: int, amount: float = 1) -> None:
+        if project_id is None:
+            return
+        day = utcnow().date()
+        self.usage.setdefault((project_id, day), [0, 0, 0.0, 0, 0])[measure] += amount
 
     def move(
         self,
@@ -114,6 +144,12 @@ class Changes:
         reason = reason[:500]
         self.events.append((job_id, attempt, source, target.value, reason))
         self.moves.append((source or "none", target.value))
+        if current is None:
+            self.used(project_id, SUBMITTED)
+        elif target is JobStatus.SUCCEEDED:
+            self.used(project_id, SUCCEEDED)
+        elif target is JobStatus.DEAD:
+            self.used(project_id, DEAD)
         self.live.append(
             LiveChange(
                 job_id,
@@ -139,9 +175,18 @@ class Changes:
             waited = max(0.0, (started_at - queued_at).total_seconds())
             self.waits.append((job_type, priority, waited))
 
-    def attempt_ran(self, *, job_type: str, started_at: datetime, finished_at: datetime) -> None:
+    def attempt_ran(
+        self,
+        *,
+        job_type: str,
+        started_at: datetime,
+        finished_at: datetime,
+        project_id: uuid.UUID | None = None,
+    ) -> None:
         """An attempt ended with a worker's result, which says when it started and finished."""
-        self.runs.append((job_type, max(0.0, (finished_at - started_at).total_seconds())))
+        ran = max(0.0, (finished_at - started_at).total_seconds())
+        self.runs.append((job_type, ran))
+        self.used(project_id, RUN_SECONDS, ran)
 
     def _publish(
         self,
@@ -198,6 +243,7 @@ class Changes:
         self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append((job.id, attempt, "queued"))
+            self.used(job.project_id, ATTEMPTS)
 
     def cancel_attempt(
         self, job_id: uuid.UUID, attempt: int | None, reason: str, worker_id: str | None = None
@@ -246,3 +292,17 @@ class Changes:
             await connection.execute(START_CLOCKS, {"dispatched": sorted(self.dispatched)})
         if self.dead:
             await connection.execute(insert(dead_letters), self.dead)
+        if self.usage:
+            await connection.execute(
+                INSERT_USAGE,
+                USAGE.params(
+                    [
+                        (*key, *(round(v) if i != RUN_SECONDS else v for i, v in enumerate(row)))
+                        for key, row in sorted(self.usage.items())
+                    ]
+                ),
+            )
+
+
+# The fields of Changes that are lists of rows (every one but ``usage``).
+CHANGES_LISTS = tuple(f.name for f in fields(Changes) if f.name != "usage")

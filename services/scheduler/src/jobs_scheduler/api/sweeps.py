@@ -1,6 +1,6 @@
 """Background loops: the generic :class:`Loop` runner and the time-driven sweeps it runs
-(promotion, reaper, dependencies, reconciler, cron, retention, rollups), each in a transaction
-of its own.
+(promotion, reaper, dependencies, reconciler, cron, retention, rollups, usage), each in a
+transaction of its own.
 
 Each sweep is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
 LOCKED`` inside one transaction, so two replicas never handle the same row at once. The outbox
@@ -22,6 +22,7 @@ from jobs_scheduler.adapters import horizons, metrics
 from jobs_scheduler.adapters.archive import JobArchive
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.adapters.usage import fold_usage
 from jobs_scheduler.app.cron import fire_due_schedules
 from jobs_scheduler.app.dependencies import release_blocked
 from jobs_scheduler.app.promotion import promote_due
@@ -111,6 +112,9 @@ def sweeps_for(
     async def rollups(c: AsyncConnection, ch: Changes) -> int:
         return await fold_rollups(c, settings.rollup_batch_size)
 
+    async def usage(c: AsyncConnection, ch: Changes) -> int:
+        return await fold_usage(c, settings.rollup_batch_size)
+
     async def waiting(c: AsyncConnection, ch: Changes) -> int:
         if routing is None:
             return 0
@@ -129,6 +133,7 @@ def sweeps_for(
         "cron": (cron, settings.cron_interval_seconds, batch),
         "retention": (retention, settings.retention_interval_seconds, prune_batch),
         "rollups": (rollups, settings.rollup_interval_seconds, settings.rollup_batch_size),
+        "usage": (usage, settings.rollup_interval_seconds, settings.rollup_batch_size),
     }
 
 

@@ -30,7 +30,6 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import fields
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -70,12 +69,6 @@ def kept_body(job: JobSubmitted) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode("ascii")
 
 
-def absorb(target: Changes, source: Changes) -> None:
-    """Add the side rows ``source`` gathered to ``target``."""
-    for field in fields(Changes):
-        getattr(target, field.name).extend(getattr(source, field.name))
-
-
 async def record_jobs(
     connection: AsyncConnection,
     changes: Changes,
@@ -105,7 +98,7 @@ async def record_jobs(
             exc_info=True,
         )
         return await _without(connection, changes, jobs, refused, defaults)
-    absorb(changes, scratch)
+    changes.absorb(scratch)
     return Counter(applied=inserted, duplicate=len(jobs) - inserted)
 
 

@@ -69,7 +69,10 @@ async def apply_results(
                 started_at=report.started_at,
             )
         changes.attempt_ran(
-            job_type=job.type, started_at=report.started_at, finished_at=report.finished_at
+            job_type=job.type,
+            started_at=report.started_at,
+            finished_at=report.finished_at,
+            project_id=job.project_id,
         )
         if report.outcome == "succeeded":
             succeeded.append(_success(report, current))
