@@ -403,3 +403,13 @@ async def test_a_project_s_quotas_refuse_with_429_and_retry_after_never_half_a_b
     assert over.status_code == 429, over.text
     assert 1 <= int(over.headers["Retry-After"]) <= 86_400
     await set_quotas(user, project, maxSubmittedPerDay=None)
+    # The day's usage (folded every 2 s) counts the jobs accepted and the single one done.
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        usage = (await user.get("/api/usage", params={"projectId": project})).json()
+        folded = usage["totals"]["succeeded"] >= 1
+        if folded or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.5)
+    today = [d for d in usage["items"] if d["day"] == datetime.now(UTC).date().isoformat()]
+    assert today and today[0]["submitted"] >= 3 and today[0]["succeeded"] >= 1, usage
