@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.auth import Identity
 from jobs_common.contracts import CancelRequested, JobDispatch, utcnow
-from jobs_common.jobstore import jobs, outbox, queues
+from jobs_common.jobstore import jobs, outbox, queues, retry_policies
 from jobs_common.rabbit import RabbitBus
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters.flow_control import FlowControl
@@ -457,3 +457,41 @@ async def test_dispatches_committed_after_a_pass_read_the_budgets_are_still_held
     assert len(rows) == 1
     # Two wait for the slot: the commit of a job that moves on wakes the relay (service.py).
     assert relay.waiting_for_slots
+
+
+async def test_a_job_naming_no_timeout_or_retry_policy_takes_its_queue_s_defaults(
+    api: httpx.AsyncClient, bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """The queue's default timeout and retry policy (one of its project's named policies) fill
+    what a job leaves out; a job's own values win. A change applies to the next job (on the
+    replica that made it at once)."""
+    project = personal_project_id(USER.email)
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(retry_policies).values(
+                name="gentle",
+                project_id=project,
+                strategy="fixed",
+                base_delay_ms=5000,
+                multiplier=1.0,
+                max_delay_ms=5000,
+                jitter=False,
+                max_attempts=7,
+                created_by="t",
+            )
+        )
+    created = await api.post(
+        "/internal/v1/queues",
+        json={"name": "reports", "defaultTimeoutSeconds": 60, "defaultRetryPolicy": "gentle"},
+        headers=as_(USER),
+    )
+    assert created.status_code == 201, created.text
+    bare = submitted(queue="reports", timeout_seconds=None, max_attempts=None)
+    own = submitted(queue="reports", timeout_seconds=5, retry_policy_name="mine")
+    for job in (bare, own):
+        await bus.publisher.publish(topology.SUBMITTED, job)
+    first = await wait_status(db, bare.job_id, "queued")
+    second = await wait_status(db, own.job_id, "queued")
+    assert (first.timeout_seconds, first.max_attempts) == (60, 7)
+    assert first.retry_policy["strategy"] == "fixed"
+    assert second.timeout_seconds == 5

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable
 from enum import StrEnum
 
-from sqlalchemy import and_, delete, exists, func, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -21,6 +21,7 @@ from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_common.jobstore import jobs, queues, retry_policies
 from jobs_common.queue_commands import QueueCreate, QueuePatch, QueueSettings, QueueView
 from jobs_common.tenancy import Scope
+from jobs_scheduler.domain.submissions import QueueDefaults
 
 FIRST_USE = "first job"  # created_by of a queue made by its first job
 
@@ -31,33 +32,43 @@ class Removed(StrEnum):
     BUSY = "busy"  # unfinished jobs left
 
 
+NO_DEFAULTS = QueueDefaults()
+Pair = tuple[uuid.UUID, str]
+
+
 class KnownQueues:
-    """The (project, queue) pairs of a job store this process made sure exist lately: intake
-    pays one ``INSERT ... ON CONFLICT DO NOTHING`` per pair and ``ttl`` seconds, not per
-    transaction (that statement cost single requests about 5 %). A queue deleted meanwhile
-    comes back with the first job recorded after the ``ttl`` (at once on the replica that
-    deleted it)."""
+    """The (project, queue) pairs of a job store this process made sure exist lately, with
+    their defaults: intake pays one ``INSERT ... ON CONFLICT DO NOTHING`` and one read per
+    pair and ``ttl`` seconds, not per transaction (that statement cost single requests about
+    5 %). A queue deleted meanwhile comes back with the first job recorded after the ``ttl``
+    (at once on the replica that deleted it); defaults changed apply within the ``ttl`` (at
+    once on the replica that changed them)."""
 
     def __init__(self, ttl: float = 30.0) -> None:
         self.ttl = ttl
-        self._seen: dict[tuple[str, uuid.UUID, str], float] = {}
+        self._seen: dict[tuple[str, uuid.UUID, str], tuple[float, QueueDefaults]] = {}
 
-    def unknown(
-        self, store: str, pairs: Iterable[tuple[uuid.UUID, str]]
-    ) -> list[tuple[uuid.UUID, str]]:
+    def unknown(self, store: str, pairs: Iterable[Pair]) -> list[Pair]:
         now = time.monotonic()
         return sorted(
-            {pair for pair in pairs if now - self._seen.get((store, *pair), -math.inf) > self.ttl}
+            {
+                pair
+                for pair in pairs
+                if now - self._seen.get((store, *pair), (-math.inf, NO_DEFAULTS))[0] > self.ttl
+            }
         )
 
-    def seen(self, store: str, pairs: Iterable[tuple[uuid.UUID, str]]) -> None:
+    def seen(self, store: str, defaults: dict[Pair, QueueDefaults]) -> None:
         now = time.monotonic()
         if len(self._seen) > 100_000:  # bounded: forget everything, ensure again
             self._seen.clear()
-        for pair in pairs:
-            self._seen[(store, *pair)] = now
+        for pair, given in defaults.items():
+            self._seen[(store, *pair)] = (now, given)
 
-    def forget(self, store: str, pair: tuple[uuid.UUID, str]) -> None:
+    def defaults(self, store: str, pair: Pair) -> QueueDefaults:
+        return self._seen.get((store, *pair), (0.0, NO_DEFAULTS))[1]
+
+    def forget(self, store: str, pair: Pair) -> None:
         self._seen.pop((store, *pair), None)
 
 
@@ -69,27 +80,41 @@ def _store(connection: AsyncConnection) -> str:
     return str(connection.engine.url)
 
 
-async def ensure(connection: AsyncConnection, pairs: Iterable[tuple[uuid.UUID, str]]) -> None:
+async def ensure(connection: AsyncConnection, pairs: Iterable[Pair]) -> dict[Pair, QueueDefaults]:
     """Create, with no limits, the queues named by jobs being recorded that do not exist yet
-    (as far as :data:`KNOWN` says)."""
+    (as far as :data:`KNOWN` says); the defaults of each queue of ``pairs``."""
     store = _store(connection)
-    missing = KNOWN.unknown(store, pairs)
-    if not missing:
-        return
-    await connection.execute(
-        insert(queues)
-        .values(
-            [
-                {"id": uuid.uuid4(), "project_id": p, "name": n, "created_by": FIRST_USE}
-                for p, n in missing
-            ]
+    wanted = set(pairs)
+    missing = KNOWN.unknown(store, wanted)
+    if missing:
+        await connection.execute(
+            insert(queues)
+            .values(
+                [
+                    {"id": uuid.uuid4(), "project_id": p, "name": n, "created_by": FIRST_USE}
+                    for p, n in missing
+                ]
+            )
+            .on_conflict_do_nothing(index_elements=["project_id", "name"])
         )
-        .on_conflict_do_nothing(index_elements=["project_id", "name"])
-    )
-    # Known once this transaction commits; a rollback leaves the pairs known for the ttl at
-    # worst (their jobs are not recorded either: a retry records them, and the queue with
-    # the first job after the ttl).
-    KNOWN.seen(store, missing)
+        rows = await connection.execute(
+            select(
+                queues.c.project_id,
+                queues.c.name,
+                queues.c.default_timeout_seconds,
+                queues.c.default_retry_policy,
+            ).where(tuple_(queues.c.project_id, queues.c.name).in_(missing))
+        )
+        found = {pair: NO_DEFAULTS for pair in missing}
+        for row in rows:
+            found[(row.project_id, row.name)] = QueueDefaults(
+                row.default_timeout_seconds, row.default_retry_policy
+            )
+        # Known once this transaction commits; a rollback leaves the pairs known for the ttl
+        # at worst (their jobs are not recorded either: a retry records them, and the queue
+        # with the first job after the ttl).
+        KNOWN.seen(store, found)
+    return {pair: KNOWN.defaults(store, pair) for pair in wanted}
 
 
 async def _check_policy(
@@ -144,6 +169,7 @@ async def create(
         )
         if queue_id is None:
             return None
+        KNOWN.forget(_store(connection), (project_id, command.name))  # its defaults: at once
         return await queue_rows.one(connection, queue_id, Scope())
 
 
@@ -176,7 +202,10 @@ async def change(
                 .where(queues.c.id == queue_id)
                 .values(**values, updated_at=func.now())
             )
-        return await queue_rows.one(connection, queue_id, Scope())
+        view = await queue_rows.one(connection, queue_id, Scope())
+        if view is not None:
+            KNOWN.forget(_store(connection), (project_id, view.name))  # its defaults: at once
+        return view
 
 
 async def set_paused(

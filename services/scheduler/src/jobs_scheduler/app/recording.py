@@ -22,6 +22,7 @@ from jobs_scheduler.domain.submissions import (
     first_attempt,
     initial_status,
     named_policy,
+    with_queue_defaults,
 )
 
 S = JobStatus
@@ -39,6 +40,11 @@ async def record_submissions(
     unique = sorted({m.job_id: m for m in messages}.values(), key=lambda m: m.job_id)
     if not unique:
         return 0
+    # Each job's queue exists (created with no limits on first use) and gives its defaults.
+    queue_defaults = await project_queues.ensure(
+        connection, {(m.project(), m.queue) for m in unique}
+    )
+    unique = [with_queue_defaults(m, queue_defaults[(m.project(), m.queue)]) for m in unique]
     named = await recording.named_policies(
         connection, {(m.project(), m.retry_policy_name) for m in unique if m.retry_policy_name}
     )
@@ -79,7 +85,6 @@ async def record_submissions(
         for m in unique
         if m.batch_id is not None
     }
-    await project_queues.ensure(connection, {(m.project(), m.queue) for m in unique})
     await recording.insert_batches(connection, list(batch_rows.values()))
     inserted = await recording.insert_jobs(connection, rows)
     if not inserted:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,3 +61,22 @@ def first_attempt(status: JobStatus) -> int:
     """The attempt number a new job is recorded with: 1 when dispatched at once, else 0
     (the attempt is numbered when it is dispatched)."""
     return 1 if status is S.QUEUED else 0
+
+
+@dataclass(frozen=True)
+class QueueDefaults:
+    """What a queue gives its jobs that name none (docs/flow-control.md, "A queue")."""
+
+    timeout_seconds: int | None = None
+    retry_policy: str | None = None
+
+
+def with_queue_defaults(job: JobSubmitted, defaults: QueueDefaults) -> JobSubmitted:
+    """``job`` with its queue's defaults where it names none (docs/flow-control.md): the
+    timeout, and the retry policy (by name) when it has neither a policy nor a name."""
+    update: dict[str, object] = {}
+    if job.timeout_seconds is None and defaults.timeout_seconds is not None:
+        update["timeout_seconds"] = defaults.timeout_seconds
+    if job.retry_policy is None and job.retry_policy_name is None and defaults.retry_policy:
+        update["retry_policy_name"] = defaults.retry_policy
+    return job.model_copy(update=update) if update else job
