@@ -351,30 +351,31 @@ project_flow = Table(
 # A project's usage per UTC day (docs/flow-control.md, "Usage"): what the scheduler's
 # transactions did, appended as deltas (no row shared by concurrent transactions) and folded
 # into project_usage by the usage sweep. Retention never touches them: usage outlives the jobs.
+USAGE_MEASURES = ("submitted", "attempts", "run_seconds", "succeeded", "dead")
+
+
+def _usage_measures(count: type[Integer] | type[BigInteger]) -> list[Column[Any]]:
+    return [
+        Column(measure, Float if measure == "run_seconds" else count, nullable=False)
+        for measure in USAGE_MEASURES
+    ]
+
+
 usage_deltas = Table(
     "usage_deltas",
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
     Column("project_id", UUID(as_uuid=True), nullable=False),
     Column("day", Date, nullable=False),
-    Column("submitted", Integer, nullable=False),
-    Column("attempts", Integer, nullable=False),
-    Column("run_seconds", Float, nullable=False),
-    Column("succeeded", Integer, nullable=False),
-    Column("dead", Integer, nullable=False),
+    *_usage_measures(Integer),
 )
 project_usage = Table(
     "project_usage",
     metadata,
     Column("project_id", UUID(as_uuid=True), primary_key=True),
     Column("day", Date, primary_key=True),
-    Column("submitted", BigInteger, nullable=False),
-    Column("attempts", BigInteger, nullable=False),
-    Column("run_seconds", Float, nullable=False),
-    Column("succeeded", BigInteger, nullable=False),
-    Column("dead", BigInteger, nullable=False),
+    *_usage_measures(BigInteger),
 )
-USAGE_MEASURES = ("submitted", "attempts", "run_seconds", "succeeded", "dead")
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
 schedule_fires = Table(

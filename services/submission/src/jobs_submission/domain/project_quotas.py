@@ -50,14 +50,12 @@ class ProjectQuota:
         """The project's counter of the UTC day holding ``now_ms``; None: no daily quota."""
         if self.max_submitted_per_day is None:
             return None
-        start = now_ms - now_ms % DAY_MS
-        return QuotaWindow(
-            key=f"project-day:{self.project_id}:{start}",
+        return QuotaWindow.holding(
+            now_ms,
+            length_ms=DAY_MS,
+            counter=f"project-day:{self.project_id}",
             limit=self.max_submitted_per_day,
             amount=amount,
-            start_ms=start,
-            end_ms=start + DAY_MS,
-            now_ms=now_ms,
             message=f"project quota reached: at most {self.max_submitted_per_day} jobs "
             f"submitted per day (UTC) in project {self.project_id}; this submission has "
             f"{amount}",

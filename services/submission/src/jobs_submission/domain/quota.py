@@ -33,15 +33,12 @@ class EmailQuota:
 
     def window(self, identity: Identity, *, amount: int, now_ms: int) -> QuotaWindow:
         """The window holding ``now_ms`` and the caller's counter key in it."""
-        length = self.window_seconds * 1000
-        start = now_ms - now_ms % length
-        return QuotaWindow(
-            key=f"email:{normalize_owner(identity.email)}:{start}",
+        return QuotaWindow.holding(
+            now_ms,
+            length_ms=self.window_seconds * 1000,
+            counter=f"email:{normalize_owner(identity.email)}",
             limit=self.limit,
             amount=amount,
-            start_ms=start,
-            end_ms=start + length,
-            now_ms=now_ms,
         )
 
 
@@ -58,6 +55,32 @@ class QuotaWindow:
     # What a refusal says (None: the email quota's sentence), and which quota it is.
     message: str | None = None
     reason: str | None = None
+
+    @classmethod
+    def holding(
+        cls,
+        now_ms: int,
+        *,
+        length_ms: int,
+        counter: str,
+        limit: int,
+        amount: int,
+        message: str | None = None,
+        reason: str | None = None,
+    ) -> QuotaWindow:
+        """The window of ``length_ms`` (aligned on the epoch, so every replica agrees on it)
+        holding ``now_ms``, its counter document ``counter:<window start>``."""
+        start = now_ms - now_ms % length_ms
+        return cls(
+            key=f"{counter}:{start}",
+            limit=limit,
+            amount=amount,
+            start_ms=start,
+            end_ms=start + length_ms,
+            now_ms=now_ms,
+            message=message,
+            reason=reason,
+        )
 
     def exceeded(self, count: int) -> bool:
         """``count`` is the counter after this submission's ``amount`` was added."""
