@@ -2,8 +2,8 @@
 an admin of a project creates a queue with a limit, finds it in the table, changes the limit,
 pauses and resumes it in one click each, and is told why a queue with unfinished jobs cannot
 be deleted, and sets the project's weight and a quota in the "Project settings" panel (the API
-answers them); a viewer of the project sees its queues and settings with no control to change
-them, and why.
+answers them), and reads the project's usage (the delayed job below counted as submitted); a
+viewer of the project sees its queues and settings with no control to change them, and why.
 Every test fails on a console error it did not expect; each page is checked with axe-core
 (also at a phone's 390 px, where the page must not scroll sideways) and saved as a screenshot
 (var/artifacts/ui/).
@@ -252,6 +252,46 @@ async def test_an_admin_sets_the_project_weight_and_a_quota(
     await accessible(page, "queues-project-flow")
 
 
+async def test_an_admin_reads_the_project_usage(page: Page, team: Team) -> None:
+    """The module's delayed job was submitted today: once the usage sweep folded it (every
+    2 s), the range's total counts it; the Queues page reads usage again every 15 s."""
+    await log_in(page, team.owner, PASSWORD)
+    await page.goto(f"/queues?project={team.project}")
+    usage = page.get_by_test_id("usage")
+    await expect(usage.get_by_role("heading", name="Usage")).to_be_visible()
+    await expect(usage.get_by_role("radio", name="Last 30 days")).to_be_checked()
+    submitted = usage.get_by_test_id("usage-submitted").get_by_role("definition")
+    await expect(submitted).to_have_text(re.compile(r"^[1-9]\d*$"), timeout=40_000)
+    await expect(usage.get_by_test_id("usage-run-time").get_by_role("definition")).to_have_text(
+        re.compile(r"\d")
+    )
+    chart = usage.get_by_test_id("usage-chart")
+    await expect(chart).to_have_attribute(
+        "aria-label", re.compile(r"^Bar chart: [1-9]\d* submitted")
+    )
+
+    # the last 7 days: today is among them, as the last row of the table
+    await usage.get_by_role("radio", name="Last 7 days").click()
+    await expect(usage.get_by_test_id("usage-range")).to_have_attribute("aria-busy", "false")
+    await expect(chart).to_have_attribute("aria-label", re.compile(r" in 7 days$"))
+    await usage.get_by_text("Show as table").click()
+    table = usage.get_by_test_id("usage-table")
+    await expect(table.get_by_role("row")).to_have_count(1 + 7)
+    today = table.get_by_role("row").last
+    await expect(today.get_by_role("cell").first).to_have_text(re.compile(r"^[1-9]\d*$"))
+    await accessible(page, "queues-usage")
+
+    await page.set_viewport_size(PHONE)
+    await expect(submitted).to_have_text(re.compile(r"^[1-9]\d*$"))
+    # the chart takes the new width once its resize observer has fired
+    await page.wait_for_function(
+        """() => document.querySelector('[data-testid="usage-chart"] svg')
+            .getBoundingClientRect().right <= document.documentElement.clientWidth"""
+    )
+    await no_sideways_scroll(page, "queues-usage-390")
+    await accessible(page, "queues-usage-390")
+
+
 async def test_a_viewer_sees_the_queues_but_no_control_to_change_them(
     page: Page, team: Team
 ) -> None:
@@ -277,6 +317,8 @@ async def test_a_viewer_sees_the_queues_but_no_control_to_change_them(
     )
     await expect(panel.get_by_role("button")).to_have_count(0)
     await expect(panel.get_by_role("textbox")).to_have_count(0)
+    # the project's usage is read by its viewers too
+    await expect(page.get_by_test_id("usage-totals")).to_be_visible()
     await accessible(page, "queues-viewer")
 
     await page.set_viewport_size(PHONE)

@@ -57,6 +57,7 @@ import type {
   SchedulePage,
   ScheduleView,
   TokenResponse,
+  Usage,
   UserCreate,
   WorkerList,
 } from './types';
@@ -319,6 +320,21 @@ export function getProjectFlow(projectId: string, signal?: AbortSignal): Promise
 /** Change the fields given (its admins): a quota sent as null is cleared; bad values answer 422. */
 export function setProjectFlow(projectId: string, body: ProjectFlowChange): Promise<ProjectFlowView> {
   return api.request(`/api/project-flow/${enc(projectId)}`, { method: 'PUT', body });
+}
+
+// ---- a project's usage per UTC day (docs/flow-control.md, "Usage") ----
+
+export interface UsageParams {
+  /** One project (none: every project the caller sees). */
+  projectId?: string;
+  /** First and last UTC day, `YYYY-MM-DD` (default: the last 30 days; at most 366). */
+  from?: string;
+  to?: string;
+}
+
+/** Jobs submitted, attempts, run seconds, succeeded and dead per day with activity, and the range's totals. */
+export function getUsage(params: UsageParams, signal?: AbortSignal): Promise<Usage> {
+  return api.request('/api/usage', { query: { ...params }, signal });
 }
 
 export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {

@@ -19,6 +19,8 @@ export const queryKeys = {
   queueList: (params: QueueListParams) => ['queues', 'list', params] as const,
   /** A project's weight in fair dispatch and its quotas (changed by its admins, no live event). */
   projectFlow: (projectId: string) => ['project-flow', projectId] as const,
+  /** A project's usage per UTC day from `from` to `to` (folded every 2 s, no live event: polled). */
+  usage: (projectId: string, from: string, to: string) => ['usage', projectId, from, to] as const,
   deadLetters: ['dead-letters'] as const,
   deadLetterList: (params: DeadLetterParams) => ['dead-letters', 'list', params] as const,
   deadLetterGroups: (params: DeadLetterParams) => ['dead-letters', 'groups', params] as const,

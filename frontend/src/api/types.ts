@@ -141,6 +141,12 @@ export type EveryRatePerListed = Assert<[Exclude<RatePer, (typeof RATE_PERS)[num
 export type ProjectFlowView = Schemas['ProjectFlowView'];
 export type ProjectFlowChange = JsonBody<paths['/api/project-flow/{projectId}']['put']>;
 
+// ---- a project's usage per UTC day (GET /api/usage, docs/flow-control.md "Usage") ----
+
+export type Usage = Schemas['Usage'];
+export type UsageDay = Schemas['UsageDay'];
+export type UsageTotals = Schemas['UsageTotals'];
+
 // ---- schedules ----
 
 export type JobTemplate = Schemas['JobTemplate'];

@@ -14,6 +14,7 @@ import { JOB_STATUSES, type WorkerList } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { ListTable, type Column } from '../../components/ListTable';
 import { PageHeader } from '../../components/PageHeader';
+import { Stat } from '../../components/Stat';
 import { StatusBadge } from '../../components/StatusBadge';
 import { TypesWithoutWorkers } from '../../components/TypesWithoutWorkers';
 import { ErrorState, Loading } from '../../components/states';
@@ -64,15 +65,6 @@ async function fetchSeries(signal: AbortSignal): Promise<SeriesPoint[]> {
     cancelled: bucket.cancelled,
     unfinished: bucket.unfinished,
   }));
-}
-
-function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
-  return (
-    <div className="stat" data-testid={testId}>
-      <dt>{label}</dt>
-      <dd>{value}</dd>
-    </div>
-  );
 }
 
 /** Alive workers, or "not judged" while the scheduler reads no heartbeats (WorkersPage). */

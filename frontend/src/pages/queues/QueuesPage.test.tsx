@@ -20,6 +20,14 @@ vi.mock('../../api/endpoints', () => ({
     Promise.resolve({ projectId, weight: 4, maxWaiting: null, maxSubmittedPerDay: null, updatedBy: null, updatedAt: null }),
   ),
   setProjectFlow: vi.fn(),
+  getUsage: vi.fn(({ from, to }: { from: string; to: string }) =>
+    Promise.resolve({
+      firstDay: from,
+      lastDay: to,
+      items: [],
+      totals: { submitted: 0, attempts: 0, runSeconds: 0, succeeded: 0, dead: 0 },
+    }),
+  ),
   listRetryPolicies: vi.fn(() =>
     Promise.resolve({
       items: [
@@ -134,6 +142,11 @@ describe('<QueuesPage>', () => {
     expect(screen.getByTestId('project-flow').compareDocumentPosition(screen.getByTestId('queues-table'))).toBe(
       Node.DOCUMENT_POSITION_FOLLOWING,
     );
+    // the project's usage, between its settings and the list
+    expect(await screen.findByTestId('usage-empty')).toBeInTheDocument();
+    expect(screen.getByTestId('usage').compareDocumentPosition(screen.getByTestId('queues-table'))).toBe(
+      Node.DOCUMENT_POSITION_FOLLOWING,
+    );
     expect(await seriousViolations(container)).toEqual([]);
   });
 
@@ -167,6 +180,8 @@ describe('<QueuesPage>', () => {
     expect(screen.getByTestId('queue-target')).toHaveTextContent('Creating in Default');
     expect(screen.getByTestId('project-flow-choose')).toBeInTheDocument();
     expect(endpoints.getProjectFlow).not.toHaveBeenCalled();
+    expect(screen.getByTestId('usage-choose')).toBeInTheDocument();
+    expect(endpoints.getUsage).not.toHaveBeenCalled();
   });
 
   it('pauses and resumes a queue in one click, through the pause and resume routes', async () => {

@@ -22,6 +22,7 @@ import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
 import { ProjectFlowPanel } from './ProjectFlowPanel';
 import { CreateQueueForm, EditQueueForm } from './QueueForm';
+import { UsagePanel } from './UsagePanel';
 
 const PAGE_SIZE = 25;
 const EDIT_PANEL = 'queue-edit';
@@ -215,6 +216,7 @@ export function QueuesPage() {
         per second or minute, paused or not, and the defaults each queue gives its jobs.
       </p>
       <ProjectFlowPanel />
+      <UsagePanel />
       <section className="card" aria-labelledby="queues-heading">
         <h2 id="queues-heading" style={{ marginTop: 0 }}>
           Queues
