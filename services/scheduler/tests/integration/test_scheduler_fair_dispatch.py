@@ -126,6 +126,23 @@ async def test_a_single_job_of_another_project_goes_in_the_first_round_after_a_f
     assert set(sent[7:]) == {flood[10], single.job_id, flood[11]}
 
 
+async def test_room_for_one_at_a_time_still_reaches_the_single_job_in_its_round(
+    db: AsyncEngine, broker: RabbitBus, scheduler_settings: Settings
+) -> None:
+    """Workers take one message at a time: each pass has room for one. The flood's oldest
+    waiting job and the single one share the first round; the next pass sends the single
+    one, not the flood's next (whose earlier rounds were served)."""
+    await record(db, scheduler_settings, FLOOD, 40)
+    relay = make_relay(db, broker, window=10)
+    assert await relay.pass_once() == 10
+    (single,) = await record(db, scheduler_settings, SINGLE, 1)
+    for _ in range(2):
+        await drain(broker, topology.READY_MEDIUM, most=1)
+        assert await relay.pass_once() == 1
+    sent = await drain(broker, topology.READY_MEDIUM)
+    assert single.job_id in sent[-2:]
+
+
 async def test_a_job_written_between_two_reads_of_the_fair_order_joins_its_first_round(
     db: AsyncEngine, broker: RabbitBus, scheduler_settings: Settings
 ) -> None:

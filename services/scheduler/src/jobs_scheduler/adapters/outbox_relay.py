@@ -412,16 +412,19 @@ class OutboxRelay:
             rows = [row for row in rows if row.id in sent]
         held: set[int] = set()
         if self.window is not None:
-            rows, held = await self._within_windows(connection, self.window, rows)
+            rows, held = await self._within_windows(connection, self.window, rows, chosen)
         if chosen:  # sent, left out or gone: a later read of the fair order finds those left
             self.fair.drop(set(chosen) - held)
         return rows
 
     async def _within_windows(
-        self, connection: AsyncConnection, window: ReadyWindow, rows: list[Any]
+        self, connection: AsyncConnection, window: ReadyWindow, rows: list[Any], chosen: list[int]
     ) -> tuple[list[Any], set[int]]:
         """The rows without the dispatches each ready queue has no room for (and the ids of
-        those): those that go are the queue's first in fair order (``domain/fair_dispatch.py``)."""
+        those): those that go are the queue's first in fair order: the order ``chosen`` holds
+        (read over the whole outbox, so a project served in earlier passes stays behind one
+        that waited), else among these rows (``domain/fair_dispatch.py``)."""
+        place = {row_id: index for index, row_id in enumerate(chosen)}
         by_queue: dict[str, list[Any]] = {}
         for row in rows:
             if _is_dispatch(row):
@@ -431,8 +434,11 @@ class OutboxRelay:
             room = await window.room(queue, len(waiting))
             window.held(queue, len(waiting) > room)
             if len(waiting) > room:
-                weights = await self.weights.read(connection)
-                ordered = fair_order(waiting, row_id=_row_id, pair=_pair, weights=weights)
+                if place:
+                    ordered = sorted(waiting, key=lambda row: place.get(row.id, len(place)))
+                else:
+                    weights = await self.weights.read(connection)
+                    ordered = fair_order(waiting, row_id=_row_id, pair=_pair, weights=weights)
                 held.update(row.id for row in ordered[room:])
         return ([row for row in rows if row.id not in held] if held else rows), held
 
