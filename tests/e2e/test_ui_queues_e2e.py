@@ -3,7 +3,9 @@ an admin of a project creates a queue with a limit, finds it in the table, chang
 pauses and resumes it in one click each, and is told why a queue with unfinished jobs cannot
 be deleted, and sets the project's weight and a quota in the "Project settings" panel (the API
 answers them), and reads the project's usage (the delayed job below counted as submitted); a
-viewer of the project sees its queues and settings with no control to change them, and why.
+viewer of the project sees its queues and settings with no control to change them, and why,
+and each queue's unfinished jobs by state and priority and its last hour (the delayed job
+waiting in ``default`` once the scheduler sampled a minute with it).
 Every test fails on a console error it did not expect; each page is checked with axe-core
 (also at a phone's 390 px, where the page must not scroll sideways) and saved as a screenshot
 (var/artifacts/ui/).
@@ -121,7 +123,20 @@ async def no_sideways_scroll(page: Page, name: str) -> None:
     widths = await page.evaluate(
         "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
     )
-    assert widths[0] <= widths[1], (name, widths)
+    assert widths[0] <= widths[1], (name, widths, await widest(page))
+
+
+async def widest(page: Page) -> list[Any]:
+    """What reaches past the viewport's right edge, widest first (a failure's clue)."""
+    found: list[Any] = await page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .map((e) => [Math.round(e.getBoundingClientRect().right), e.tagName,
+                         e.getAttribute('class'), e.getAttribute('data-testid'),
+                         (e.textContent || '').slice(0, 40)])
+            .filter((f) => f[0] > document.documentElement.clientWidth)
+            .sort((a, b) => b[0] - a[0]).slice(0, 8)"""
+    )
+    return found
 
 
 async def test_an_admin_creates_changes_pauses_and_resumes_a_queue(
@@ -326,3 +341,51 @@ async def test_a_viewer_sees_the_queues_but_no_control_to_change_them(
     await expect(watched.get_by_test_id("queue-running")).to_have_text("0 / 3")
     await no_sideways_scroll(page, "queues-viewer-390")
     await accessible(page, "queues-viewer-390")
+
+
+async def test_a_viewer_sees_each_queue_s_depth_and_last_hour(
+    page: Page, team: Team, gateway_url: str
+) -> None:
+    """The delayed job (priority 2, ``scheduled``) is the default queue's depth; the scheduler
+    samples each minute within 10 s of its start and the page reads the last hour every 15 s,
+    so its sparkline counts the job within about 90 s of the job's submission (less, as the
+    module's other tests ran first)."""
+    await log_in(page, team.viewer, PASSWORD)
+    await page.goto(f"/queues?project={team.project}")
+    default = row(page, "default")
+    depth = default.get_by_role("table", name="Unfinished jobs of default by state and priority")
+    await expect(depth.get_by_role("columnheader")).to_have_text(["State", "High", "Medium", "Low"])
+    await expect(depth.locator("tbody tr")).to_have_count(1)
+    scheduled = depth.locator('tr[data-status="scheduled"]')
+    await expect(scheduled.get_by_role("rowheader")).to_have_text("scheduled")
+    await expect(scheduled.get_by_role("cell")).to_have_text(["0", "1", "0"])
+    watched = row(page, team.watched)
+    await expect(watched.get_by_test_id("queue-depth")).to_have_text("nothing unfinished")
+    await expect(page.get_by_test_id("queue-history-key")).to_contain_text("waiting (solid line)")
+
+    spark = default.get_by_test_id("queue-last-hour").get_by_role("img")
+    await expect(spark).to_have_attribute(
+        "aria-label",
+        re.compile(
+            r"^Last 60 minutes of default: waiting up to [1-9]\d*, 1 at the last sample; "
+            r"running up to 0, 0 at the last sample\."
+        ),
+        timeout=90_000,
+    )
+    await expect(watched.get_by_test_id("queue-last-hour").get_by_role("img")).to_have_attribute(
+        "aria-label", re.compile(r"^Last 60 minutes of .*: waiting up to 0, 0 at the last sample")
+    )
+    async with signed_in(gateway_url, team.viewer, PASSWORD) as api:
+        answer = await api.get("/api/queues/history", headers={"X-Project": team.project})
+        assert answer.status_code == 200, answer.text
+        items = {item["name"]: item for item in answer.json()["items"]}
+        assert len(items["default"]["waiting"]) == 60
+        assert 1 in items["default"]["waiting"]
+    await accessible(page, "queues-depth")
+
+    await page.set_viewport_size(PHONE)
+    await page.reload()
+    await expect(spark).to_be_visible()
+    await expect(scheduled.get_by_role("cell")).to_have_text(["0", "1", "0"])
+    await no_sideways_scroll(page, "queues-depth-390")
+    await accessible(page, "queues-depth-390")

@@ -42,6 +42,7 @@ import type {
   ProjectPage,
   ProjectUpdate,
   QueueCreate,
+  QueueHistoryPage,
   QueueList,
   QueuePage,
   QueuePatch,
@@ -280,6 +281,16 @@ export interface QueueListParams {
 /** Queues of the project chosen (all projects: every one the caller sees), by project and name. */
 export function listProjectQueues(params: QueueListParams, signal?: AbortSignal): Promise<QueuePage> {
   return api.request('/api/queues', { query: { ...params }, signal });
+}
+
+export interface QueueHistoryParams extends QueueListParams {
+  /** Points per queue, one a minute, ending with the current minute (default 60, at most 1440). */
+  minutes?: number;
+}
+
+/** The last minutes of the queues a listing page shows: jobs waiting and running per minute. */
+export function getQueueHistory(params: QueueHistoryParams, signal?: AbortSignal): Promise<QueueHistoryPage> {
+  return api.request('/api/queues/history', { query: { ...params }, signal });
 }
 
 export function getQueue(queueId: string, signal?: AbortSignal): Promise<QueueView> {

@@ -1,5 +1,5 @@
 /** TanStack Query keys, grouped so live events can invalidate by prefix. */
-import type { DeadLetterParams, JobListParams, QueueListParams } from './endpoints';
+import type { DeadLetterParams, JobListParams, QueueHistoryParams, QueueListParams } from './endpoints';
 
 export const queryKeys = {
   jobs: ['jobs'] as const,
@@ -17,6 +17,8 @@ export const queryKeys = {
   queueDepths: ['queues', 'depths'] as const,
   queueLists: ['queues', 'list'] as const,
   queueList: (params: QueueListParams) => ['queues', 'list', params] as const,
+  /** A page of queues' last hour, per minute (sampled once a minute, no live event: polled). */
+  queueHistory: (params: QueueHistoryParams) => ['queue-history', params] as const,
   /** A project's weight in fair dispatch and its quotas (changed by its admins, no live event). */
   projectFlow: (projectId: string) => ['project-flow', projectId] as const,
   /** A project's usage per UTC day from `from` to `to` (folded every 2 s, no live event: polled). */

@@ -638,6 +638,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/queues/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The last hour of the queues a listing page shows: jobs waiting and running per minute */
+        get: operations["queue_history_api_queues_history_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/retry-policies": {
         parameters: {
             query?: never;
@@ -1117,9 +1134,9 @@ export interface components {
             };
             /**
              * Priority
-             * @description 1 low, 2 medium, 3 high.
+             * @description 1 low, 2 medium, 3 high; default: its queue's default priority (docs/flow-control.md), else 2.
              */
-            priority: number;
+            priority?: number | null;
             /**
              * Queue
              * @description The project's queue (docs/flow-control.md) the job runs in, with its limits; default: its type's queue. A worker serving the type runs it wherever.
@@ -2148,6 +2165,11 @@ export interface components {
          */
         ProjectFlowChange: {
             /**
+             * Maxrunning
+             * @description The project's jobs in flight (running, or sent to a worker) at most, across all its queues, enforced at dispatch: the others wait, queued; null: no limit.
+             */
+            maxRunning?: number | null;
+            /**
              * Maxsubmittedperday
              * @description Jobs the project may submit per day at most, enforced at submission; null: no quota.
              */
@@ -2165,6 +2187,11 @@ export interface components {
         };
         /** ProjectFlowView */
         ProjectFlowView: {
+            /**
+             * Maxrunning
+             * @description The project's jobs in flight at most, across all its queues; null: no limit.
+             */
+            maxRunning: number | null;
             /**
              * Maxsubmittedperday
              * @description Jobs the project may submit per day at most; null: no quota.
@@ -2309,6 +2336,71 @@ export interface components {
              */
             queuedJobs: number;
         };
+        /**
+         * QueueDepthEntry
+         * @description How many of a queue's unfinished jobs are in one status with one priority.
+         */
+        QueueDepthEntry: {
+            /** Count */
+            count: number;
+            /**
+             * Priority
+             * @description 1 low, 2 medium, 3 high.
+             */
+            priority: number;
+            /** @description An unfinished status. */
+            status: components["schemas"]["JobStatus"];
+        };
+        /** QueueHistory */
+        QueueHistory: {
+            /** Name */
+            name: string;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
+            /**
+             * Queueid
+             * Format: uuid
+             * @description The queue's id, as `GET /api/queues` gives it.
+             */
+            queueId: string;
+            /**
+             * Running
+             * @description Per minute, oldest first: its jobs running; null as above.
+             */
+            running: (number | null)[];
+            /**
+             * Waiting
+             * @description Per minute, oldest first: its unfinished jobs not running when the minute was sampled; null for a minute nobody sampled (no scheduler ran).
+             */
+            waiting: (number | null)[];
+        };
+        /** QueueHistoryPage */
+        QueueHistoryPage: {
+            /**
+             * Firstminute
+             * Format: date-time
+             * @description The minute of every series' first point (UTC, on the minute); point i is i minutes later, the last one the current minute (the database's clock).
+             */
+            firstMinute: string;
+            /** Items */
+            items: components["schemas"]["QueueHistory"][];
+            /**
+             * Minutes
+             * @description Points per series.
+             */
+            minutes: number;
+            /** Pagenumber */
+            pageNumber: number;
+            /** Pagesize */
+            pageSize: number;
+            /** Totalitems */
+            totalItems: number;
+            /** Totalpages */
+            totalPages: number;
+        };
         /** QueueList */
         QueueList: {
             /**
@@ -2372,6 +2464,11 @@ export interface components {
             defaultRetryPolicy: string | null;
             /** Defaulttimeoutseconds */
             defaultTimeoutSeconds: number | null;
+            /**
+             * Depth
+             * @description Its unfinished jobs now by status and priority (only the pairs with some), in the order of the job lifecycle and high priority first; `waiting` and `running` are their sums.
+             */
+            depth?: components["schemas"]["QueueDepthEntry"][];
             /**
              * Id
              * Format: uuid
@@ -2818,8 +2915,11 @@ export interface components {
             idempotencyKey: string | null;
             /** Jobid */
             jobId: string;
-            /** Priority */
-            priority: number;
+            /**
+             * Priority
+             * @description As submitted; null: none named, the job takes its queue's default.
+             */
+            priority: number | null;
             /** Projectid */
             projectId: string;
             /** Publishedat */
@@ -4537,9 +4637,9 @@ export interface operations {
                     };
                     /**
                      * Priority
-                     * @description 1 low, 2 medium, 3 high.
+                     * @description 1 low, 2 medium, 3 high; default: its queue's default priority (docs/flow-control.md), else 2.
                      */
-                    priority: number;
+                    priority?: number | null;
                     /**
                      * Projectid
                      * @description The project (its id) the job belongs to; defaults to the one X-Project names, else your personal default project. You need the member role there.
@@ -8133,6 +8233,112 @@ export interface operations {
                 };
             };
             /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    queue_history_api_queues_history_get: {
+        parameters: {
+            query?: {
+                /** @description Points per queue, one a minute, ending with the current minute (samples are kept a day). */
+                minutes?: number;
+                /** @description One queue by name. */
+                name?: string | null;
+                pageNumber?: number;
+                pageSize?: number;
+                /** @description The project (its id, slug or <org slug>/<slug>; or X-Project); by default the caller's own default project for a create, every project it sees for a listing. */
+                projectId?: string | null;
+            };
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueHistoryPage"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A projectId the caller does not see */
             404: {
                 headers: {
                     [name: string]: unknown;

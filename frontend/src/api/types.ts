@@ -131,6 +131,11 @@ export type QueuePatch = JsonBody<paths['/api/queues/{queueId}']['patch']>;
 export type RateLimit = Schemas['RateLimit'];
 export type RatePer = RateLimit['per'];
 export type ConcurrencyKey = Schemas['ConcurrencyKey'];
+/** A queue's unfinished jobs in one status with one priority (`depth` of a queue). */
+export type QueueDepthEntry = Schemas['QueueDepthEntry'];
+/** A queue's jobs waiting and running per minute, oldest first (GET /api/queues/history). */
+export type QueueHistory = Schemas['QueueHistory'];
+export type QueueHistoryPage = Schemas['QueueHistoryPage'];
 
 /** The periods a rate limit counts over. */
 export const RATE_PERS = ['second', 'minute'] as const satisfies readonly RatePer[];

@@ -4,7 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
-import type { QueueView } from '../../api/types';
+import type { QueueHistory, QueueView } from '../../api/types';
 import { ALPHA, BETA, page, PERSONAL_PROJECT, teamAccess } from '../../test/tenancy';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { QueuesPage } from './QueuesPage';
@@ -16,6 +16,10 @@ vi.mock('../../api/endpoints', () => ({
   pauseQueue: vi.fn(),
   resumeQueue: vi.fn(),
   deleteQueue: vi.fn(),
+  // no history unless a test serves one
+  getQueueHistory: vi.fn(() =>
+    Promise.resolve({ items: [], pageNumber: 1, pageSize: 25, totalItems: 0, totalPages: 0, firstMinute: '2030-01-01T00:00:00Z', minutes: 60 }),
+  ),
   getProjectFlow: vi.fn((projectId: string) =>
     Promise.resolve({ projectId, weight: 4, maxWaiting: null, maxSubmittedPerDay: null, updatedBy: null, updatedAt: null }),
   ),
@@ -69,6 +73,11 @@ function queue(name: string, overrides: Partial<QueueView> = {}): QueueView {
     running: 0,
     ...overrides,
   };
+}
+
+/** A queue's last hour: `waiting` and `running` per minute, null where nobody sampled. */
+function history(queueId: string, waiting: (number | null)[], running: (number | null)[]): QueueHistory {
+  return { queueId, projectId: ALPHA, name: queueId.replace(/^id-/, ''), waiting, running };
 }
 
 /** The API's queues: the list reads them, the commands change them. */
@@ -148,6 +157,68 @@ describe('<QueuesPage>', () => {
       Node.DOCUMENT_POSITION_FOLLOWING,
     );
     expect(await seriousViolations(container)).toEqual([]);
+  });
+
+  it("shows each queue's unfinished jobs by state and priority, and its last hour with a text alternative", async () => {
+    serve(
+      queue('emails', {
+        waiting: 7,
+        running: 1,
+        depth: [
+          { status: 'scheduled', priority: 2, count: 1 },
+          { status: 'queued', priority: 3, count: 4 },
+          { status: 'queued', priority: 1, count: 2 },
+          { status: 'running', priority: 3, count: 1 },
+        ],
+      }),
+      queue('idle'),
+    );
+    // 60 minutes: the first 20 not sampled (the scheduler started since), then a rise
+    const waiting = [...Array<null>(20).fill(null), ...Array.from({ length: 40 }, (_, i) => Math.min(i, 12))];
+    waiting[59] = 6;
+    const running = waiting.map((w) => (w === null ? null : Math.min(w, 2)));
+    vi.mocked(endpoints.getQueueHistory).mockResolvedValue({
+      ...page([history('id-emails', waiting, running), history('id-idle', Array<number>(60).fill(0), Array<number>(60).fill(0))]),
+      firstMinute: '2030-01-01T11:01:00Z',
+      minutes: 60,
+    });
+    const { container } = asAdmin();
+    await waitFor(() => expect(screen.getAllByTestId('queue-row')).toHaveLength(2));
+
+    const depth = within(cell('emails', 'queue-depth')).getByRole('table', {
+      name: 'Unfinished jobs of emails by state and priority',
+    });
+    const rows = within(depth).getAllByRole('row');
+    expect(rows.map((r) => r.textContent)).toEqual(['StateHighMediumLow', 'scheduled010', 'queued402', 'running100']);
+    expect(within(depth).getByRole('rowheader', { name: 'queued' })).toBeInTheDocument();
+    expect(cell('idle', 'queue-depth')).toHaveTextContent('nothing unfinished');
+
+    // the same page of queues, the last 60 minutes
+    expect(endpoints.getQueueHistory).toHaveBeenCalledWith({ pageNumber: 1, pageSize: 25, minutes: 60 }, expect.anything());
+    const spark = await within(cell('emails', 'queue-last-hour')).findByRole('img');
+    expect(spark).toHaveAccessibleName(
+      'Last 60 minutes of emails: waiting up to 12, 6 at the last sample; running up to 2, 2 at the last sample. ' +
+        '20 of the minutes were not sampled.',
+    );
+    const lines = spark.querySelectorAll('path');
+    expect([...lines].map((l) => l.dataset.series)).toEqual(['waiting', 'running']);
+    expect(lines[1]).toHaveAttribute('stroke-dasharray', '3 2'); // told apart without colour
+    expect(within(cell('idle', 'queue-last-hour')).getByRole('img')).toHaveAccessibleName(
+      'Last 60 minutes of idle: waiting up to 0, 0 at the last sample; running up to 0, 0 at the last sample.',
+    );
+    expect(screen.getByTestId('queue-history-key')).toHaveTextContent('waiting (solid line)');
+    expect(screen.getByRole('columnheader', { name: 'Last hour' })).toBeInTheDocument();
+    expect(await seriousViolations(container)).toEqual([]);
+  });
+
+  it('shows a dash for the last hour while it cannot be read, and the depth still', async () => {
+    serve(queue('emails', { waiting: 1, depth: [{ status: 'blocked', priority: 1, count: 1 }] }));
+    vi.mocked(endpoints.getQueueHistory).mockRejectedValue(new ApiError(503, 'service_unavailable', 'down'));
+    asAdmin();
+    await waitFor(() => expect(screen.getAllByTestId('queue-row')).toHaveLength(1));
+    await waitFor(() => expect(endpoints.getQueueHistory).toHaveBeenCalled());
+    expect(cell('emails', 'queue-last-hour')).toHaveTextContent('—');
+    expect(within(cell('emails', 'queue-depth')).getByRole('rowheader', { name: 'blocked' })).toBeInTheDocument();
   });
 
   it('shows a viewer the queues but no control, and why', async () => {

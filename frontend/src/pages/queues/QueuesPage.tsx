@@ -1,9 +1,9 @@
 import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { errorMessage } from '../../api/client';
-import { deleteQueue, listProjectQueues, pauseQueue, resumeQueue } from '../../api/endpoints';
+import { deleteQueue, getQueueHistory, listProjectQueues, pauseQueue, resumeQueue } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import type { QueuePage, QueueView } from '../../api/types';
+import type { QueueHistory, QueuePage, QueueView } from '../../api/types';
 import { ConfirmAction } from '../../components/ConfirmAction';
 import { Denied } from '../../components/Denied';
 import type { Column } from '../../components/ListTable';
@@ -12,6 +12,7 @@ import { QueryTable } from '../../components/QueryList';
 import { StatusBadge } from '../../components/StatusBadge';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { notify } from '../../lib/notices';
+import { HISTORY_MINUTES } from '../../lib/queueDepth';
 import { formatConcurrency, formatConcurrencyKey, formatRate, queueDefaults } from '../../lib/queueForm';
 import { ROLE_LABELS } from '../../lib/tenancy';
 import { usePageTitle } from '../../lib/usePageTitle';
@@ -21,6 +22,7 @@ import { useProjectId, useSearchParams } from '../../project/navigation';
 import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
 import { ProjectFlowPanel } from './ProjectFlowPanel';
+import { DepthTable, HistoryKey, QueueSparkline } from './QueueDepth';
 import { CreateQueueForm, EditQueueForm } from './QueueForm';
 import { UsagePanel } from './UsagePanel';
 
@@ -29,12 +31,14 @@ const EDIT_PANEL = 'queue-edit';
 
 interface RowProps {
   queue: QueueView;
+  /** Its last hour (undefined while it loads or when it cannot be read). */
+  history: QueueHistory | undefined;
   showProject: boolean;
   editing: boolean;
   onEdit: (queueId: string | null) => void;
 }
 
-function QueueRow({ queue, showProject, editing, onEdit }: RowProps) {
+function QueueRow({ queue, history, showProject, editing, onEdit }: RowProps) {
   const client = useQueryClient();
   // the queue's project decides: pausing, changing and deleting take its admins
   const rights = useRights(queue.projectId);
@@ -102,6 +106,12 @@ function QueueRow({ queue, showProject, editing, onEdit }: RowProps) {
       <td className="num" data-testid="queue-waiting">
         {formatNumber(queue.waiting)}
       </td>
+      <td data-testid="queue-depth">
+        <DepthTable name={queue.name} depth={queue.depth ?? []} />
+      </td>
+      <td data-testid="queue-last-hour">
+        <QueueSparkline name={queue.name} history={history} />
+      </td>
       <td data-testid="queue-defaults">
         {defaults.length > 0 ? defaults.map((text) => <div key={text}>{text}</div>) : '—'}
       </td>
@@ -160,6 +170,8 @@ function queueColumns(showProject: boolean): Column[] {
     { label: 'Rate' },
     { label: 'Concurrency key' },
     { label: 'Waiting', className: 'num' },
+    { label: 'By state and priority' },
+    { label: 'Last hour' },
     { label: 'Defaults' },
     { label: 'Actions' },
   ];
@@ -186,7 +198,8 @@ function CreateQueue() {
 
 /**
  * A project's queues (GET /api/queues): their limits, defaults and pause, with the jobs each
- * has running and waiting now; its admins pause and resume, change limits, create and delete.
+ * has running and waiting now (by state and priority) and its last hour per minute (GET
+ * /api/queues/history); its admins pause and resume, change limits, create and delete.
  */
 export function QueuesPage() {
   usePageTitle('Queues');
@@ -207,13 +220,23 @@ export function QueuesPage() {
     // come with no event: read them again every 15 s
     refetchInterval: poll === false ? 15_000 : poll,
   });
+  // the same page's last hour: sampled once a minute, read on the page's cadence
+  const historyParams = { ...params, minutes: HISTORY_MINUTES };
+  const history = useScopedQuery({
+    queryKey: queryKeys.queueHistory(historyParams),
+    queryFn: ({ signal }) => getQueueHistory(historyParams, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: poll === false ? 15_000 : poll,
+  });
+  const historyOf = new Map((history.data?.items ?? []).map((h) => [h.queueId, h]));
   const edited = editing ? (queues.data?.items.find((q) => q.id === editing) ?? null) : null;
   return (
     <>
       <PageHeader title="Queues" />
       <p className="muted">
         How the project&apos;s jobs run: at most so many running (in all and per value of a payload field), so many started
-        per second or minute, paused or not, and the defaults each queue gives its jobs.
+        per second or minute, paused or not, and the defaults each queue gives its jobs; what each queue holds now by state
+        and priority, and its last hour.
       </p>
       <ProjectFlowPanel />
       <UsagePanel />
@@ -221,6 +244,7 @@ export function QueuesPage() {
         <h2 id="queues-heading" style={{ marginTop: 0 }}>
           Queues
         </h2>
+        <HistoryKey />
         <QueryTable
           query={queues}
           loadingLabel="Loading queues…"
@@ -234,6 +258,7 @@ export function QueuesPage() {
             <QueueRow
               key={queue.id}
               queue={queue}
+              history={historyOf.get(queue.id)}
               showProject={projectId === null}
               editing={editing === queue.id}
               onEdit={setEditing}

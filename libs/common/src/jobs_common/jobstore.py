@@ -97,12 +97,14 @@ Index("ix_jobs_running_deadline", jobs.c.deadline_at, postgresql_where=text("sta
 Index("ix_jobs_queued_since", jobs.c.queued_at, postgresql_where=text("status = 'queued'"))
 Index("ix_jobs_waiting", jobs.c.type, postgresql_where=text("waiting_reason IS NOT NULL"))
 Index("ix_jobs_blocked", jobs.c.created_at, postgresql_where=text("status = 'blocked'"))
-# A queue's unfinished jobs (its depth, and whether it may be deleted; migration 0016).
+# A queue's unfinished jobs (its depth by state and priority, and whether it may be deleted;
+# migration 0016, priority since 0020): its counts are index-only scans.
 Index(
     "ix_jobs_queue_unfinished",
     jobs.c.project_id,
     jobs.c.queue,
     jobs.c.status,
+    jobs.c.priority,
     postgresql_where=text("status NOT IN ('succeeded', 'dead', 'cancelled')"),
 )
 Index(
@@ -375,6 +377,27 @@ project_usage = Table(
     Column("project_id", UUID(as_uuid=True), primary_key=True),
     Column("day", Date, primary_key=True),
     *_usage_measures(BigInteger),
+)
+
+# Each queue's jobs waiting and running, sampled once a minute by the scheduler's queue
+# samples sweep (migration 0020; docs/flow-control.md, "Depth and the last hour"): a row per
+# (project, queue, minute) with unfinished jobs, and per minute sampled a row in
+# queue_sample_minutes, so a reader tells a minute with nothing unfinished (zeros) from one
+# nobody sampled (no scheduler running). Kept a day.
+queue_samples = Table(
+    "queue_samples",
+    metadata,
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("queue", Text, primary_key=True),
+    Column("minute", DateTime(timezone=True), primary_key=True),
+    Column("waiting", Integer, nullable=False),
+    Column("running", Integer, nullable=False),
+)
+Index("ix_queue_samples_minute", queue_samples.c.minute)
+queue_sample_minutes = Table(
+    "queue_sample_minutes",
+    metadata,
+    Column("minute", DateTime(timezone=True), primary_key=True),
 )
 
 # One row per fire time: the unique key makes each fire time create exactly one job.

@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from jobs_common.api_models import CamelModel, Page
 from jobs_common.auth import Identity
-from jobs_common.contracts import QUEUE_NAME_PATTERN
+from jobs_common.contracts import QUEUE_NAME_PATTERN, JobStatus
 from jobs_common.tenancy import OrgRole, Scope, personal_project_id
 
 QUEUES_PATH = "/internal/v1/queues"
@@ -126,6 +126,14 @@ class QueuePatch(QueueSettings):
         return self.columns(self.model_fields_set)
 
 
+class QueueDepthEntry(CamelModel):
+    """How many of a queue's unfinished jobs are in one status with one priority."""
+
+    status: JobStatus = Field(description="An unfinished status.")
+    priority: int = Field(ge=1, le=3, description="1 low, 2 medium, 3 high.")
+    count: int = Field(ge=1)
+
+
 class QueueView(CamelModel):
     id: uuid.UUID
     project_id: uuid.UUID
@@ -144,6 +152,12 @@ class QueueView(CamelModel):
     updated_at: datetime
     waiting: int = Field(description="Unfinished jobs of the queue not running now.")
     running: int = Field(description="Jobs of the queue running now.")
+    depth: list[QueueDepthEntry] = Field(
+        default_factory=list,
+        description="Its unfinished jobs now by status and priority (only the pairs with "
+        "some), in the order of the job lifecycle and high priority first; `waiting` and "
+        "`running` are their sums.",
+    )
 
 
 class QueuePage(Page[QueueView]):

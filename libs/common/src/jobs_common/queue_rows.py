@@ -1,6 +1,7 @@
 """A project's queues as their views (``queue_commands.QueueView``), read alike by the
-dashboard (listings) and the scheduler (the answer to a command): the row with how many of
-its jobs wait and run now, counted on the unfinished jobs' index (migration 0016)."""
+dashboard (listings) and the scheduler (the answer to a command): the row with its unfinished
+jobs now by status and priority (and so how many wait and run), counted on the unfinished
+jobs' index (migrations 0016, 0020)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, text, tuple_
+from sqlalchemy import ColumnElement, bindparam, func, select, text
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.types import Text
 
-from jobs_common.jobstore import jobs, queues
+from jobs_common.contracts import JobStatus
+from jobs_common.jobstore import queues
 from jobs_common.queue_commands import (
     ConcurrencyKey,
+    QueueDepthEntry,
     QueueView,
     RateLimit,
     queue_projects,
@@ -23,6 +28,25 @@ from jobs_common.tenancy import Scope
 # Literal, so the planner matches the partial index's predicate.
 UNFINISHED = text("jobs.status NOT IN ('succeeded', 'dead', 'cancelled')")
 _PERIODS = {1: "second", 60: "minute"}
+_LIFECYCLE = {status: rank for rank, status in enumerate(JobStatus)}
+
+# A nested loop over the (project, queue) pairs, each an index-only scan of
+# ix_jobs_queue_unfinished (project_id, queue, status, priority). A row-value IN list would be
+# planned as a bitmap OR, which reads every job's heap page.
+DEPTH = text(
+    """
+    SELECT p.project_id, p.queue, jobs.status, jobs.priority, count(*) AS count
+    FROM unnest(:projects, :queues) AS p (project_id, queue)
+    JOIN jobs ON jobs.project_id = p.project_id AND jobs.queue = p.queue
+      AND jobs.status NOT IN ('succeeded', 'dead', 'cancelled')
+    GROUP BY p.project_id, p.queue, jobs.status, jobs.priority
+    """
+).bindparams(
+    bindparam("projects", type_=ARRAY(UUID(as_uuid=True))),
+    bindparam("queues", type_=ARRAY(Text)),
+)
+
+Depth = list[QueueDepthEntry]
 
 
 def within(scope: Scope) -> list[ColumnElement[bool]]:
@@ -31,19 +55,23 @@ def within(scope: Scope) -> list[ColumnElement[bool]]:
     return [] if projects is None else [queues.c.project_id.in_(sorted(projects))]
 
 
-async def counts(
+async def depths(
     connection: AsyncConnection, pairs: Sequence[tuple[uuid.UUID, str]]
-) -> dict[tuple[uuid.UUID, str], tuple[int, int]]:
-    """(waiting, running) of each (project, queue) that has unfinished jobs."""
+) -> dict[tuple[uuid.UUID, str], Depth]:
+    """The unfinished jobs of each (project, queue) that has some, by status and priority:
+    in the order of the job lifecycle, high priority first."""
     if not pairs:
         return {}
-    running = func.count().filter(jobs.c.status == "running")
     rows = await connection.execute(
-        select(jobs.c.project_id, jobs.c.queue, func.count() - running, running)
-        .where(UNFINISHED, tuple_(jobs.c.project_id, jobs.c.queue).in_(list(pairs)))
-        .group_by(jobs.c.project_id, jobs.c.queue)
+        DEPTH, {"projects": [p for p, _ in pairs], "queues": [q for _, q in pairs]}
     )
-    return {(row[0], row[1]): (int(row[2]), int(row[3])) for row in rows}
+    found: dict[tuple[uuid.UUID, str], Depth] = {}
+    for row in rows:
+        entry = QueueDepthEntry(status=row.status, priority=row.priority, count=row.count)
+        found.setdefault((row.project_id, row.queue), []).append(entry)
+    for entries in found.values():
+        entries.sort(key=lambda e: (_LIFECYCLE[e.status], -e.priority))
+    return found
 
 
 async def read(
@@ -62,8 +90,8 @@ async def read(
         .limit(limit)
     )
     rows = (await connection.execute(statement)).all()
-    found = await counts(connection, [(row.project_id, row.name) for row in rows])
-    return [view_of(row, *found.get((row.project_id, row.name), (0, 0))) for row in rows]
+    found = await depths(connection, [(row.project_id, row.name) for row in rows])
+    return [view_of(row, found.get((row.project_id, row.name), [])) for row in rows]
 
 
 async def total(connection: AsyncConnection, conditions: Sequence[ColumnElement[bool]]) -> int:
@@ -76,7 +104,9 @@ async def one(connection: AsyncConnection, queue_id: uuid.UUID, scope: Scope) ->
     return found[0] if found else None
 
 
-def view_of(row: Any, waiting: int = 0, running: int = 0) -> QueueView:
+def view_of(row: Any, depth: Depth | None = None) -> QueueView:
+    depth = depth or []
+    running = sum(e.count for e in depth if e.status == JobStatus.RUNNING)
     rate = (
         RateLimit(limit=row.rate_limit, per=_PERIODS[row.rate_per_seconds])
         if row.rate_limit is not None
@@ -103,6 +133,7 @@ def view_of(row: Any, waiting: int = 0, running: int = 0) -> QueueView:
         created_by=row.created_by,
         created_at=row.created_at,
         updated_at=row.updated_at,
-        waiting=waiting,
+        waiting=sum(e.count for e in depth) - running,
         running=running,
+        depth=depth,
     )

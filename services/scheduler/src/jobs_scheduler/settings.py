@@ -93,6 +93,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # their accuracy.
     rollup_interval_seconds: float = Field(default=2.0, gt=0)
     rollup_batch_size: int = Field(default=10_000, ge=1, le=100_000)
+    # Queue samples (docs/flow-control.md, "Depth and the last hour"): this often each replica
+    # samples every queue's jobs waiting and running unless the current minute is sampled
+    # already (by it or another replica), so a minute's sample is taken within this of its
+    # start. At most 60, or minutes go unsampled.
+    queue_sample_interval_seconds: float = Field(default=10.0, gt=0, le=60)
 
     # Loops.
     relay_batch_size: int = 500

@@ -425,3 +425,37 @@ async def test_0018_gives_project_flow_its_quotas_and_migrates_down(postgres_ser
             await connection.close()
     finally:
         await postgres_server.drop(name)
+
+
+async def test_0020_indexes_the_unfinished_jobs_by_priority_too_and_migrates_down(
+    postgres_server: Any,
+) -> None:
+    """At 0020 the unfinished jobs' index ends with the priority (a queue's depth by status and
+    priority is an index-only scan) and the queue samples' tables exist; down to 0019, the
+    index as 0016 made it and no samples."""
+    from jobs_common.migrations import downgrade
+    from jobs_scheduler.migrate import MIGRATIONS, upgrade
+
+    name = f"t_samples_{uuid.uuid4().hex[:10]}"
+    url = await postgres_server.create(name)
+    index = "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_jobs_queue_unfinished'"
+    try:
+        await asyncio.to_thread(upgrade, url, "0020")
+        connection = await asyncpg.connect(url)
+        try:
+            assert "(project_id, queue, status, priority)" in await connection.fetchval(index)
+            for table in ("queue_samples", "queue_sample_minutes"):
+                assert await connection.fetchval("SELECT to_regclass($1)", table) is not None
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(downgrade, MIGRATIONS, url, "0019")
+        connection = await asyncpg.connect(url)
+        try:
+            assert "(project_id, queue, status) WHERE" in await connection.fetchval(index)
+            for table in ("queue_samples", "queue_sample_minutes"):
+                assert await connection.fetchval("SELECT to_regclass($1)", table) is None
+        finally:
+            await connection.close()
+    finally:
+        await postgres_server.drop(name)

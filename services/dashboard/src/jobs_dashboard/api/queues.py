@@ -1,5 +1,5 @@
-"""A project's queues (docs/flow-control.md): list, create, read, change, pause, resume,
-delete.
+"""A project's queues (docs/flow-control.md): list (with each queue's depth by status and
+priority), their last hour, create, read, change, pause, resume, delete.
 
 The dashboard reads the queues; their commands go to the scheduler, which owns them
 (``adapters/scheduler_api.py``): the request is checked here (its schema, the caller's role
@@ -13,6 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
+from jobs_common.api_models import total_pages
 from jobs_common.auth import Identity
 from jobs_common.errors import NotFound
 from jobs_common.queue_commands import (
@@ -26,6 +27,7 @@ from jobs_common.request_identity import CurrentIdentity
 from jobs_common.tenancy import OrgRole, Scope
 from jobs_dashboard.adapters.queues import QueueStore
 from jobs_dashboard.api.deps import PageDep, SchedulerDep
+from jobs_dashboard.domain.queue_history import DEFAULT_MINUTES, MOST_MINUTES, QueueHistoryPage
 
 router = APIRouter(prefix="/api/queues", tags=["queues"])
 
@@ -49,6 +51,11 @@ async def get_queues(request: Request) -> QueueStore:
 QueuesDep = Annotated[QueueStore, Depends(get_queues)]
 
 
+NameQuery = Annotated[
+    str | None, Query(pattern=r"^[a-z][a-z0-9_-]{0,62}$", description="One queue by name.")
+]
+
+
 def readable(identity: Identity, project_id: uuid.UUID | None = None) -> Scope:
     scope = identity.scope(OrgRole.VIEWER)
     return scope if project_id is None else scope.narrowed_to(project_id)
@@ -60,12 +67,50 @@ async def list_queues(
     page: PageDep,
     store: QueuesDep,
     project_id: ProjectQuery = None,
-    name: Annotated[
-        str | None, Query(pattern=r"^[a-z][a-z0-9_-]{0,62}$", description="One queue by name.")
-    ] = None,
+    name: NameQuery = None,
 ) -> QueuePage:
     items, total = await store.page(readable(identity, project_id), page, name=name)
     return QueuePage.of(items, total, page)
+
+
+# Before /{queueId}, which would take "history" for a queue's id.
+@router.get(
+    "/history",
+    summary="The last hour of the queues a listing page shows: jobs waiting and running per minute",
+    responses={404: {"description": "A projectId the caller does not see"}},
+)
+async def queue_history(
+    identity: CurrentIdentity,
+    page: PageDep,
+    store: QueuesDep,
+    project_id: ProjectQuery = None,
+    name: NameQuery = None,
+    minutes: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MOST_MINUTES,
+            description="Points per queue, one a minute, ending with the current minute "
+            "(samples are kept a day).",
+        ),
+    ] = DEFAULT_MINUTES,
+) -> QueueHistoryPage:
+    if project_id is not None:
+        identity.require(
+            str(project_id), OrgRole.VIEWER, to="read queues", missing="project not found"
+        )
+    first, items, total = await store.history(
+        readable(identity, project_id), page, minutes=minutes, name=name
+    )
+    return QueueHistoryPage(
+        items=items,
+        page_number=page.page_number,
+        page_size=page.page_size,
+        total_items=total,
+        total_pages=total_pages(total, page.page_size),
+        first_minute=first,
+        minutes=minutes,
+    )
 
 
 @router.post(

@@ -1,6 +1,6 @@
 """Background loops: the generic :class:`Loop` runner and the time-driven sweeps it runs
-(promotion, reaper, dependencies, reconciler, cron, retention, rollups, usage), each in a
-transaction of its own.
+(promotion, reaper, dependencies, reconciler, cron, retention, rollups, usage, queue samples),
+each in a transaction of its own.
 
 Each sweep is safe with several scheduler replicas: rows are claimed with ``FOR UPDATE SKIP
 LOCKED`` inside one transaction, so two replicas never handle the same row at once. The outbox
@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import utcnow
 from jobs_scheduler.adapters import horizons, metrics
 from jobs_scheduler.adapters.archive import JobArchive
+from jobs_scheduler.adapters.queue_samples import sample_queues
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.adapters.usage import fold_usage
@@ -115,6 +116,9 @@ def sweeps_for(
     async def usage(c: AsyncConnection, ch: Changes) -> int:
         return await fold_usage(c, settings.rollup_batch_size)
 
+    async def queue_samples(c: AsyncConnection, ch: Changes) -> int:
+        return await sample_queues(c)
+
     async def waiting(c: AsyncConnection, ch: Changes) -> int:
         if routing is None:
             return 0
@@ -134,6 +138,8 @@ def sweeps_for(
         "retention": (retention, settings.retention_interval_seconds, prune_batch),
         "rollups": (rollups, settings.rollup_interval_seconds, settings.rollup_batch_size),
         "usage": (usage, settings.rollup_interval_seconds, settings.rollup_batch_size),
+        # one minute at most per pass: never a full batch, so one pass per interval
+        "queue_samples": (queue_samples, settings.queue_sample_interval_seconds, 2),
     }
 
 
