@@ -290,3 +290,20 @@ async def test_jobs_queues_commands(gateway_url: str, tmp_path: Path) -> None:
     assert (deleted.returncode, deleted.stdout) == (0, f"{name}: deleted\n"), deleted.stderr
     missing = await run("show", name, "--json")
     assert missing.returncode == 3 and json.loads(missing.stderr)["error"] == "not_found"
+
+
+def test_a_job_naming_no_priority_takes_its_queue_s_default(gateway_url: str) -> None:
+    """docs/flow-control.md, "A queue": ``submit`` without a priority runs the job at its
+    queue's default priority; a job naming one keeps it; a queue without one gives medium."""
+    email = new_user(gateway_url, "priority")
+    urgent = queue_name()
+    with JobsClient(gateway_url, email=email, password=PASSWORD) as jobs:
+        jobs.queues.create(urgent, default_priority=3)
+        quick = {"minSeconds": 0, "maxSeconds": 0}
+        bare = jobs.submit("simulate", quick, queue=urgent)
+        named = jobs.submit("simulate", quick, queue=urgent, priority=1)
+        plain = jobs.submit("simulate", quick)
+        finished = jobs.wait([bare.job_id, named.job_id, plain.job_id], timeout=60)
+        by_id = {job.id: job for job in finished}
+        assert [by_id[s.job_id].priority for s in (bare, named, plain)] == [3, 1, 2]
+        assert {job.status for job in finished} == {"succeeded"}

@@ -18,13 +18,14 @@ export const MAX_WEIGHT = 100;
 export const MAX_QUOTA = 2 ** 31 - 1;
 
 /** The form's controls by field path: the API's (its 422 details name the same). */
-export const PROJECT_FLOW_FIELD_PATHS = ['weight', 'maxWaiting', 'maxSubmittedPerDay'] as const;
+export const PROJECT_FLOW_FIELD_PATHS = ['weight', 'maxWaiting', 'maxSubmittedPerDay', 'maxRunning'] as const;
 export type ProjectFlowField = (typeof PROJECT_FLOW_FIELD_PATHS)[number];
 
 export const PROJECT_FLOW_LABELS: Record<ProjectFlowField, string> = {
   weight: 'Weight',
   maxWaiting: 'Max waiting jobs',
   maxSubmittedPerDay: 'Max submitted per day',
+  maxRunning: 'Max running jobs',
 };
 
 /** A quota as it reads: "1,000", or "none". */
@@ -45,13 +46,19 @@ const text = (value: number | null) => (value === null ? '' : String(value));
 
 /** The form holding `view`'s settings. */
 export function projectFlowValues(view: ProjectFlowView): ProjectFlowValues {
-  return { weight: String(view.weight), maxWaiting: text(view.maxWaiting), maxSubmittedPerDay: text(view.maxSubmittedPerDay) };
+  return {
+    weight: String(view.weight),
+    maxWaiting: text(view.maxWaiting),
+    maxSubmittedPerDay: text(view.maxSubmittedPerDay),
+    maxRunning: text(view.maxRunning),
+  };
 }
 
 export interface ProjectFlowSettings {
   weight: number;
   maxWaiting: number | null;
   maxSubmittedPerDay: number | null;
+  maxRunning: number | null;
 }
 
 const between = (min: number, max: number) => `A whole number, ${min} to ${max.toLocaleString('en')}`;
@@ -85,8 +92,9 @@ export function validateProjectFlow(
   if (values.weight.trim() === '') errors[`${prefix}.weight`] = `Required: ${between(MIN_WEIGHT, MAX_WEIGHT).toLowerCase()}`;
   const maxWaiting = read('maxWaiting', 1, MAX_QUOTA);
   const maxSubmittedPerDay = read('maxSubmittedPerDay', 1, MAX_QUOTA);
+  const maxRunning = read('maxRunning', 1, MAX_QUOTA);
   if (weight === null || Object.keys(errors).length > 0) return { errors, settings: null };
-  return { errors, settings: { weight, maxWaiting, maxSubmittedPerDay } };
+  return { errors, settings: { weight, maxWaiting, maxSubmittedPerDay, maxRunning } };
 }
 
 /** The PUT's body: only the settings that differ from `before`, a cleared quota as null. */
@@ -95,5 +103,6 @@ export function projectFlowChange(before: ProjectFlowView, settings: ProjectFlow
   if (settings.weight !== before.weight) body.weight = settings.weight;
   if (settings.maxWaiting !== before.maxWaiting) body.maxWaiting = settings.maxWaiting;
   if (settings.maxSubmittedPerDay !== before.maxSubmittedPerDay) body.maxSubmittedPerDay = settings.maxSubmittedPerDay;
+  if (settings.maxRunning !== before.maxRunning) body.maxRunning = settings.maxRunning;
   return body;
 }

@@ -41,7 +41,7 @@ class AsyncJobsClient(AsyncFollowing):
         type: str,
         payload: Mapping[str, Any],
         *,
-        priority: int = 2,
+        priority: int | None = None,
         run_at: datetime | str | None = None,
         delay: calls.Delay | None = None,
         max_attempts: int | None = None,

@@ -77,7 +77,7 @@ def job_body(
     *,
     type: str,
     payload: Mapping[str, Any],
-    priority: int = 2,
+    priority: int | None = None,
     run_at: datetime | str | None = None,
     delay: Delay | None = None,
     max_attempts: int | None = None,
@@ -90,8 +90,11 @@ def job_body(
 ) -> dict[str, Any]:
     """A job spec as ``POST /api/jobs`` (and each entry of ``POST /api/batches``) takes it.
     Only what is given is sent: the server's defaults apply to the rest, and it validates
-    everything (a naive ``run_at`` is its 422 on ``runAt``)."""
-    body: dict[str, Any] = {"type": type, "priority": priority, "payload": dict(payload)}
+    everything (a naive ``run_at`` is its 422 on ``runAt``; no ``priority``: its queue's
+    default priority, else 2)."""
+    body: dict[str, Any] = {"type": type, "payload": dict(payload)}
+    if priority is not None:
+        body["priority"] = priority
     if run_at is not None:
         body["runAt"] = run_at.isoformat() if isinstance(run_at, datetime) else run_at
     if delay is not None:

@@ -432,7 +432,7 @@ class JobSpec:
 
     type: str
     payload: Mapping[str, Any]
-    priority: int = 2
+    priority: int | None = None  # its queue's default priority, else 2
     run_at: datetime | str | None = None
     delay: float | None = None
     max_attempts: int | None = None

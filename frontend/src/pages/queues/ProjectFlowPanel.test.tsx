@@ -24,6 +24,7 @@ function serve(overrides: Partial<ProjectFlowView> = {}) {
     weight: 3,
     maxWaiting: 1000,
     maxSubmittedPerDay: null,
+    maxRunning: null,
     updatedBy: 'owner@example.com',
     updatedAt: '2030-01-02T10:00:00Z',
     ...overrides,
@@ -110,12 +111,14 @@ describe('<ProjectFlowPanel>', () => {
     const user = await openForm();
     await user.clear(within(form()).getByLabelText('Max waiting jobs'));
     await user.type(within(form()).getByLabelText('Max submitted per day'), '50000');
+    await user.type(within(form()).getByLabelText('Max running jobs'), '8');
     await user.click(within(form()).getByRole('button', { name: 'Save settings' }));
     await waitFor(() =>
-      expect(endpoints.setProjectFlow).toHaveBeenCalledWith(ALPHA, { maxWaiting: null, maxSubmittedPerDay: 50000 }),
+      expect(endpoints.setProjectFlow).toHaveBeenCalledWith(ALPHA, { maxWaiting: null, maxSubmittedPerDay: 50000, maxRunning: 8 }),
     );
     await waitFor(() => expect(screen.getByTestId('project-max-waiting')).toHaveTextContent('none'));
     expect(screen.getByTestId('project-max-submitted-per-day')).toHaveTextContent(/^50[,.\s\u202f]?000$/);
+    expect(screen.getByTestId('project-max-running')).toHaveTextContent('8');
   });
 
   it("shows the API's 422 details on their fields", async () => {

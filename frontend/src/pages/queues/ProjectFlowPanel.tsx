@@ -91,6 +91,7 @@ function ProjectFlowForm({ projectId, before, projectName, onClose }: FormProps)
           {field('weight', `${MIN_WEIGHT} to ${MAX_WEIGHT}: ${WEIGHT_MEANS}`)}
           {field('maxWaiting', 'Jobs waiting (not running) at most; empty: none')}
           {field('maxSubmittedPerDay', 'Jobs submitted per day at most; empty: none')}
+          {field('maxRunning', 'Jobs running at once across all its queues at most (the rest wait, queued); empty: none')}
         </div>
         <div className="toolbar">
           <button type="submit" className="primary" disabled={busy}>
@@ -146,6 +147,8 @@ function ProjectFlow({ projectId }: { projectId: string }) {
         <dd data-testid="project-max-waiting">{formatQuota(view.maxWaiting)}</dd>
         <dt>{PROJECT_FLOW_LABELS.maxSubmittedPerDay}</dt>
         <dd data-testid="project-max-submitted-per-day">{formatQuota(view.maxSubmittedPerDay)}</dd>
+        <dt>{PROJECT_FLOW_LABELS.maxRunning}</dt>
+        <dd data-testid="project-max-running">{formatQuota(view.maxRunning)}</dd>
         <dt>Last changed</dt>
         <dd data-testid="project-flow-changed">{lastChanged(view)}</dd>
       </dl>

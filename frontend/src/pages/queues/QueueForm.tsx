@@ -137,7 +137,7 @@ function QueueFields({ prefix, values, onChange, errors, create }: FieldsProps) 
       <fieldset>
         <legend>Defaults for its jobs (empty: none)</legend>
         <p className="muted" style={{ marginTop: 0 }}>
-          Kept with the queue; not applied to its jobs yet (a later step of flow control).
+          A job that names no priority, timeout or retry policy takes the queue&apos;s when it is recorded.
         </p>
         <div className="field-row">
           <Field path={at('defaultPriority')} label="Default priority" error={errors[at('defaultPriority')]}>

@@ -47,6 +47,9 @@ class JobStatus(StrEnum):
 # A named queue (and its ready queues' middle part): jobs.ready.<name>.<priority>.
 QUEUE_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
 
+# The priority of a job that names none, in a queue without a default priority: medium.
+DEFAULT_PRIORITY = 2
+
 TERMINAL_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
 
 
@@ -108,6 +111,9 @@ class JobSubmitted(Message):
     job_id: uuid.UUID
     job_type: str
     priority: int = Field(ge=1, le=3)
+    # True: the submission named no priority; its queue's default priority replaces
+    # ``priority`` (DEFAULT_PRIORITY) when the queue has one (docs/flow-control.md).
+    priority_default: bool = False
     payload: dict[str, Any]
     submitted_by: str
     # The project the job belongs to (docs/tenancy.md); None (a submission of an earlier

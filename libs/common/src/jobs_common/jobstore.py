@@ -340,6 +340,7 @@ project_flow = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     Column("max_waiting", Integer, nullable=True),
     Column("max_submitted_per_day", Integer, nullable=True),
+    Column("max_running", Integer, nullable=True),
     CheckConstraint("weight BETWEEN 1 AND 100", name="project_flow_weight_valid"),
     CheckConstraint(
         "max_waiting IS NULL OR max_waiting >= 1", name="project_flow_max_waiting_valid"
@@ -347,6 +348,9 @@ project_flow = Table(
     CheckConstraint(
         "max_submitted_per_day IS NULL OR max_submitted_per_day >= 1",
         name="project_flow_max_submitted_per_day_valid",
+    ),
+    CheckConstraint(
+        "max_running IS NULL OR max_running >= 1", name="project_flow_max_running_valid"
     ),
 )
 

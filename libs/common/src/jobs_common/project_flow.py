@@ -65,6 +65,11 @@ class ProjectFlowChange(CamelModel):
         description="Jobs the project may submit per day at most, enforced at submission; "
         "null: no quota.",
     )
+    max_running: Quota | None = Field(
+        default=None,
+        description="The project's jobs in flight (running, or sent to a worker) at most, "
+        "across all its queues, enforced at dispatch: the others wait, queued; null: no limit.",
+    )
 
     @field_validator("weight", mode="before")
     @classmethod
@@ -76,7 +81,9 @@ class ProjectFlowChange(CamelModel):
     @model_validator(mode="after")
     def _something(self) -> Self:
         if not self.model_fields_set:
-            raise ValueError("give at least one of weight, maxWaiting, maxSubmittedPerDay")
+            raise ValueError(
+                "give at least one of weight, maxWaiting, maxSubmittedPerDay, maxRunning"
+            )
         return self
 
     def changes(self) -> dict[str, int | None]:
@@ -93,6 +100,9 @@ class ProjectFlowView(CamelModel):
     max_submitted_per_day: int | None = Field(
         description="Jobs the project may submit per day at most; null: no quota."
     )
+    max_running: int | None = Field(
+        description="The project's jobs in flight at most, across all its queues; null: no limit.",
+    )
     updated_by: str | None = Field(description="Who set it last; null: never set.")
     updated_at: datetime | None = Field(description="When it was set last; null: never set.")
 
@@ -104,6 +114,7 @@ class ProjectFlowView(CamelModel):
             weight=DEFAULT_WEIGHT,
             max_waiting=None,
             max_submitted_per_day=None,
+            max_running=None,
             updated_by=None,
             updated_at=None,
         )

@@ -18,6 +18,7 @@ COLUMNS = (
     project_flow.c.weight,
     project_flow.c.max_waiting,
     project_flow.c.max_submitted_per_day,
+    project_flow.c.max_running,
     project_flow.c.updated_by,
     project_flow.c.updated_at,
 )
@@ -29,6 +30,7 @@ def view(row: Any) -> ProjectFlowView:
         weight=row.weight,
         max_waiting=row.max_waiting,
         max_submitted_per_day=row.max_submitted_per_day,
+        max_running=row.max_running,
         updated_by=row.updated_by,
         updated_at=row.updated_at,
     )

@@ -52,6 +52,8 @@ def test_a_weight_from_1_to_100_is_a_change(weight: int) -> None:
         {"maxSubmittedPerDay": 0},
         {"maxSubmittedPerDay": "10"},
         {"maxSubmittedPerDay": False},
+        {"maxRunning": 0},
+        {"maxRunning": 2.5},
         {"weight": None, "maxWaiting": 5},
     ],
 )
@@ -71,6 +73,8 @@ def test_the_schema_refuses_what_a_weight_or_a_quota_cannot_be(body: dict[str, o
             {"max_submitted_per_day": 1000, "max_waiting": 1, "weight": 2},
         ),
         ({"maxSubmittedPerDay": None}, {"max_submitted_per_day": None}),
+        ({"maxRunning": 3}, {"max_running": 3}),
+        ({"maxRunning": None}, {"max_running": None}),
     ],
 )
 def test_a_change_sets_the_fields_given_and_no_other(
@@ -86,6 +90,7 @@ def test_the_public_schema_has_a_weight_never_null_and_quotas_that_may_be() -> N
     assert properties["weight"]["type"] == "integer"
     assert {"type": "null"} in properties["maxWaiting"]["anyOf"]
     assert {"type": "null"} in properties["maxSubmittedPerDay"]["anyOf"]
+    assert {"type": "null"} in properties["maxRunning"]["anyOf"]
 
 
 def test_a_project_never_given_a_weight_weighs_1_with_no_quota_set_by_nobody() -> None:
@@ -95,6 +100,7 @@ def test_a_project_never_given_a_weight_weighs_1_with_no_quota_set_by_nobody() -
         "weight": 1,
         "maxWaiting": None,
         "maxSubmittedPerDay": None,
+        "maxRunning": None,
         "updatedBy": None,
         "updatedAt": None,
     }

@@ -65,6 +65,7 @@ async def test_viewers_read_the_weight_and_admins_set_it(
         "weight": 1,
         "maxWaiting": None,
         "maxSubmittedPerDay": None,
+        "maxRunning": None,
         "updatedBy": None,
         "updatedAt": None,
     }

@@ -371,8 +371,9 @@ async def test_0016_gives_every_queue_with_jobs_its_row_and_migrates_down(
 
 
 async def test_0018_gives_project_flow_its_quotas_and_migrates_down(postgres_server: Any) -> None:
-    """A store at 0017 holding a project's weight: at 0018 the row keeps it with no quota, a
-    quota below 1 is refused; down again, the row as it was and no quota column."""
+    """A store at 0017 holding a project's weight: at 0018 (and 0021, its most running) the
+    row keeps it with no quota, a quota below 1 is refused; down again, the row as it was and
+    no quota column."""
     from jobs_common.migrations import downgrade
     from jobs_scheduler.migrate import MIGRATIONS, upgrade
 
@@ -394,14 +395,16 @@ async def test_0018_gives_project_flow_its_quotas_and_migrates_down(postgres_ser
         connection = await asyncpg.connect(url)
         try:
             row = await connection.fetchrow(
-                "SELECT weight, updated_by, max_waiting, max_submitted_per_day FROM project_flow"
+                "SELECT weight, updated_by, max_waiting, max_submitted_per_day, max_running "
+                "FROM project_flow"
             )
-            assert tuple(row) == (7, "ann", None, None)
-            for column in ("max_waiting", "max_submitted_per_day"):
+            assert tuple(row) == (7, "ann", None, None, None)
+            for column in ("max_waiting", "max_submitted_per_day", "max_running"):
                 with pytest.raises(asyncpg.CheckViolationError):
                     await connection.execute(f"UPDATE project_flow SET {column} = 0")
             await connection.execute(
-                "UPDATE project_flow SET max_waiting = 5, max_submitted_per_day = 1"
+                "UPDATE project_flow SET max_waiting = 5, max_submitted_per_day = 1, "
+                "max_running = 2"
             )
         finally:
             await connection.close()

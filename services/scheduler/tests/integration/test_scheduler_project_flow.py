@@ -71,6 +71,7 @@ async def test_a_team_s_admin_sets_its_weight_and_its_viewer_reads_it(
         "weight": 1,
         "maxWaiting": None,
         "maxSubmittedPerDay": None,
+        "maxRunning": None,
         "updatedBy": None,
         "updatedAt": None,
     }
@@ -211,7 +212,14 @@ async def test_admins_set_quotas_field_by_field_and_clear_one_with_null(
         1000,
         admin.email,
     )
+    running = (await api.put(path(team), json={"maxRunning": 8}, headers=as_(admin))).json()
+    assert (running["weight"], running["maxWaiting"], running["maxRunning"]) == (9, None, 8)
+    row = await stored(db, team)
+    assert row.max_running == 8
     assert (await api.put(path(team), json={}, headers=as_(admin))).status_code == 422
+    assert (
+        await api.put(path(team), json={"maxRunning": 0}, headers=as_(admin))
+    ).status_code == 422
     assert await stored(db, team) == row
 
 

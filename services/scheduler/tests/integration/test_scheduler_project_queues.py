@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from typing import Any
 
+import aiormq
 import httpx
 import pytest
 from sqlalchemy import select, update
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common import topology
 from jobs_common.auth import Identity
 from jobs_common.contracts import CancelRequested, JobDispatch, utcnow
-from jobs_common.jobstore import jobs, outbox, queues, retry_policies
+from jobs_common.jobstore import jobs, outbox, project_flow, queues, retry_policies
 from jobs_common.rabbit import RabbitBus
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters.flow_control import FlowControl
@@ -453,7 +454,7 @@ async def test_dispatches_committed_after_a_pass_read_the_budgets_are_still_held
                     for _ in range(3)
                 ],
             )
-        rows = await relay._lock(connection, budgets)
+        rows = await relay._lock(connection, budgets, {})
     assert len(rows) == 1
     # Two wait for the slot: the commit of a job that moves on wakes the relay (service.py).
     assert relay.waiting_for_slots
@@ -482,16 +483,156 @@ async def test_a_job_naming_no_timeout_or_retry_policy_takes_its_queue_s_default
         )
     created = await api.post(
         "/internal/v1/queues",
-        json={"name": "reports", "defaultTimeoutSeconds": 60, "defaultRetryPolicy": "gentle"},
+        json={
+            "name": "reports",
+            "defaultTimeoutSeconds": 60,
+            "defaultRetryPolicy": "gentle",
+            "defaultPriority": 3,
+        },
         headers=as_(USER),
     )
     assert created.status_code == 201, created.text
-    bare = submitted(queue="reports", timeout_seconds=None, max_attempts=None)
-    own = submitted(queue="reports", timeout_seconds=5, retry_policy_name="mine")
-    for job in (bare, own):
+    bare = submitted(
+        queue="reports", timeout_seconds=None, max_attempts=None, priority_default=True
+    )
+    own = submitted(queue="reports", timeout_seconds=5, retry_policy_name="mine", priority=1)
+    elsewhere = submitted(priority_default=True)  # the default queue has no default priority
+    for job in (bare, own, elsewhere):
         await bus.publisher.publish(topology.SUBMITTED, job)
     first = await wait_status(db, bare.job_id, "queued")
     second = await wait_status(db, own.job_id, "queued")
-    assert (first.timeout_seconds, first.max_attempts) == (60, 7)
+    third = await wait_status(db, elsewhere.job_id, "queued")
+    assert (first.timeout_seconds, first.max_attempts, first.priority) == (60, 7, 3)
     assert first.retry_policy["strategy"] == "fixed"
-    assert second.timeout_seconds == 5
+    assert (second.timeout_seconds, second.priority) == (5, 1)
+    assert third.priority == 2
+    dispatched = await eventually_taken(bus, topology.ready_queue_for(3, "reports"), bare.job_id)
+    assert dispatched.priority == 3
+
+
+async def eventually_taken(bus: RabbitBus, queue: str, job_id: uuid.UUID) -> JobDispatch:
+    """The dispatch of ``job_id`` once it is on the ready queue ``queue``."""
+    taken: list[JobDispatch] = []
+
+    async def found() -> bool:
+        taken.extend(await take_named(bus, queue))
+        return any(d.job_id == job_id for d in taken)
+
+    await eventually(found, what=f"the dispatch on {queue}")
+    return next(d for d in taken if d.job_id == job_id)
+
+
+async def take_named(bus: RabbitBus, queue: str) -> list[JobDispatch]:
+    """As :func:`take_all`, for a ready queue the relay declares with its first dispatch
+    (none yet: nothing taken)."""
+    async with bus.connection.channel() as channel:
+        try:
+            ready = await channel.declare_queue(queue, passive=True)
+        except aiormq.exceptions.ChannelNotFoundEntity:
+            return []
+        taken = []
+        while (message := await ready.get(no_ack=True, fail=False)) is not None:
+            taken.append(JobDispatch.model_validate_json(message.body))
+        return taken
+
+
+async def limit_project(db: AsyncEngine, owner: str, max_running: int | None) -> None:
+    """Set ``owner``'s personal project's most running, and wait out the relays' view."""
+    project = personal_project_id(owner)
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(project_flow)
+            .values(project_id=project, updated_by=owner, max_running=max_running)
+            .on_conflict_do_update(index_elements=["project_id"], set_={"max_running": max_running})
+        )
+    await asyncio.sleep(1.1)
+
+
+async def test_a_project_s_most_running_holds_across_its_queues_and_replicas(
+    scheduler: Runtime, scheduler_settings: Settings, bus: RabbitBus, db: AsyncEngine
+) -> None:
+    """Two replicas; a project limited to 3 in flight, its 10 jobs over two queues (neither
+    limited): never more than 3 of them dispatched and unfinished, each result frees one
+    slot; another project's jobs go on."""
+    second = await start_runtime(scheduler_settings)
+    try:
+        await limit_project(db, USER.email, 3)
+        jobs_ = [submitted(queue="default" if n % 2 else "reports") for n in range(10)]
+        free = submitted(submitted_by=OTHER.email)
+        for job in (*jobs_, free):
+            await bus.publisher.publish(topology.SUBMITTED, job)
+        queues_ = (topology.READY_MEDIUM, topology.ready_queue_for(2, "reports"))
+        taken: list[JobDispatch] = []
+        from_queues: set[str] = set()
+        finished = 0
+
+        def mine() -> list[JobDispatch]:
+            return [d for d in taken if d.job_id != free.job_id]
+
+        async def take() -> None:
+            for queue in queues_:
+                found = await take_named(bus, queue)
+                taken.extend(found)
+                from_queues.update(queue for _ in found[:1])
+
+        async def limit_in_flight() -> bool:
+            await take()
+            return len(mine()) - finished == 3 or len(mine()) == len(jobs_)
+
+        while finished < len(jobs_):
+            await eventually(limit_in_flight, what="the project's free slots taken")
+            await asyncio.sleep(0.4)  # several more passes of both relays: nothing more goes
+            await take()
+            assert len(mine()) - finished <= 3, "more of the project in flight than its limit"
+            done = mine()[finished]
+            await bus.publisher.publish(topology.RESULTS, job_result(done.job_id, done.attempt))
+            await wait_status(db, done.job_id, "succeeded")
+            finished += 1
+        assert free.job_id in {d.job_id for d in taken}
+        assert sorted(d.job_id for d in mine()) == sorted(j.job_id for j in jobs_)
+        assert {d.attempt for d in taken} == {1}
+        assert from_queues == set(queues_)
+    finally:
+        await stop_runtime(second)
+
+
+async def test_a_project_s_dispatches_committed_after_a_pass_read_its_slots_are_held(
+    db: AsyncEngine,
+) -> None:
+    """As for a queue: a pass reads the limited projects with waiting dispatches (none yet),
+    then three dispatches of a project limited to 1 commit; the pass sends one."""
+    project = personal_project_id(USER.email)
+    async with db.begin() as connection:
+        await connection.execute(
+            insert(project_flow).values(project_id=project, updated_by="t", max_running=1)
+        )
+    flow = FlowControl(refresh=0)
+    relay = OutboxRelay(db, {}, limit=100, clock_slack=5, flow=flow)
+    async with db.connect() as connection, connection.begin():
+        budgets = await flow.budgets(connection)
+        slots = await flow.project_slots(connection)
+        assert budgets == {} and slots == {}
+        async with db.begin() as other:
+            await other.execute(
+                insert(outbox),
+                [
+                    {
+                        "routing_key": queue,
+                        "job_id": uuid.uuid4(),
+                        "message_id": uuid.uuid4(),
+                        "message_type": "job.dispatch",
+                        "trace_id": "t",
+                        "body": b'{"payload": {}}',
+                        "project_id": project,
+                        "queue": name,
+                    }
+                    for queue, name in (
+                        (topology.READY_MEDIUM, "default"),
+                        (topology.READY_HIGH, "default"),
+                        (topology.ready_queue_for(2, "reports"), "reports"),
+                    )
+                ],
+            )
+        rows = await relay._lock(connection, budgets, slots)
+    assert len(rows) == 1
+    assert relay.waiting_for_slots

@@ -74,3 +74,23 @@ def test_a_key_s_values_share_the_queue_s_own_budget() -> None:
     budgets = {A: Budget(uuid.uuid4(), 2, key=KeyLimit("customerId", 5, {}))}
     rows = [(n, A, {"customerId": f"c{n}"}) for n in range(1, 5)]
     assert within(rows, budgets) == {1, 2}
+
+
+def test_a_limited_project_s_rows_share_its_slots_across_its_queues() -> None:
+    """Project P (limited to 2 in flight) has rows on two queues, one of them limited to 1:
+    its first two rows that their queue's budget lets go are sent; other projects' rows
+    are not held by P's limit."""
+    project = uuid.uuid4()
+    limited, free = (project, "default"), (project, "reports")
+    budgets = {limited: Budget(uuid.uuid4(), 1)}
+    rows = [
+        (1, limited, {}),
+        (2, limited, {}),  # its queue's one slot is taken by row 1
+        (3, free, {}),
+        (4, free, {}),  # the project's two slots are taken by rows 1 and 3
+        (5, A, {}),
+        (6, None, {}),
+    ]
+    assert within(rows, budgets, {project: 2}) == {1, 3, 5, 6}
+    assert within(rows, budgets, {project: 0}) == {5, 6}
+    assert within(rows, budgets) == {1, 3, 4, 5, 6}

@@ -50,3 +50,8 @@ def test_a_queue_s_defaults_fill_only_what_a_job_names_not() -> None:
     assert (own.timeout_seconds, own.retry_policy_name) == (5, "mine")
     untouched = job()
     assert with_queue_defaults(untouched, NO_DEFAULTS) is untouched
+    # The priority: only of a job that named none, and only where the queue has one.
+    urgent = QueueDefaults(priority=3)
+    assert with_queue_defaults(job(priority_default=True), urgent).priority == 3
+    assert with_queue_defaults(job(priority=1), urgent).priority == 1
+    assert with_queue_defaults(job(priority_default=True), NO_DEFAULTS).priority == 2

@@ -16,6 +16,8 @@ pytestmark = pytest.mark.unit
 
 USER = Identity(user_id="u1", email="user@test.com", role="user")
 ADMIN = Identity(user_id="a1", email="admin@test.com", role="admin")
+JOB_ID = "7d8f5f8e-7a5e-4a8e-9d5e-0c2f3b1a9e11"
+NOW = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
 
 
@@ -179,6 +181,34 @@ def test_a_job_names_its_queue_else_it_runs_in_its_type_s() -> None:
     assert request_for(email_body(queue="emails")).canonical()["queue"] == "emails"
     for bad in ("Emails", "1st", "a" * 64, "", "e mails"):
         assert set(fields_of(email_body(queue=bad))) == {"queue"}, bad
+
+
+def test_a_job_naming_no_priority_takes_its_queue_s_default() -> None:
+    """docs/flow-control.md: left out, the priority is null in the document and the hash, and
+    the message carries medium marked as a default for the scheduler to replace."""
+    body = email_body()
+    del body["priority"]
+    request = request_for(body)
+    assert request.priority is None
+    assert request.canonical()["priority"] is None
+    assert request.request_hash() != request_for(email_body(priority=2)).request_hash()
+    doc = new_document(request, job_id=JOB_ID, idempotency_key=None, trace_id="t", now=NOW)
+    assert doc["priority"] is None
+    message = job_submitted(doc)
+    assert (message.priority, message.priority_default) == (2, True)
+    assert public_view(doc).priority is None
+    named = job_submitted(
+        new_document(
+            request_for(email_body(priority=3)),
+            job_id=JOB_ID,
+            idempotency_key=None,
+            trace_id="t",
+            now=NOW,
+        )
+    )
+    assert (named.priority, named.priority_default) == (3, False)
+    for bad in (0, 4, "2", 2.0):
+        assert set(fields_of(email_body(priority=bad))) == {"priority"}, bad
 
 
 def test_submitted_by_defaults_to_the_caller() -> None:

@@ -324,7 +324,7 @@ def schedules(ctx: Context) -> int:
                 type=args.type,
                 payload=read_payload(args.payload),
                 timezone=args.timezone,
-                priority=args.priority,
+                priority=2 if args.priority is None else args.priority,
                 max_attempts=args.max_attempts,
                 timeout_seconds=args.timeout_seconds,
                 retry_policy=retry_policy(args.retry_policy),

@@ -132,7 +132,12 @@ def _queue_settings(parser: argparse.ArgumentParser) -> None:
 
 
 def _job_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--priority", type=int, choices=(1, 2, 3), default=2, help="default 2")
+    parser.add_argument(
+        "--priority",
+        type=int,
+        choices=(1, 2, 3),
+        help="default: a job's queue's default priority, else 2 (a schedule's: 2)",
+    )
     parser.add_argument("--max-attempts", type=int, help="1..20 (default: the type's)")
     parser.add_argument("--timeout-seconds", type=int, help="1..1700 (default: the type's)")
     parser.add_argument(

@@ -120,6 +120,7 @@ _COLUMNS = (
 # key with their limit in flight (``adapters/flow_control.py``): their dispatches are not even
 # locked, so a pass reaches the rows behind them.
 SPENT = ArrayRows("spent", project_id=UUID(as_uuid=True), queue=Text())
+SPENT_PROJECTS = ArrayRows("spent_projects", project_id=UUID(as_uuid=True))
 SPENT_KEYS = ArrayRows(
     "spent_keys", project_id=UUID(as_uuid=True), queue=Text(), field=Text(), value=Text()
 )
@@ -128,6 +129,12 @@ _NOT_SPENT = ~(
     select(SPENT.c.project_id)
     .select_from(SPENT.table)
     .where(SPENT.c.project_id == outbox.c.project_id, SPENT.c.queue == outbox.c.queue)
+    .exists()
+)
+_PROJECT_NOT_SPENT = ~(
+    select(SPENT_PROJECTS.c.project_id)
+    .select_from(SPENT_PROJECTS.table)
+    .where(SPENT_PROJECTS.c.project_id == outbox.c.project_id)
     .exists()
 )
 _KEY_NOT_SPENT = ~(
@@ -144,12 +151,14 @@ _KEY_NOT_SPENT = ~(
 _ROOM_LEFT = outbox.c.routing_key != func.all(bindparam("full", type_=ARRAY(Text())))
 
 
-def _conditions(*, spent: bool, keys: bool, full: bool) -> list[Any]:
-    """A pass's rows: not a paused queue's, and not of the spent queues, key values and full
-    ready queues named."""
+def _conditions(*, spent: bool, keys: bool, full: bool, projects: bool = False) -> list[Any]:
+    """A pass's rows: not a paused queue's, and not of the spent queues, projects, key values
+    and full ready queues named."""
     conditions = [~_PAUSED]
     if spent:
         conditions.append(_NOT_SPENT)
+    if projects:
+        conditions.append(_PROJECT_NOT_SPENT)
     if keys:
         conditions.append(_KEY_NOT_SPENT)
     if full:
@@ -159,11 +168,16 @@ def _conditions(*, spent: bool, keys: bool, full: bool) -> list[Any]:
 
 @cache
 def lock_batch(
-    *, spent: bool = False, keys: bool = False, full: bool = False, chosen: bool = False
+    *,
+    spent: bool = False,
+    keys: bool = False,
+    full: bool = False,
+    projects: bool = False,
+    chosen: bool = False,
 ) -> Any:
     """Lock a batch of rows (``FOR UPDATE SKIP LOCKED``, in id order, the consumers' lock
     order): the oldest ``limit`` rows, or those ``chosen`` in fair order (``fair_ids``)."""
-    conditions = _conditions(spent=spent, keys=keys, full=full)
+    conditions = _conditions(spent=spent, keys=keys, full=full, projects=projects)
     statement = (
         select(*_COLUMNS).where(outbox.c.id == any_of("chosen", BigInteger()), *conditions)
         if chosen
@@ -173,10 +187,14 @@ def lock_batch(
 
 
 @cache
-def fair_batch(*, spent: bool = False, keys: bool = False, full: bool = False) -> Any:
+def fair_batch(
+    *, spent: bool = False, keys: bool = False, full: bool = False, projects: bool = False
+) -> Any:
     """The first ``limit`` rows in fair order (``adapters/fair_dispatch.py``): id and ready
     queue."""
-    return fair_rows(_conditions(spent=spent, keys=keys, full=full), bindparam("limit"))
+    return fair_rows(
+        _conditions(spent=spent, keys=keys, full=full, projects=projects), bindparam("limit")
+    )
 
 
 RELAYED = delete(outbox).where(outbox.c.id == any_of("ids", BigInteger()))
@@ -297,8 +315,12 @@ class OutboxRelay:
 
     async def _pass(self) -> int:
         async with self.engine.connect() as connection, connection.begin():
-            budgets = await self.flow.budgets(connection) if self.flow is not None else {}
-            rows = await self._lock(connection, budgets)
+            budgets: dict[Pair, Budget] = {}
+            project_slots: dict[uuid.UUID, int] = {}
+            if self.flow is not None:
+                budgets = await self.flow.budgets(connection)
+                project_slots = await self.flow.project_slots(connection)
+            rows = await self._lock(connection, budgets, project_slots)
             metrics.OUTBOX_PENDING.set(len(rows))
             if not rows:
                 return 0
@@ -360,12 +382,19 @@ class OutboxRelay:
                 await self.on_waiting([wait for _, wait in waits])
         return len(settled.confirmed)
 
-    async def _lock(self, connection: AsyncConnection, budgets: dict[Pair, Budget]) -> list[Any]:
-        """Lock a batch of rows, leaving out the dispatches of limited queues past their
-        budget (they wait for a slot or a token) and of ready queues holding a full window;
-        with a backlog, in fair order, and each ready queue's within its window's room."""
+    async def _lock(
+        self,
+        connection: AsyncConnection,
+        budgets: dict[Pair, Budget],
+        project_slots: dict[uuid.UUID, int],
+    ) -> list[Any]:
+        """Lock a batch of rows, leaving out the dispatches of limited queues and projects
+        past their budget (they wait for a slot or a token) and of ready queues holding a full
+        window; with a backlog, in fair order, and each ready queue's within its window's
+        room."""
         parameters: dict[str, Any] = {"limit": self.limit, "slack": self.clock_slack}
         spent = [pair for pair, budget in budgets.items() if budget.slots <= 0]
+        spent_projects = sorted(project for project, left in project_slots.items() if left <= 0)
         spent_keys = [
             (*pair, budget.key.field, value)
             for pair, budget in budgets.items()
@@ -377,9 +406,16 @@ class OutboxRelay:
             parameters |= SPENT.params(spent)
         if spent_keys:
             parameters |= SPENT_KEYS.params(spent_keys)
+        if spent_projects:
+            parameters |= SPENT_PROJECTS.params((project,) for project in spent_projects)
         if full:
             parameters["full"] = full
-        flags = {"spent": bool(spent), "keys": bool(spent_keys), "full": bool(full)}
+        flags = {
+            "spent": bool(spent),
+            "keys": bool(spent_keys),
+            "full": bool(full),
+            "projects": bool(spent_projects),
+        }
         chosen: list[int] = []
         if self.window is not None and (
             time.monotonic() < self._fair_until or self.window.holding
@@ -397,8 +433,11 @@ class OutboxRelay:
         if self.flow is not None:
             pairs = {pair for row in rows if (pair := _pair(row)) is not None}
             budgets.update(await self.flow.late_budgets(connection, pairs, budgets))
-        self.waiting_for_slots = bool(spent or spent_keys)
-        if budgets:
+            project_slots.update(
+                await self.flow.late_project_slots(connection, pairs, project_slots)
+            )
+        self.waiting_for_slots = bool(spent or spent_keys or spent_projects)
+        if budgets or project_slots:
             keyed = {pair for pair, budget in budgets.items() if budget.key is not None}
             sent = within(
                 [
@@ -407,6 +446,7 @@ class OutboxRelay:
                     for pair in (_pair(row),)
                 ],
                 budgets,
+                project_slots,
             )
             self.waiting_for_slots |= len(sent) < len(rows)
             rows = [row for row in rows if row.id in sent]

@@ -103,12 +103,13 @@ async def ensure(connection: AsyncConnection, pairs: Iterable[Pair]) -> dict[Pai
                 queues.c.name,
                 queues.c.default_timeout_seconds,
                 queues.c.default_retry_policy,
+                queues.c.default_priority,
             ).where(tuple_(queues.c.project_id, queues.c.name).in_(missing))
         )
         found = {pair: NO_DEFAULTS for pair in missing}
         for row in rows:
             found[(row.project_id, row.name)] = QueueDefaults(
-                row.default_timeout_seconds, row.default_retry_policy
+                row.default_timeout_seconds, row.default_retry_policy, row.default_priority
             )
         # Known once this transaction commits; a rollback leaves the pairs known for the ttl
         # at worst (their jobs are not recorded either: a retry records them, and the queue

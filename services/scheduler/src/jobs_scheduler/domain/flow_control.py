@@ -12,7 +12,10 @@ limited to 20 jobs/s sends at most 10 at once, then 20 a second: over any ten se
 
 A **concurrency key** caps the jobs in flight per value of a payload field (one running job
 per ``customerId``): a dispatch whose value has its limit in flight waits, the others of the
-queue go on."""
+queue go on.
+
+A **project** may cap its jobs in flight across all its queues (``maxRunning``): its
+dispatches share the slots that limit leaves, beside their own queue's budget."""
 
 from __future__ import annotations
 
@@ -105,15 +108,27 @@ def key_value(payload: object, field: str) -> str | None:
 Row = tuple[int, Pair | None, object]  # (outbox id, its dispatch's queue, its payload)
 
 
-def within(rows: Sequence[Row], budgets: Mapping[Pair, Budget]) -> set[int]:
+def within(
+    rows: Sequence[Row],
+    budgets: Mapping[Pair, Budget],
+    projects: Mapping[uuid.UUID, int] | None = None,
+) -> set[int]:
     """The ids of the rows this pass sends: each limited queue's first ones within its
-    budget (and within its key's per value), in outbox order; every other row."""
+    budget (and within its key's per value), and each limited project's first ones within
+    the slots ``projects`` leaves it, in outbox order; every other row."""
     left = {pair: budget.slots for pair, budget in budgets.items()}
+    project_left = dict(projects or {})
     used: dict[tuple[Pair, str], int] = {}
     sent: set[int] = set()
     for row_id, pair, payload in sorted(rows, key=lambda row: row[0]):
-        if pair is None or pair not in left:
+        if pair is None:
             sent.add(row_id)
+            continue
+        if project_left.get(pair[0], 1) <= 0:
+            continue
+        if pair not in left:
+            sent.add(row_id)
+            _take(project_left, pair[0])
             continue
         if left[pair] <= 0:
             continue
@@ -124,5 +139,11 @@ def within(rows: Sequence[Row], budgets: Mapping[Pair, Budget]) -> set[int]:
                 continue
             used[(pair, value)] = used.get((pair, value), 0) + 1
         left[pair] -= 1
+        _take(project_left, pair[0])
         sent.add(row_id)
     return sent
+
+
+def _take(project_left: dict[uuid.UUID, int], project: uuid.UUID) -> None:
+    if project in project_left:
+        project_left[project] -= 1

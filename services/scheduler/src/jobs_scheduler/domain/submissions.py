@@ -69,12 +69,16 @@ class QueueDefaults:
 
     timeout_seconds: int | None = None
     retry_policy: str | None = None
+    priority: int | None = None
 
 
 def with_queue_defaults(job: JobSubmitted, defaults: QueueDefaults) -> JobSubmitted:
     """``job`` with its queue's defaults where it names none (docs/flow-control.md): the
-    timeout, and the retry policy (by name) when it has neither a policy nor a name."""
+    priority, the timeout, and the retry policy (by name) when it has neither a policy nor a
+    name."""
     update: dict[str, object] = {}
+    if job.priority_default and defaults.priority is not None:
+        update["priority"] = defaults.priority
     if job.timeout_seconds is None and defaults.timeout_seconds is not None:
         update["timeout_seconds"] = defaults.timeout_seconds
     if job.retry_policy is None and job.retry_policy_name is None and defaults.retry_policy:

@@ -5,15 +5,23 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 from jobs_common import outbox_metrics
-from jobs_common.metrics import priority_label as priority_label
+from jobs_common.metrics import priority_label as common_priority_label
 from jobs_common.metrics import type_label as type_label
 
 JOBS_SUBMITTED = Counter(
     "jobs_submitted_total",
     "Jobs accepted (stored with their outbox entry), single submissions and batch members, "
-    "by job type and priority (low, medium, high); idempotent replays not counted again.",
+    "by job type and priority (low, medium, high; queue_default: none named, the queue's "
+    "default); idempotent replays not counted again.",
     ["type", "priority"],
 )
+
+
+def priority_label(priority: int | None) -> str:
+    """The label of a submitted priority; ``queue_default`` when it named none."""
+    return "queue_default" if priority is None else common_priority_label(priority)
+
+
 SUBMISSIONS = Counter(
     "jobs_submission_submissions_total",
     "Job submissions by job type and outcome (accepted, replayed, conflict, invalid, forbidden, "

@@ -10,8 +10,10 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
+from pydantic import Field
+
 from jobs_common.api_models import CamelModel
-from jobs_common.contracts import JobSubmitted, RetryPolicySpec
+from jobs_common.contracts import DEFAULT_PRIORITY, JobSubmitted, RetryPolicySpec
 from jobs_common.tenancy import personal_project_id
 from jobs_submission.domain.idempotency import key_fields, key_of
 from jobs_submission.domain.projects import project_of
@@ -101,7 +103,8 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         trace_id=document["traceId"],
         job_id=uuid.UUID(document["_id"]),
         job_type=document["type"],
-        priority=document["priority"],
+        priority=document["priority"] or DEFAULT_PRIORITY,
+        priority_default=document["priority"] is None,
         payload=document["payload"],
         submitted_by=document["submittedBy"],
         max_attempts=document.get("maxAttempts"),
@@ -132,7 +135,9 @@ class SubmissionPublic(CamelModel):
 
     job_id: str
     type: str
-    priority: int
+    priority: int | None = Field(
+        description="As submitted; null: none named, the job takes its queue's default."
+    )
     submitted_by: str
     status: SubmissionStatus
     created_at: datetime

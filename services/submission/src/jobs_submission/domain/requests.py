@@ -40,7 +40,14 @@ class _JobFields(CamelModel):
     model_config = ConfigDict(extra="forbid")
 
     type: str = Field(min_length=1, max_length=100, description="A registered job type.")
-    priority: int = Field(strict=True, ge=1, le=3, description="1 low, 2 medium, 3 high.")
+    priority: int | None = Field(
+        default=None,
+        strict=True,
+        ge=1,
+        le=3,
+        description="1 low, 2 medium, 3 high; default: its queue's default priority "
+        "(docs/flow-control.md), else 2.",
+    )
     submitted_by: EmailStr | None = Field(
         default=None, description="Owner; defaults to the caller (only admins may differ)."
     )
@@ -121,7 +128,7 @@ class ValidatedJob:
     """A submission whose shape and payload passed validation (owner not yet resolved)."""
 
     job_type: str
-    priority: int
+    priority: int | None  # None: its queue's default
     requested_owner: str | None
     payload: dict[str, Any]
     max_attempts: int | None
@@ -145,7 +152,7 @@ class JobRequest:
     """
 
     job_type: str
-    priority: int
+    priority: int | None  # None: its queue's default (the scheduler applies it)
     submitted_by: str
     payload: dict[str, Any]
     max_attempts: int | None
