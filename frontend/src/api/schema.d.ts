@@ -2478,6 +2478,16 @@ export interface components {
             maxConcurrency: number | null;
             /** Name */
             name: string;
+            /**
+             * Oldestageseconds
+             * @description Its age now (the database clock); null: none queued.
+             */
+            oldestAgeSeconds: number | null;
+            /**
+             * Oldestqueuedat
+             * @description When the oldest of its jobs ready to run (queued) was submitted; null: none queued.
+             */
+            oldestQueuedAt: string | null;
             /** Paused */
             paused: boolean;
             /** Pausedat */

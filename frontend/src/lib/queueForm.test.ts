@@ -30,6 +30,8 @@ const QUEUE: QueueView = {
   updatedAt: '2030-01-01T00:00:00Z',
   waiting: 4,
   running: 3,
+  oldestQueuedAt: null,
+  oldestAgeSeconds: null,
 };
 
 const form = (overrides: Partial<QueueFormValues> = {}): QueueFormValues => ({ ...queueFormValues(QUEUE), ...overrides });

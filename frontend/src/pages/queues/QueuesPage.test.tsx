@@ -71,6 +71,8 @@ function queue(name: string, overrides: Partial<QueueView> = {}): QueueView {
     updatedAt: '2030-01-01T00:00:00Z',
     waiting: 0,
     running: 0,
+    oldestQueuedAt: null,
+    oldestAgeSeconds: null,
     ...overrides,
   };
 }
@@ -112,6 +114,8 @@ describe('<QueuesPage>', () => {
         maxConcurrency: 5,
         running: 3,
         waiting: 1200,
+        oldestQueuedAt: '2030-01-01T00:00:00Z',
+        oldestAgeSeconds: 185,
         rateLimit: { limit: 20, per: 'second' },
         concurrencyKey: { field: 'customerId', limit: 1 },
         defaultPriority: 3,
@@ -137,7 +141,8 @@ describe('<QueuesPage>', () => {
     expect(cell('reports', 'queue-rate')).toHaveTextContent('600/min');
     expect(cell('emails', 'queue-key')).toHaveTextContent('customerId ≤ 1');
     expect(cell('reports', 'queue-key')).toHaveTextContent('—');
-    expect(cell('emails', 'queue-waiting')).toHaveTextContent(/^1[,.\s\u202f]?200$/);
+    expect(cell('emails', 'queue-waiting')).toHaveTextContent(/^1[,.\s\u202f]?200oldest queued 3 min 5 s$/);
+    expect(within(cell('reports', 'queue-waiting')).queryByTestId('queue-oldest')).toBeNull();
     expect(cell('emails', 'queue-defaults')).toHaveTextContent('priority High (3)timeout 30 sretry patient');
     expect(cell('reports', 'queue-defaults')).toHaveTextContent('—');
     expect(within(cell('emails', 'queue-state')).getByText('active')).toBeInTheDocument();

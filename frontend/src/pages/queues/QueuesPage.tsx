@@ -10,7 +10,7 @@ import type { Column } from '../../components/ListTable';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryList';
 import { StatusBadge } from '../../components/StatusBadge';
-import { formatDateTime, formatNumber } from '../../lib/format';
+import { formatDateTime, formatDuration, formatNumber } from '../../lib/format';
 import { notify } from '../../lib/notices';
 import { HISTORY_MINUTES } from '../../lib/queueDepth';
 import { formatConcurrency, formatConcurrencyKey, formatRate, queueDefaults } from '../../lib/queueForm';
@@ -105,6 +105,11 @@ function QueueRow({ queue, history, showProject, editing, onEdit }: RowProps) {
       </td>
       <td className="num" data-testid="queue-waiting">
         {formatNumber(queue.waiting)}
+        {queue.oldestAgeSeconds !== null ? (
+          <div className="muted nowrap" data-testid="queue-oldest">
+            oldest queued {formatDuration(queue.oldestAgeSeconds * 1000)}
+          </div>
+        ) : null}
       </td>
       <td data-testid="queue-depth">
         <DepthTable name={queue.name} depth={queue.depth ?? []} />

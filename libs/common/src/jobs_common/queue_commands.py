@@ -158,6 +158,13 @@ class QueueView(CamelModel):
         "some), in the order of the job lifecycle and high priority first; `waiting` and "
         "`running` are their sums.",
     )
+    oldest_queued_at: datetime | None = Field(
+        description="When the oldest of its jobs ready to run (queued) was submitted; null: "
+        "none queued.",
+    )
+    oldest_age_seconds: float | None = Field(
+        description="Its age now (the database clock); null: none queued."
+    )
 
 
 class QueuePage(Page[QueueView]):

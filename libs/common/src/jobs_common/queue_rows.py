@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, bindparam, func, select, text
@@ -46,7 +47,24 @@ DEPTH = text(
     bindparam("queues", type_=ARRAY(Text)),
 )
 
+# The oldest queued job of each (project, queue) with some: a scan of its queued entries in
+# ix_jobs_queue_unfinished, reading their rows' created_at (as queue_oldest_waiting_seconds).
+OLDEST = text(
+    """
+    SELECT p.project_id, p.queue, min(jobs.created_at) AS oldest,
+           extract(epoch FROM now() - min(jobs.created_at)) AS age
+    FROM unnest(:projects, :queues) AS p (project_id, queue)
+    JOIN jobs ON jobs.project_id = p.project_id AND jobs.queue = p.queue
+      AND jobs.status NOT IN ('succeeded', 'dead', 'cancelled') AND jobs.status = 'queued'
+    GROUP BY p.project_id, p.queue
+    """
+).bindparams(
+    bindparam("projects", type_=ARRAY(UUID(as_uuid=True))),
+    bindparam("queues", type_=ARRAY(Text)),
+)
+
 Depth = list[QueueDepthEntry]
+Pair = tuple[uuid.UUID, str]
 
 
 def within(scope: Scope) -> list[ColumnElement[bool]]:
@@ -91,7 +109,29 @@ async def read(
     )
     rows = (await connection.execute(statement)).all()
     found = await depths(connection, [(row.project_id, row.name) for row in rows])
-    return [view_of(row, found.get((row.project_id, row.name), [])) for row in rows]
+    queued = [
+        pair
+        for pair, depth in found.items()
+        if any(entry.status == JobStatus.QUEUED for entry in depth)
+    ]
+    ages = await oldest(connection, queued)
+    return [
+        view_of(row, found.get(pair, []), *ages.get(pair, (None, None)))
+        for row in rows
+        for pair in ((row.project_id, row.name),)
+    ]
+
+
+async def oldest(
+    connection: AsyncConnection, pairs: Sequence[Pair]
+) -> dict[Pair, tuple[datetime, float]]:
+    """When the oldest queued job of each of ``pairs`` was submitted, and its age now."""
+    if not pairs:
+        return {}
+    rows = await connection.execute(
+        OLDEST, {"projects": [p for p, _ in pairs], "queues": [q for _, q in pairs]}
+    )
+    return {(row.project_id, row.queue): (row.oldest, float(row.age)) for row in rows}
 
 
 async def total(connection: AsyncConnection, conditions: Sequence[ColumnElement[bool]]) -> int:
@@ -104,7 +144,12 @@ async def one(connection: AsyncConnection, queue_id: uuid.UUID, scope: Scope) ->
     return found[0] if found else None
 
 
-def view_of(row: Any, depth: Depth | None = None) -> QueueView:
+def view_of(
+    row: Any,
+    depth: Depth | None = None,
+    oldest_queued_at: datetime | None = None,
+    oldest_age_seconds: float | None = None,
+) -> QueueView:
     depth = depth or []
     running = sum(e.count for e in depth if e.status == JobStatus.RUNNING)
     rate = (
@@ -135,5 +180,7 @@ def view_of(row: Any, depth: Depth | None = None) -> QueueView:
         updated_at=row.updated_at,
         waiting=sum(e.count for e in depth) - running,
         running=running,
+        oldest_queued_at=oldest_queued_at,
+        oldest_age_seconds=oldest_age_seconds,
         depth=depth,
     )

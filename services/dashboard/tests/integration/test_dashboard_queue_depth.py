@@ -13,14 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.auth import Identity
 from jobs_common.jobstore import queue_sample_minutes, queue_samples, queues
 from jobs_common.tenancy import OrgRole
 
-from .conftest import ADMIN, JobFactory, headers
+from .conftest import ADMIN, BASE_TIME, JobFactory, headers
 
 pytestmark = pytest.mark.integration
 
@@ -43,6 +43,10 @@ async def test_a_queue_s_unfinished_jobs_by_status_and_priority(
 ) -> None:
     emails = await make_queue(job_factory, TEAM, "emails")
     await make_queue(job_factory, TEAM, "idle")
+    oldest = BASE_TIME - timedelta(hours=1)
+    await job_factory.job(
+        project_id=TEAM, queue="emails", status="scheduled", priority=2, created_at=oldest
+    )  # older, but not ready to run: not the oldest queued one
     for status, priority in [
         ("queued", 1),
         ("queued", 3),
@@ -64,18 +68,29 @@ async def test_a_queue_s_unfinished_jobs_by_status_and_priority(
     expected = [
         {"status": "pending", "priority": 2, "count": 1},
         {"status": "blocked", "priority": 1, "count": 1},
-        {"status": "scheduled", "priority": 2, "count": 1},
+        {"status": "scheduled", "priority": 2, "count": 2},
         {"status": "queued", "priority": 3, "count": 2},
         {"status": "queued", "priority": 1, "count": 1},
         {"status": "running", "priority": 3, "count": 1},
         {"status": "failed", "priority": 2, "count": 1},
     ]
     assert by_name["emails"]["depth"] == expected
-    assert (by_name["emails"]["waiting"], by_name["emails"]["running"]) == (7, 1)
+    assert (by_name["emails"]["waiting"], by_name["emails"]["running"]) == (8, 1)
     assert (by_name["idle"]["depth"], by_name["idle"]["waiting"]) == ([], 0)
+    # The oldest job ready to run: the first queued one (the factory's jobs a minute apart).
+    first_queued = BASE_TIME + timedelta(minutes=2)
+    emails_view = by_name["emails"]
+    assert datetime.fromisoformat(emails_view["oldestQueuedAt"]) == first_queued
+    async with job_factory.engine.connect() as connection:
+        now = (await connection.execute(select(func.now()))).scalar_one()
+    assert emails_view["oldestAgeSeconds"] == pytest.approx(
+        (now - first_queued).total_seconds(), abs=60
+    )
+    assert (by_name["idle"]["oldestQueuedAt"], by_name["idle"]["oldestAgeSeconds"]) == (None, None)
 
     one = await client.get(f"/api/queues/{emails}", headers=VIEWER)
     assert one.json()["depth"] == expected
+    assert one.json()["oldestQueuedAt"] == emails_view["oldestQueuedAt"]
 
 
 async def db_minute(engine: AsyncEngine) -> datetime:
