@@ -68,6 +68,8 @@ async def test_admins_create_change_pause_resume_and_delete_their_project_s_queu
         "waiting",
         "running",
         "depth",
+        "oldestQueuedAt",
+        "oldestAgeSeconds",
     }
     assert (queue["projectId"], queue["maxConcurrency"]) == (str(TEAM), 2)
     path = f"/api/queues/{queue['id']}"
