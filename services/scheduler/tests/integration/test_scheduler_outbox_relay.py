@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
@@ -77,13 +77,30 @@ async def test_a_pass_stuck_on_a_locked_job_row_does_not_publish_again(
 
         first = await eventually(published, what="the dispatch on the ready queue")
         assert (first.job_id, first.attempt) == (job.job_id, 1)
-        await asyncio.sleep(0.3)  # the pass now waits for the locked row, if it needs it
+        # The pass ends, or waits for the locked row if it needs it (not a fixed pause: a
+        # slow pass cancelled before it deleted its row would publish it again in this test)
+        await eventually(
+            lambda: _ended_or_waiting_for_a_lock(db, passing), what="the pass ended or blocked"
+        )
         passing.cancel()  # ... and fails there, as a deadlock victim would
         await asyncio.gather(passing, return_exceptions=True)
         await holder.rollback()
     assert await relay(db, publishers).pass_once() == 0  # nothing left to publish
     await asyncio.sleep(0.3)
     assert await ready.get(no_ack=True, fail=False) is None  # published exactly once
+
+
+async def _ended_or_waiting_for_a_lock(db: AsyncEngine, passing: asyncio.Task[int]) -> bool:
+    if passing.done():
+        return True
+    async with db.connect() as connection:
+        waiting = await connection.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+        )
+        return bool(waiting.scalar_one())
 
 
 async def record(db: AsyncEngine, settings: Settings) -> JobSubmitted:
@@ -211,6 +228,26 @@ async def ready_messages(client_bus: RabbitBus) -> list[JobDispatch]:
     return found
 
 
+async def unlocked_outbox_rows(db: AsyncEngine) -> int:
+    """How many outbox rows no transaction holds locked (tried with ``SKIP LOCKED``, as a
+    pass locks them; the probe's own locks go with its rollback)."""
+    async with db.connect() as connection:
+        rows = await connection.execute(select(outbox.c.id).with_for_update(skip_locked=True))
+        return len(rows.all())
+
+
+async def dead_pass_gone(db: AsyncEngine, rows: int = 1) -> None:
+    """Wait until the cancelled ("killed") pass's row locks are gone, as a killed process's
+    go with its connection: the cancelled pass rolls back its transaction after
+    ``pass_once`` has already raised (``finish_despite_cancel`` does not wait for it), and a
+    pass meanwhile skips the rows it still holds."""
+
+    async def released() -> bool:
+        return await unlocked_outbox_rows(db) >= rows
+
+    await eventually(released, what="the killed pass's row locks released")
+
+
 async def outbox_rows(db: AsyncEngine) -> list[Any]:
     async with db.connect() as connection:
         return list(await connection.execute(select(outbox.c.job_id)))
@@ -248,6 +285,7 @@ async def test_a_relay_killed_after_the_confirm_publishes_the_dispatch_again_as_
     assert first == [(job.job_id, 1, False)]
     passing.cancel()  # kill -9: the pass never settles (it hangs past its stop grace)
     await asyncio.gather(passing, return_exceptions=True)
+    await dead_pass_gone(db)
     assert len(await pass_rows(db)) == 1  # what the dead pass may have published
     clock = await queued_at(db, job)
 
@@ -374,6 +412,7 @@ async def test_a_dispatch_behind_a_backlog_is_fresh_until_it_drains_and_its_copy
     await eventually(lambda: _depth_at_least(client_bus, 301), what="the first copy published")
     passing.cancel()  # killed before it recorded the publish
     await asyncio.gather(passing, return_exceptions=True)
+    await dead_pass_gone(db)
     assert await with_depths(real).pass_once() == 1  # the copy
     windows = await fresh_windows(client_bus)
     first, copy = windows[(job.job_id, False)], windows[(job.job_id, True)]

@@ -582,7 +582,9 @@ async def record_pass(
 async def finish_despite_cancel(work: Awaitable[T], *, timeout: float) -> T:
     """Await ``work``; cancelled meanwhile (the service stops), let it finish for up to
     ``timeout`` seconds first, so confirmed rows are settled rather than left to the next
-    pass as a dead one's."""
+    pass as a dead one's. Cut off then, it is waited for (as long again at most) while it
+    unwinds, its transaction rolled back: its row locks are gone when the stop is reported
+    (the next pass skipped the rows it still held)."""
     task = asyncio.ensure_future(work)
     try:
         return await asyncio.shield(task)
@@ -590,7 +592,8 @@ async def finish_despite_cancel(work: Awaitable[T], *, timeout: float) -> T:
         await asyncio.wait([task], timeout=timeout)
         if not task.done():
             task.cancel()
-        elif not task.cancelled():
+            await asyncio.wait([task], timeout=timeout)
+        if task.done() and not task.cancelled():
             task.exception()  # retrieved: the stop is what this pass reports
         raise
 
