@@ -212,19 +212,36 @@ class Outcomes:
         return self.not_succeeded == 0 and self.retried == 0 and self.lost_attempts == 0
 
 
+POLL_SECONDS = 0.05  # as the baselines' wait_done
+POLL_CHUNK = 200
+FINISHED = (
+    "SELECT id::text FROM jobs WHERE id = ANY($1::uuid[]) "
+    "AND status IN ('succeeded', 'dead', 'cancelled')"
+)
+
+
+async def wait_until_finished(connection: asyncpg.Connection, job_ids: list[str]) -> None:
+    """Poll every 50 ms until every job is terminal, as cheaply as the baselines' count of
+    their own table: each poll looks up (by primary key) the first jobs not yet seen finished,
+    and the next ones at once while all of those were. Polling the whole list each time cost
+    0.3-1.1 CPU-s per 1,000 jobs (a generic plan matched every finished row against the list),
+    taken from the platform it measured."""
+    await connection.execute("SET plan_cache_mode = force_custom_plan")
+    remaining = list(job_ids)
+    while remaining:
+        head = remaining[:POLL_CHUNK]
+        finished = {row[0] for row in await connection.fetch(FINISHED, head)}
+        if finished:
+            remaining = [job_id for job_id in remaining if job_id not in finished]
+        if len(finished) < len(head):
+            await asyncio.sleep(POLL_SECONDS)
+
+
 async def wait_terminal(database_url: str, job_ids: list[str]) -> Outcomes:
     """Wait until every job is terminal, then read what happened to each."""
     connection = await asyncpg.connect(plain(database_url))
     try:
-        while True:
-            done = await connection.fetchval(
-                "SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) "
-                "AND status IN ('succeeded', 'dead', 'cancelled')",
-                job_ids,
-            )
-            if done == len(job_ids):
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_finished(connection, job_ids)
         row = await connection.fetchrow(
             "SELECT count(*) FILTER (WHERE status = 'succeeded') AS succeeded, "
             "count(*) FILTER (WHERE status = 'dead') AS dead, "

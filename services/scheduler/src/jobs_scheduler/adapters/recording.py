@@ -13,8 +13,19 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, SmallInteger, Text, or_, select
-from sqlalchemy.dialects.postgresql import UUID, insert
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    SmallInteger,
+    Text,
+    case,
+    cast,
+    func,
+    null,
+    or_,
+    select,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID, insert
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -45,9 +56,23 @@ NEW_JOBS = ArrayRows(
     created_at=DateTime(timezone=True),
     queue=Text(),
 )
-# Idempotent on the job id: a redelivered submission inserts nothing.
+_JSON = ("payload", "retry_policy")
+# Idempotent on the job id: a redelivered submission inserts nothing. A job dispatched at once
+# has its reconciler clock started in its row (``queued_at``, as ``side_rows.START_CLOCKS``
+# does for later dispatches) instead of by an UPDATE of each new row in the same transaction,
+# which, queued_at being indexed (ix_jobs_queued_since), wrote every index entry again.
 INSERT_JOBS = (
-    NEW_JOBS.insert_into(jobs, json=("payload", "retry_policy"))
+    insert(jobs)
+    .from_select(
+        [*NEW_JOBS.columns, "queued_at"],
+        select(
+            *(
+                cast(NEW_JOBS.c[c], JSONB) if c in _JSON else NEW_JOBS.c[c]
+                for c in NEW_JOBS.columns
+            ),
+            case((NEW_JOBS.c.status == "queued", func.now()), else_=null()),
+        ),
+    )
     .on_conflict_do_nothing(index_elements=[jobs.c.id])
     .returning(*DISPATCH_COLUMNS, jobs.c.status)
 )

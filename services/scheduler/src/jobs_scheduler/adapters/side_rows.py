@@ -219,12 +219,14 @@ class Changes:
         payload: dict[str, Any] | None = None,
         resent_after: datetime | None = None,
         lane: bool = False,
+        clock_started: bool = False,
     ) -> None:
         """Queue a JobDispatch for ``job`` (a row with id, type, priority, payload...).
 
         ``resent_after``: the attempt was dispatched before, at about that time (a hand-back,
         a release from waiting): the message is marked ``resent`` and dated then, so the worker
-        claims it as a copy. ``lane``: to the type's lane (only its workers consume it)."""
+        claims it as a copy. ``lane``: to the type's lane (only its workers consume it).
+        ``clock_started``: the row was written with its ``queued_at`` (a new job's)."""
         now = utcnow()
         message = JobDispatch(
             job_id=job.id,
@@ -240,7 +242,8 @@ class Changes:
         )
         key = lane_for(job.type) if lane else ready_queue_for(job.priority, job.queue)
         self._publish(JOBS_EXCHANGE, key, message, job.id, (job.project_id, job.queue))
-        self.dispatched.append(job.id)
+        if not clock_started:
+            self.dispatched.append(job.id)
         if new_attempt:
             self.attempts.append((job.id, attempt, "queued"))
             self.used(job.project_id, ATTEMPTS)

@@ -124,5 +124,5 @@ async def record_submissions(
             project_id=m.project(),
         )
         if status is S.QUEUED:
-            changes.dispatch(job, attempt=1, new_attempt=True)
+            changes.dispatch(job, attempt=1, new_attempt=True, clock_started=True)
     return len(inserted)
