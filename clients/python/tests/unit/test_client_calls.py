@@ -55,7 +55,8 @@ def test_a_job_body_names_fields_as_the_api_does_and_leaves_out_what_was_not_giv
         "retryPolicy": {"strategy": "fixed", "baseDelayMs": 100},
         "dependsOn": ["a", "b"],
     }
-    assert calls.job_body(type="t", payload={}) == {"type": "t", "priority": 2, "payload": {}}
+    # No priority given: none sent, so the job takes its queue's default priority (else 2).
+    assert calls.job_body(type="t", payload={}) == {"type": "t", "payload": {}}
     assert calls.job_body(type="t", payload={}, delay=timedelta(seconds=1.2))["delaySeconds"] == 2
     assert calls.job_body(type="t", payload={}, retry_policy="gentle")["retryPolicy"] == "gentle"
     assert calls.job_body(type="t", payload={}, queue="reports")["queue"] == "reports"
@@ -85,7 +86,7 @@ def test_a_batch_takes_specs_with_refs() -> None:
         idempotency_key="k",
     )
     assert call.body["name"] == "nightly"
-    assert call.body["jobs"][0] == {"type": "simulate", "priority": 2, "payload": {}, "ref": "a"}
+    assert call.body["jobs"][0] == {"type": "simulate", "payload": {}, "ref": "a"}
     assert call.body["jobs"][1]["dependsOn"] == ["ref:a"]
     assert call.body["jobs"][1]["delaySeconds"] == 5
     assert call.headers == {"Idempotency-Key": "k"}
