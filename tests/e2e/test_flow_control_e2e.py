@@ -30,6 +30,7 @@ from .test_scheduling_e2e import worker_service
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 LIMIT = 3
+PASSWORD = "a-long-password"
 WINDOW = 200  # SCHEDULER_READY_WINDOW here
 QUOTA_IDLE_SECONDS = 1
 MEDIUM_PREFETCH = 10  # WORKER_PREFETCH_MEDIUM's default
@@ -420,3 +421,66 @@ async def test_a_project_s_quotas_refuse_with_429_and_retry_after_never_half_a_b
         await asyncio.sleep(0.5)
     today = [d for d in usage["items"] if d["day"] == datetime.now(UTC).date().isoformat()]
     assert today and today[0]["submitted"] >= 3 and today[0]["succeeded"] >= 1, usage
+
+
+async def registered(gateway: str) -> str:
+    """A new user of this test's own: its personal project holds only what the test makes."""
+    email = f"most-running-{uuid.uuid4().hex[:10]}@example.com"
+    async with httpx.AsyncClient(base_url=gateway, timeout=10) as http:
+        answer = await http.post("/auth/register", json={"email": email, "password": PASSWORD})
+    assert answer.status_code == 202, answer.text
+    return email
+
+
+async def test_a_project_s_most_running_holds_across_its_queues_replicas_and_workers(
+    stack: Stack,
+) -> None:
+    """docs/flow-control.md, "Most running": a project limited to 3 jobs in flight, 40 jobs of
+    0.5 s over two of its queues (neither limited), three workers and two scheduler replicas:
+    its running jobs, sampled every 50 ms from the database, never exceed 3, and every job
+    succeeds on its first attempt."""
+    gateway = f"http://127.0.0.1:{stack.config.gateway_port}"
+    email = await registered(gateway)
+    async with signed_in(gateway, email, PASSWORD) as client:
+        project = await own_project(client)
+        answer = await client.put(f"/api/project-flow/{project}", json={"maxRunning": LIMIT})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["maxRunning"] == LIMIT
+        await asyncio.sleep(1.2)  # each relay reads which projects are limited every 0.25 s
+        database = await asyncpg.connect(stack.config.database_url)
+        samples: list[int] = []
+        sampling = True
+
+        async def sample() -> None:
+            while sampling:
+                samples.append(
+                    await database.fetchval(
+                        "SELECT count(*) FROM jobs WHERE project_id = $1 AND status = 'running'",
+                        uuid.UUID(project),
+                    )
+                )
+                await asyncio.sleep(0.05)
+
+        sampler = asyncio.create_task(sample())
+        try:
+            jobs = [
+                {"type": "simulate", "priority": 2, "payload": HALF_SECOND, "queue": queue}
+                for queue in ("default", "reports") * 20
+            ]
+            batch = await client.post("/api/batches", json={"jobs": jobs})
+            assert batch.status_code == 202, batch.text
+            ids = [str(job_id) for job_id in batch.json()["jobIds"]]
+            finished = await all_finished(client, ids, timeout=150)
+            sampling = False
+            await sampler
+            queues = await database.fetch(
+                "SELECT DISTINCT queue FROM jobs WHERE id = ANY($1::uuid[])", ids
+            )
+        finally:
+            sampling = False
+            await sampler
+            await database.close()
+    assert max(samples) == LIMIT, max(samples)
+    assert [j["status"] for j in finished] == ["succeeded"] * len(ids)
+    assert {len(j["attempts"]) for j in finished} == {1}
+    assert {row["queue"] for row in queues} == {"default", "reports"}
