@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from jobs_common.contracts import ErrorKind
-from jobs_common.topology import LOGS, RESULTS, RUNNING
+from jobs_common.topology import LOGS, RESULTS, RUNNING, ready_queue_for
 from jobs_testing.worker_messages import Observer, make_dispatch
 from jobs_worker.domain.context import Registry
 from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler, spec_of
@@ -76,6 +76,11 @@ def polite(ctx: JobContext, payload: Text) -> dict[str, Any]:
     if ctx.cancelled:
         NOTICED_CANCEL.set()
     return {}
+
+
+@handler("acme.self_cancelling", payload=Text)
+async def self_cancelling(ctx: JobContext, payload: Text) -> dict[str, Any]:
+    raise asyncio.CancelledError  # e.g. a library's own timeout leaking out
 
 
 def registry_of(*functions: Any) -> Registry:
@@ -180,3 +185,23 @@ async def test_a_job_of_the_old_shape_fails_permanently_once_its_type_changed_in
     assert (failed.error.kind, failed.error.error_class) == (ErrorKind.PERMANENT, "InvalidPayload")
     assert "words" in failed.error.message
     assert (await observer.wait_result(results, new.job_id)).result == {"count": 2}
+
+
+async def test_a_handler_s_own_cancelled_error_fails_the_attempt_and_acks_it(
+    start_worker: Any, observer: Observer
+) -> None:
+    """No cancel asked, the handler raises ``asyncio.CancelledError``: the attempt is a
+    retryable failure, reported, and its delivery acked (nothing returns to the ready queue
+    when the worker stops); the worker goes on with the next job."""
+    results = await observer.collect(RESULTS)
+    runtime = await start_worker(registry=registry_of(self_cancelling, reverse))
+    dispatch = make_dispatch("acme.self_cancelling", {})
+    after = make_dispatch("acme.reverse", {"text": "ok"})
+    await observer.publish(dispatch)
+    await observer.publish(after)
+    failed = await observer.wait_result(results, dispatch.job_id)
+    assert failed.outcome == "failed" and failed.error is not None
+    assert (failed.error.kind, failed.error.error_class) == (ErrorKind.RETRYABLE, "CancelledError")
+    assert (await observer.wait_result(results, after.job_id)).outcome == "succeeded"
+    await runtime.stop()
+    assert await observer.message_count(ready_queue_for(dispatch.priority)) == 0

@@ -466,10 +466,20 @@ class JobExecutor:
                 result = await handler
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if current is not None and current.cancelling() == 0 and job.cancel_reason:
+            if current is None or current.cancelling() > 0:
+                raise  # the worker stops: the delivery is handed back unsettled
+            if job.cancel_reason:
                 logger.warning("attempt cancelled: %s", job.cancel_reason)
                 return _cancelled(job.cancel_reason)
-            raise
+            # Nobody asked: the handler raised CancelledError itself (or cancelled its own
+            # task). A failure like any other exception, reported and acked; re-raised, it
+            # left the delivery unacked until the channel closed.
+            logger.error("the handler raised asyncio.CancelledError; no cancel was asked")
+            return _failure(
+                ErrorKind.RETRYABLE,
+                "CancelledError",
+                "the handler raised asyncio.CancelledError without a cancel being asked",
+            )
         except TimeoutError as exc:
             if scope.expired():
                 logger.error("attempt timed out after %ss", dispatch.timeout_seconds)
