@@ -75,6 +75,17 @@ def test_sync_client_submits_waits_and_reads_a_job_and_its_logs(gateway_url: str
     with JobsClient(gateway_url, email=USER[0], password=USER[1]) as jobs:
         submitted = jobs.submit("simulate", SUCCEED, priority=3, max_attempts=2)
         assert submitted.status == "accepted" and len(submitted.idempotency_key) == 36
+        assert not submitted.replayed
+        # The same call again with its key: the same job, and said to be a replay (the
+        # gateway forwards Idempotent-Replayed).
+        again = jobs.submit(
+            "simulate",
+            SUCCEED,
+            priority=3,
+            max_attempts=2,
+            idempotency_key=submitted.idempotency_key,
+        )
+        assert (again.job_id, again.replayed) == (submitted.job_id, True)
 
         job = jobs.wait(submitted.job_id, timeout=30)
         assert job.status == "succeeded" and job.succeeded and job.finished

@@ -30,8 +30,10 @@ from jobs_client.models import (
     Submitted,
     parse_page,
 )
+from jobs_client.models import (
+    Delay as Delay,
+)
 
-Delay = float | int | timedelta
 Params = tuple[tuple[str, str], ...]
 
 MAX_PAGE_SIZE = 100

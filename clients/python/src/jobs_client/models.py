@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
+
+# A delay in seconds, or as a timedelta (rounded up to whole seconds when sent).
+Delay = float | int | timedelta
 
 T = TypeVar("T")
 
@@ -434,7 +437,7 @@ class JobSpec:
     payload: Mapping[str, Any]
     priority: int | None = None  # its queue's default priority, else 2
     run_at: datetime | str | None = None
-    delay: float | None = None
+    delay: Delay | None = None  # seconds, or a timedelta (rounded up to whole seconds)
     max_attempts: int | None = None
     timeout_seconds: int | None = None
     retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None

@@ -61,6 +61,9 @@ def test_a_job_body_names_fields_as_the_api_does_and_leaves_out_what_was_not_giv
     assert calls.job_body(type="t", payload={}, retry_policy="gentle")["retryPolicy"] == "gentle"
     assert calls.job_body(type="t", payload={}, queue="reports")["queue"] == "reports"
     assert calls.spec_body(JobSpec(type="t", payload={}, queue="reports"))["queue"] == "reports"
+    # JobSpec.delay takes a timedelta as submit's delay does (docs/client.md).
+    spec = JobSpec(type="t", payload={}, delay=timedelta(seconds=1.5))
+    assert calls.spec_body(spec)["delaySeconds"] == 2
 
 
 def test_a_submission_carries_a_fresh_uuid_key_unless_given_one() -> None:
