@@ -103,6 +103,20 @@ class BatchSubmitted:
     replayed: bool = False
 
 
+@dataclass(frozen=True)
+class JobProgress:
+    """How far a running attempt got, as its handler last said (``ctx.progress``)."""
+
+    percent: float
+    message: str | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any] | None) -> JobProgress | None:
+        if not body:
+            return None
+        return cls(float(body["percent"]), _opt_str(body.get("message")))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Attempt:
     attempt: int
@@ -154,6 +168,8 @@ class Job:
     result: Any = None
     attempts: list[Attempt] = field(default_factory=list)
     timeline: list[Json] = field(default_factory=list)
+    # The running attempt's latest progress (detailed only; None when it reported none).
+    progress: JobProgress | None = None
     raw: Json = field(default_factory=dict, repr=False)
 
     @property
@@ -190,6 +206,7 @@ class Job:
             result=body.get("result"),
             attempts=[Attempt.from_json(a) for a in body.get("attempts") or []],
             timeline=[_object(e) for e in body.get("timeline") or []],
+            progress=JobProgress.from_json(body.get("progress")),
             raw=dict(body),
         )
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from jobs_client import JobSpec, RetryPolicy, calls
-from jobs_client.models import Job, Tokens
+from jobs_client.models import Job, JobProgress, Tokens
 from jobs_client.waiting import PollPause, SeenIds, WaitState, events_url, parse_frame
 
 pytestmark = pytest.mark.unit
@@ -133,6 +133,11 @@ def test_jobs_are_read_with_aware_datetimes_and_keep_the_raw_answer() -> None:
     assert not job.detailed and job.raw == SUMMARY
     detail = Job.from_json(SUMMARY | {"payload": {"a": 1}, "result": {"ok": True}, "attempts": []})
     assert detail.detailed and detail.payload == {"a": 1} and detail.result == {"ok": True}
+    assert detail.progress is None
+    running = Job.from_json(
+        SUMMARY | {"status": "running", "payload": {}, "progress": {"percent": 40, "message": "x"}}
+    )
+    assert running.progress == JobProgress(40.0, "x")
 
 
 def test_tokens_expire_by_the_local_clock() -> None:
