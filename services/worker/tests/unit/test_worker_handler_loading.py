@@ -91,6 +91,38 @@ def test_two_handlers_for_one_type_stop_the_worker(
         load_handlers([first, second], entry_point_group=None)
 
 
+def test_two_modules_claiming_one_resource_name_stop_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/sdk.md, resources: a name is the worker's, so a second module's resource of the
+    same name is refused (its handlers would have been handed the first one's); a module
+    that imports another's resource shares it."""
+    first = module(tmp_path, monkeypatch, "acme_res_one", GOOD)
+    other_types = GOOD.replace("acme.reverse", "acme.r2").replace("acme.shout", "acme.s2")
+    second = module(tmp_path, monkeypatch, "acme_res_two", other_types)
+    with pytest.raises(HandlerLoadError, match=r"two resources named 'acme.client'"):
+        load_handlers([first, second], entry_point_group=None)
+    sharing = module(
+        tmp_path,
+        monkeypatch,
+        "acme_res_sharing",
+        """
+        from pydantic import BaseModel
+        from jobs_worker.sdk import handler
+        from acme_res_one import client
+
+        class Text(BaseModel):
+            text: str
+
+        @handler("acme.shared", payload=Text)
+        async def shared(ctx, payload):
+            return None
+        """,
+    )
+    loaded = load_handlers([first, sharing], entry_point_group=None)
+    assert list(loaded.resources) == ["acme.client"]
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -69,7 +69,7 @@ def load_handlers(modules: Iterable[str], *, entry_point_group: str | None) -> H
         for spec in found:
             _add(registry, spec, origin)
         for resource in _resources_in(loaded):
-            handlers.resources.setdefault(resource.name, resource)
+            _add_resource(handlers.resources, resource, origin)
     if not registry:
         raise HandlerLoadError(
             "no handlers: set WORKER_HANDLER_MODULES or install a package with a "
@@ -113,6 +113,19 @@ def _resources_in(loaded: object) -> list[ResourceSpec]:
     if not isinstance(loaded, ModuleType):
         return []
     return [spec for value in vars(loaded).values() if (spec := resource_of(value)) is not None]
+
+
+def _add_resource(resources: dict[str, ResourceSpec], resource: ResourceSpec, origin: str) -> None:
+    """Resources are the worker's, shared by name: a name two modules claim is refused (the
+    second one's handlers would be handed the first one's resource)."""
+    previous = resources.setdefault(resource.name, resource)
+    if previous is not resource and previous.factory is not resource.factory:
+        raise HandlerLoadError(
+            f"{origin}: two resources named {resource.name!r}: "
+            f"{previous.module}.{getattr(previous.factory, '__name__', '?')} and "
+            f"{resource.module}.{getattr(resource.factory, '__name__', '?')}; "
+            "name each after its module (acme.http)"
+        )
 
 
 def _add(registry: Registry, spec: HandlerSpec, origin: str) -> None:
