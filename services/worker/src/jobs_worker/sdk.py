@@ -73,14 +73,22 @@ def handler(
     queue: str = "default",
     result: type[BaseModel] | None = None,
     slots: int = 1,
+    soft_timeout_seconds: int | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn(ctx, payload)`` as the handler of ``job_type``.
 
     ``payload`` (and ``result``, when given) are pydantic models: the payload is validated
     before the handler runs, the return value against ``result`` after it. A ``def`` runs
     in the worker's bounded thread pool, an ``async def`` on its event loop. ``slots`` is
-    how many of the worker's concurrency slots one job of the type takes."""
+    how many of the worker's concurrency slots one job of the type takes.
+    ``soft_timeout_seconds`` (below the attempt's timeout) sets ``ctx.cancelled`` then, so
+    the handler may finish cleanly before the timeout ends the attempt."""
     _check(job_type, payload, timeout_seconds, max_attempts, queue, result, slots)
+    if soft_timeout_seconds is not None and not 1 <= soft_timeout_seconds < timeout_seconds:
+        raise HandlerDefinitionError(
+            f"@handler({job_type!r}): soft_timeout_seconds is 1 to below timeout_seconds "
+            f"({timeout_seconds})"
+        )
 
     def mark(fn: F) -> F:
         if not callable(fn):
@@ -96,6 +104,7 @@ def handler(
             result_model=result,
             slots=slots,
             module=getattr(fn, "__module__", "") or "",
+            soft_timeout_seconds=soft_timeout_seconds,
         )
         setattr(fn, _MARK, spec)
         return fn

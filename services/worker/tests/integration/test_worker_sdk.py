@@ -16,7 +16,14 @@ from jobs_common.contracts import ErrorKind
 from jobs_common.topology import LOGS, RESULTS, RUNNING, ready_queue_for
 from jobs_testing.worker_messages import Observer, make_dispatch
 from jobs_worker.domain.context import Registry
-from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler, spec_of
+from jobs_worker.sdk import (
+    FailPermanently,
+    HandlerDefinitionError,
+    JobContext,
+    RetryLater,
+    handler,
+    spec_of,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -155,6 +162,61 @@ async def test_a_sync_handler_sees_its_cancellation(start_worker: Any, observer:
     result = await observer.wait_result(results, dispatch.job_id)
     assert result.outcome == "cancelled"
     assert await asyncio.to_thread(NOTICED_CANCEL.wait, 20)  # the thread stopped by itself
+
+
+OVERRUN_NOTICED = threading.Event()
+
+
+@handler("acme.overrun", payload=Text)
+def overrun(ctx: JobContext, payload: Text) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while not ctx.cancelled and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if ctx.cancelled:
+        OVERRUN_NOTICED.set()
+    return {}
+
+
+async def test_a_timeout_tells_a_sync_handler_to_stop(
+    start_worker: Any, observer: Observer
+) -> None:
+    """The attempt times out after 1 s: reported as a timeout, and the handler's thread, left
+    to finish alone, sees ctx.cancelled and stops (it kept a pool thread forever before)."""
+    results = await observer.collect(RESULTS)
+    await start_worker(registry=registry_of(overrun))
+    dispatch = make_dispatch("acme.overrun", {}, timeout_seconds=1)
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert result.error is not None and result.error.error_class == "JobTimeout"
+    assert await asyncio.to_thread(OVERRUN_NOTICED.wait, 5)
+
+
+@handler("acme.tidy", payload=Text, timeout_seconds=30, soft_timeout_seconds=1)
+async def tidy(ctx: JobContext, payload: Text) -> dict[str, Any]:
+    started = time.monotonic()
+    await ctx.wait_cancelled()
+    return {"stoppedAfter": time.monotonic() - started, "timeLeft": ctx.time_left()}
+
+
+async def test_a_soft_timeout_asks_the_handler_to_stop_and_it_finishes_cleanly(
+    start_worker: Any, observer: Observer
+) -> None:
+    """soft_timeout_seconds=1 under a 30 s timeout: ctx.cancelled turns True after about a
+    second, the handler returns, and the attempt succeeds with what it returned; time_left()
+    counts down to the hard timeout."""
+    results = await observer.collect(RESULTS)
+    await start_worker(registry=registry_of(tidy))
+    dispatch = make_dispatch("acme.tidy", {}, timeout_seconds=30)
+    await observer.publish(dispatch)
+    result = await observer.wait_result(results, dispatch.job_id)
+    assert result.outcome == "succeeded" and result.result is not None
+    assert 0.9 <= result.result["stoppedAfter"] < 5
+    assert 25 < result.result["timeLeft"] < 29.2
+
+
+def test_a_soft_timeout_must_come_before_the_timeout() -> None:
+    with pytest.raises(HandlerDefinitionError, match="soft_timeout_seconds"):
+        handler("acme.bad", payload=Text, timeout_seconds=10, soft_timeout_seconds=10)
 
 
 class WordsV2(BaseModel):

@@ -451,6 +451,7 @@ class JobExecutor:
             cancel_signal=job.cancel_signal,
             progress_sink=progressed,
             resources=self.resources,
+            deadline=time.monotonic() + dispatch.timeout_seconds,
         )
         # The handler runs in its own task: a cancel request cancels that task only, so this
         # (delivery) task survives to report ``cancelled``; cancelling the delivery task
@@ -461,6 +462,12 @@ class JobExecutor:
         )
         job.handler = handler
         scope = asyncio.timeout(dispatch.timeout_seconds)
+        soft = spec.soft_timeout_seconds
+        soft_timer = (
+            asyncio.get_running_loop().call_later(soft, job.cancel_signal.set)
+            if soft is not None and soft < dispatch.timeout_seconds
+            else None
+        )
         try:
             async with scope:
                 result = await handler
@@ -493,6 +500,12 @@ class JobExecutor:
             return self._handler_failed(job, logger, exc)
         finally:
             job.handler = None
+            if soft_timer is not None:
+                soft_timer.cancel()
+            if not handler.done() or handler.cancelled():
+                # Timed out, or the worker stops: a sync handler's thread runs on alone, told
+                # to stop through ctx.cancelled.
+                job.cancel_signal.set()
             if not handler.done():
                 handler.cancel()
         if spec.result_model is not None or isinstance(result, BaseModel):

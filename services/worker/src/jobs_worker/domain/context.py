@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -145,6 +146,13 @@ class JobContext:
     cancel_signal: CancelSignal = field(default_factory=CancelSignal)
     progress_sink: ProgressSink | None = None
     resources: Mapping[str, Any] = field(default_factory=dict)
+    deadline: float | None = None  # time.monotonic() at the attempt's (hard) timeout
+
+    def time_left(self) -> float | None:
+        """Seconds until the attempt's timeout ends it (0 once past); None: no timeout."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
 
     def resource(self, name: str) -> Any:
         """A resource a handler module set up with ``@resource(name)``."""
@@ -155,7 +163,9 @@ class JobContext:
 
     @property
     def cancelled(self) -> bool:
-        """Whether the attempt was asked to stop: poll it in long loops of a sync handler."""
+        """Whether the attempt was asked to stop (a cancel, its soft timeout, or its timeout,
+        after which a sync handler's thread is left to finish alone): poll it in long loops
+        of a sync handler."""
         return self.cancel_signal.is_set()
 
     async def wait_cancelled(self) -> None:
@@ -197,6 +207,9 @@ class HandlerSpec:
     result_model: type[BaseModel] | None = None
     slots: int = 1
     module: str = ""  # where it was defined, for the messages that name it
+    # Seconds into the attempt when the handler is asked to stop (ctx.cancelled), the hard
+    # timeout still to come; None: only the hard timeout.
+    soft_timeout_seconds: int | None = None
 
 
 Registry = dict[str, HandlerSpec]
