@@ -61,7 +61,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests tests/deploy tests/compose tests/docs tests/chaos tests/architecture
+	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests examples/acme_jobs/tests tests/deploy tests/compose tests/docs tests/chaos tests/architecture
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.

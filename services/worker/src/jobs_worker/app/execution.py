@@ -37,7 +37,6 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
 
-import orjson
 from aio_pika.abc import AbstractIncomingMessage
 from pydantic import BaseModel, ValidationError
 
@@ -62,32 +61,22 @@ from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
 from jobs_worker.app.claims import ClaimWaiters
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
-from jobs_worker.domain.errors import JobFailure, classify, public_message
+from jobs_worker.domain.errors import JobFailure, classify
+from jobs_worker.domain.outcomes import (
+    Outcome,
+    cancelled,
+    invalid_payload,
+    own_cancelled_error,
+    succeeded,
+    timed_out,
+)
 from jobs_worker.domain.slots import SlotPool
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
 job_log = logging.getLogger("jobs_worker.job")
 
-OutcomeName = Literal["succeeded", "failed", "cancelled"]
-Outcome = tuple[OutcomeName, dict[str, Any] | None, JobError | None]
 ForwarderFactory = Callable[[JobDispatch], LogForward]
-
-
-def _failure(kind: ErrorKind, error_class: str, message: str) -> Outcome:
-    return (
-        "failed",
-        None,
-        JobError(kind=kind, error_class=error_class, message=public_message(message)),
-    )
-
-
-def _cancelled(reason: str) -> Outcome:
-    return (
-        "cancelled",
-        None,
-        JobError(kind=ErrorKind.PERMANENT, error_class="Cancelled", message=reason[:2000]),
-    )
 
 
 class JobExecutor:
@@ -222,7 +211,7 @@ class JobExecutor:
             "cancelled attempt not started",
             extra={**fields, "action": "job_refused", "reason": reason},
         )
-        await self._report(message, job, _cancelled(reason), started_at=now, duration=None)
+        await self._report(message, job, cancelled(reason), started_at=now, duration=None)
 
     async def _unserved(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
         """A type this worker does not serve (a deploy reached some workers of its queue
@@ -336,7 +325,7 @@ class JobExecutor:
         )
         clock = time.perf_counter()
         if job.cancel_reason is not None:  # cancelled while JobRunning was being confirmed
-            outcome = _cancelled(job.cancel_reason)
+            outcome = cancelled(job.cancel_reason)
         elif deferred:
             outcome = await self._run_announcing(job, running, fields)
         else:
@@ -435,7 +424,7 @@ class JobExecutor:
         try:
             payload = spec.payload_model.model_validate(dispatch.payload)
         except ValidationError as exc:
-            return _failure(ErrorKind.PERMANENT, "InvalidPayload", str(exc))
+            return invalid_payload(exc)
 
         def progressed(percent: float, text: str | None) -> None:
             job.progress = (percent, text)
@@ -477,24 +466,16 @@ class JobExecutor:
                 raise  # the worker stops: the delivery is handed back unsettled
             if job.cancel_reason:
                 logger.warning("attempt cancelled: %s", job.cancel_reason)
-                return _cancelled(job.cancel_reason)
+                return cancelled(job.cancel_reason)
             # Nobody asked: the handler raised CancelledError itself (or cancelled its own
             # task). A failure like any other exception, reported and acked; re-raised, it
             # left the delivery unacked until the channel closed.
             logger.error("the handler raised asyncio.CancelledError; no cancel was asked")
-            return _failure(
-                ErrorKind.RETRYABLE,
-                "CancelledError",
-                "the handler raised asyncio.CancelledError without a cancel being asked",
-            )
+            return own_cancelled_error()
         except TimeoutError as exc:
             if scope.expired():
                 logger.error("attempt timed out after %ss", dispatch.timeout_seconds)
-                return _failure(
-                    ErrorKind.TIMEOUT,
-                    "JobTimeout",
-                    f"attempt exceeded its timeout of {dispatch.timeout_seconds}s",
-                )
+                return timed_out(dispatch.timeout_seconds)
             return self._handler_failed(job, logger, exc)
         except Exception as exc:
             return self._handler_failed(job, logger, exc)
@@ -508,24 +489,7 @@ class JobExecutor:
                 job.cancel_signal.set()
             if not handler.done():
                 handler.cancel()
-        if spec.result_model is not None or isinstance(result, BaseModel):
-            try:
-                result = as_result(spec, result)
-            except ValidationError as exc:
-                return _failure(ErrorKind.PERMANENT, "InvalidResult", str(exc))
-        # Checked here, not left to JobResult: a result it refused raised out of the delivery
-        # task, which then neither reported nor acked the attempt.
-        if result is not None and not isinstance(result, dict):
-            return _failure(
-                ErrorKind.PERMANENT,
-                "InvalidResult",
-                f"a handler returns a JSON object or None, not {type(result).__name__}",
-            )
-        try:
-            orjson.dumps(result)
-        except orjson.JSONEncodeError as exc:
-            return _failure(ErrorKind.PERMANENT, "ResultNotSerializable", str(exc))
-        return "succeeded", result, None
+        return succeeded(spec, result)
 
     async def _call(self, spec: HandlerSpec, ctx: JobContext, payload: BaseModel) -> Any:
         """Run the handler: a coroutine on this loop, a sync function in the thread pool (with
@@ -540,7 +504,7 @@ class JobExecutor:
 
     def _handler_failed(self, job: ActiveJob, logger: JobLogger, exc: Exception) -> Outcome:
         if job.cancel_reason is not None:  # failed while being cancelled: it was cancelled
-            return _cancelled(job.cancel_reason)
+            return cancelled(job.cancel_reason)
         error = classify(exc)
         logger.warning(
             "handler failed: %s: %s",
@@ -649,13 +613,3 @@ def _header_time(value: Any) -> datetime | None:
         return datetime.fromtimestamp(value / 1000, UTC)
     except (OverflowError, OSError, ValueError):
         return None
-
-
-def as_result(spec: HandlerSpec, value: Any) -> Any:
-    """The handler's return value as the JSON object a result is: validated against its
-    ``result`` model when it has one (a dict or that model), a model dumped as JSON."""
-    if spec.result_model is not None and not isinstance(value, spec.result_model):
-        value = spec.result_model.model_validate(value)
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
-    return value
