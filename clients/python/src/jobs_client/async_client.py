@@ -19,6 +19,7 @@ from jobs_client.models import (
     JobSpec,
     JobType,
     Page,
+    Payload,
     RequeueAccepted,
     RetryPolicy,
     Schedule,
@@ -39,7 +40,7 @@ class AsyncJobsClient(AsyncFollowing):
     async def submit(
         self,
         type: str,
-        payload: Mapping[str, Any],
+        payload: Payload,
         *,
         priority: int | None = None,
         run_at: datetime | str | None = None,
@@ -155,7 +156,7 @@ class AsyncJobsClient(AsyncFollowing):
         cron: str,
         *,
         type: str,
-        payload: Mapping[str, Any],
+        payload: Payload,
         timezone: str = "UTC",
         priority: int = 2,
         max_attempts: int | None = None,
@@ -211,7 +212,7 @@ class AsyncJobsClient(AsyncFollowing):
         self,
         dead_letter_id: str,
         *,
-        payload: Mapping[str, Any] | None = None,
+        payload: Payload | None = None,
         reason: str | None = None,
     ) -> RequeueAccepted:
         return await self._run(

@@ -24,6 +24,7 @@ from jobs_client.models import (
     JobType,
     LogLine,
     Page,
+    Payload,
     RequeueAccepted,
     RetryPolicy,
     Schedule,
@@ -75,10 +76,21 @@ def _policy(policy: RetryPolicy | Mapping[str, Any] | str) -> Any:
     return dict(policy)
 
 
+def payload_json(payload: Payload) -> dict[str, Any]:
+    """A payload as the API takes it: a mapping as it is, a pydantic model (anything with
+    ``model_dump``) as its JSON by alias, nested models and all."""
+    if isinstance(payload, Mapping):
+        return dict(payload)
+    dumped = payload.model_dump(mode="json", by_alias=True)
+    if not isinstance(dumped, dict):
+        raise TypeError(f"a payload is a JSON object, not {type(dumped).__name__}")
+    return dumped
+
+
 def job_body(
     *,
     type: str,
-    payload: Mapping[str, Any],
+    payload: Payload,
     priority: int | None = None,
     run_at: datetime | str | None = None,
     delay: Delay | None = None,
@@ -94,7 +106,7 @@ def job_body(
     Only what is given is sent: the server's defaults apply to the rest, and it validates
     everything (a naive ``run_at`` is its 422 on ``runAt``; no ``priority``: its queue's
     default priority, else 2)."""
-    body: dict[str, Any] = {"type": type, "payload": dict(payload)}
+    body: dict[str, Any] = {"type": type, "payload": payload_json(payload)}
     if priority is not None:
         body["priority"] = priority
     if run_at is not None:
@@ -318,13 +330,17 @@ def create_schedule(
     cron: str,
     timezone: str,
     type: str,
-    payload: Mapping[str, Any],
+    payload: Payload,
     priority: int,
     max_attempts: int | None,
     timeout_seconds: int | None,
     retry_policy: RetryPolicy | Mapping[str, Any] | str | None,
 ) -> Call[Schedule]:
-    template: dict[str, Any] = {"type": type, "priority": priority, "payload": dict(payload)}
+    template: dict[str, Any] = {
+        "type": type,
+        "priority": priority,
+        "payload": payload_json(payload),
+    }
     if max_attempts is not None:
         template["maxAttempts"] = max_attempts
     if timeout_seconds is not None:
@@ -382,11 +398,11 @@ def list_dead_letters(
 
 
 def requeue_dead_letter(
-    dead_letter_id: str, *, payload: Mapping[str, Any] | None, reason: str | None
+    dead_letter_id: str, *, payload: Payload | None, reason: str | None
 ) -> Call[RequeueAccepted]:
     body: dict[str, Any] = {}
     if payload is not None:
-        body["payload"] = dict(payload)
+        body["payload"] = payload_json(payload)
     if reason is not None:
         body["reason"] = reason
     return Call(

@@ -10,10 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 # A delay in seconds, or as a timedelta (rounded up to whole seconds when sent).
 Delay = float | int | timedelta
+
+
+class PayloadModel(Protocol):
+    """A pydantic model (anything with its ``model_dump``): sent as its JSON by alias."""
+
+    def model_dump(self, *, mode: str = ..., by_alias: bool = ...) -> dict[str, Any]: ...
+
+
+# A payload as a mapping, or as a payload model.
+Payload = Mapping[str, Any] | PayloadModel
 
 T = TypeVar("T")
 
@@ -451,7 +461,7 @@ class JobSpec:
     specs of the same batch name in ``depends_on`` as ``"ref:<label>"``."""
 
     type: str
-    payload: Mapping[str, Any]
+    payload: Payload
     priority: int | None = None  # its queue's default priority, else 2
     run_at: datetime | str | None = None
     delay: Delay | None = None  # seconds, or a timedelta (rounded up to whole seconds)

@@ -20,6 +20,7 @@ from jobs_client.models import (
     JobSpec,
     JobType,
     Page,
+    Payload,
     RequeueAccepted,
     RetryPolicy,
     Schedule,
@@ -48,7 +49,7 @@ class JobsClient(SyncFollowing):
     def submit(
         self,
         type: str,
-        payload: Mapping[str, Any],
+        payload: Payload,
         *,
         priority: int | None = None,
         run_at: datetime | str | None = None,
@@ -174,7 +175,7 @@ class JobsClient(SyncFollowing):
         cron: str,
         *,
         type: str,
-        payload: Mapping[str, Any],
+        payload: Payload,
         timezone: str = "UTC",
         priority: int = 2,
         max_attempts: int | None = None,
@@ -232,7 +233,7 @@ class JobsClient(SyncFollowing):
         self,
         dead_letter_id: str,
         *,
-        payload: Mapping[str, Any] | None = None,
+        payload: Payload | None = None,
         reason: str | None = None,
     ) -> RequeueAccepted:
         """Run a dead letter's job again, optionally with an edited payload."""

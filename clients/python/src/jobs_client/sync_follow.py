@@ -23,12 +23,14 @@ from jobs_client.waiting import (
     MAX_SOCKET_FAILURES,
     SAFETY_POLL_SECONDS,
     SOCKET_ERRORS,
+    JobRef,
     PollPause,
     WaitProgress,
     WaitState,
     bounded,
     events_url,
     parse_frame,
+    wanted_ids,
 )
 
 JobList = builtins.list[Job]
@@ -40,7 +42,7 @@ class SyncFollowing(SyncBase):
     @overload
     def wait(  # type: ignore[overload-overlap]  # a str is a Sequence[str]: one id
         self,
-        job_ids: str,
+        job_ids: JobRef,
         *,
         timeout: float | None = ...,
         live: bool = ...,
@@ -50,7 +52,7 @@ class SyncFollowing(SyncBase):
     @overload
     def wait(
         self,
-        job_ids: Sequence[str],
+        job_ids: Sequence[JobRef],
         *,
         timeout: float | None = ...,
         live: bool = ...,
@@ -59,21 +61,23 @@ class SyncFollowing(SyncBase):
 
     def wait(
         self,
-        job_ids: str | Sequence[str],
+        job_ids: JobRef | Sequence[JobRef],
         *,
         timeout: float | None = None,
         live: bool = True,
         on_progress: Callable[[WaitProgress], None] | None = None,
     ) -> Job | JobList:
-        """Wait until the job (or every job of a list) is succeeded, dead or cancelled, and
-        return it (them, in the order given) as :meth:`get` reads it. Raises
+        """Wait until the job (its id, or what ``submit`` returned; or every job of a list)
+        is succeeded, dead or cancelled, and return it (them, in the order given) as
+        :meth:`get` reads it. Raises
         :class:`WaitTimeout` after ``timeout`` seconds (None: no limit). Follows the live
         events socket (``live``), falling back to polling; see :mod:`jobs_client.waiting`."""
-        state = WaitState([job_ids] if isinstance(job_ids, str) else job_ids, on_progress)
+        ids, single = wanted_ids(job_ids)
+        state = WaitState(ids, on_progress)
         deadline = None if timeout is None else time.monotonic() + timeout
         self._follow(state, deadline, timeout, live)
         jobs = [state.finished[i] for i in state.ids]
-        return jobs[0] if isinstance(job_ids, str) else jobs
+        return jobs[0] if single else jobs
 
     def _remaining(self, deadline: float | None) -> float | None:
         return None if deadline is None else deadline - time.monotonic()

@@ -12,14 +12,14 @@ the wait goes on by polling ``GET /api/jobs/{id}`` alone, with a growing pause
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from jobs_client.models import TERMINAL_STATUSES, Job, JobChange
+from jobs_client.models import TERMINAL_STATUSES, Job, JobChange, Submitted
 
 #: Re-read unfinished jobs over HTTP this often while the socket is quiet.
 SAFETY_POLL_SECONDS = 10.0
@@ -82,6 +82,21 @@ class WaitProgress:
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.statuses.values() if s == status)
+
+
+# What ``wait`` takes for a job: its id, or what ``submit`` returned.
+JobRef = str | Submitted
+
+
+def wanted_ids(job_ids: JobRef | Sequence[JobRef]) -> tuple[list[str], bool]:
+    """The ids a wait follows, and whether one job was given (not a list)."""
+    if isinstance(job_ids, str | Submitted):
+        return [_id_of(job_ids)], True
+    return [_id_of(ref) for ref in job_ids], False
+
+
+def _id_of(ref: JobRef) -> str:
+    return ref.job_id if isinstance(ref, Submitted) else str(ref)
 
 
 class WaitState:

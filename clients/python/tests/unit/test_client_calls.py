@@ -3,15 +3,23 @@ answers, live-event frames and wait bookkeeping, all without I/O."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from jobs_client import JobSpec, RetryPolicy, calls
-from jobs_client.models import Job, JobProgress, Tokens
-from jobs_client.waiting import PollPause, SeenIds, WaitState, events_url, parse_frame
+from jobs_client.models import Job, JobProgress, Submitted, Tokens
+from jobs_client.waiting import (
+    PollPause,
+    SeenIds,
+    WaitState,
+    events_url,
+    parse_frame,
+    wanted_ids,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -181,3 +189,34 @@ def test_poll_pause_grows_to_its_ceiling_and_listings_drop_repeats() -> None:
     assert [round(pause.next(), 2) for _ in range(4)] == [0.2, 0.3, 0.45, 0.5]
     seen = SeenIds()
     assert [seen.fresh(i) for i in ("a", "b", "a")] == [True, True, False]
+
+
+def test_a_pydantic_payload_is_sent_as_its_json_by_alias_nested_models_and_all() -> None:
+    """A model passed as a payload kept neither its aliases nor its nested models (it was
+    ``dict(model)``); it is sent as the API reads it."""
+
+    class Line(BaseModel):
+        unit_cents: int = Field(alias="unitCents")
+
+    class Invoice(BaseModel):
+        model_config = ConfigDict(populate_by_name=True)
+        customer: str
+        lines: list[Line]
+        due: date
+
+    invoice = Invoice(customer="c-1", lines=[Line(unitCents=150)], due=date(2030, 1, 2))
+    body = calls.job_body(type="acme.invoice", payload=invoice)
+    assert body["payload"] == {
+        "customer": "c-1",
+        "lines": [{"unitCents": 150}],
+        "due": "2030-01-02",
+    }
+    assert calls.spec_body(JobSpec(type="t", payload=invoice))["payload"] == body["payload"]
+    assert calls.payload_json({"a": 1}) == {"a": 1}
+
+
+def test_a_wait_takes_ids_or_what_submit_returned() -> None:
+    submitted = Submitted(job_id="j1", status="accepted", idempotency_key="k")
+    assert wanted_ids(submitted) == (["j1"], True)
+    assert wanted_ids("j2") == (["j2"], True)
+    assert wanted_ids([submitted, "j2"]) == (["j1", "j2"], False)
