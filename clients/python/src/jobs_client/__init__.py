@@ -48,7 +48,7 @@ from jobs_client.models import (
     Submitted,
     Tokens,
 )
-from jobs_client.queue_models import ConcurrencyKey, Queue, RateLimit
+from jobs_client.queue_models import ConcurrencyKey, Queue, QueueDepth, RateLimit
 from jobs_client.retries import Retries
 from jobs_client.session import SessionFile
 from jobs_client.sync_client import JobsClient
@@ -78,6 +78,7 @@ __all__ = [
     "NotFound",
     "Page",
     "Queue",
+    "QueueDepth",
     "RateLimit",
     "RateLimited",
     "RequeueAccepted",

@@ -91,10 +91,20 @@ class ConcurrencyKey:
         return f"{self.field}:{self.limit}"  # as :meth:`parse` reads it
 
 
+@dataclass(frozen=True)
+class QueueDepth:
+    """How many of a queue's unfinished jobs have one status and priority."""
+
+    status: str
+    priority: int
+    count: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class Queue:
     """A project's queue (``/api/queues``): its limits (None: no limit), whether it is
-    paused, the defaults its jobs take, and how many of its jobs wait and run now."""
+    paused, the defaults its jobs take, how many of its jobs wait and run now (and by status
+    and priority), and how long its oldest queued job has waited."""
 
     id: str
     project_id: str
@@ -113,6 +123,9 @@ class Queue:
     updated_at: datetime
     waiting: int
     running: int
+    depth: list[QueueDepth] = field(default_factory=list)
+    oldest_queued_at: datetime | None = None
+    oldest_age_seconds: float | None = None
     raw: Json = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -135,5 +148,13 @@ class Queue:
             updated_at=_req_time(body.get("updatedAt")),
             waiting=int(body.get("waiting") or 0),
             running=int(body.get("running") or 0),
+            depth=[
+                QueueDepth(str(e["status"]), int(e["priority"]), int(e["count"]))
+                for e in body.get("depth") or []
+            ],
+            oldest_queued_at=_time(body.get("oldestQueuedAt")),
+            oldest_age_seconds=(
+                None if body.get("oldestAgeSeconds") is None else float(body["oldestAgeSeconds"])
+            ),
             raw=dict(body),
         )

@@ -25,6 +25,7 @@ from jobs_client import (
     JobsClient,
     NotFound,
     Queue,
+    QueueDepth,
     RateLimit,
     Retries,
     queue_calls,
@@ -222,6 +223,24 @@ def test_nulls_read_as_no_limit_and_no_default() -> None:
     assert (queue.default_priority, queue.default_timeout_seconds) == (None, None)
     assert queue.default_retry_policy is None
     assert (queue.waiting, queue.running) == (0, 0)
+    assert (queue.depth, queue.oldest_queued_at, queue.oldest_age_seconds) == ([], None, None)
+
+
+def test_a_queue_s_depth_and_oldest_queued_job_are_read() -> None:
+    queue = Queue.from_json(
+        VIEW
+        | {
+            "depth": [
+                {"status": "queued", "priority": 3, "count": 5},
+                {"status": "running", "priority": 2, "count": 1},
+            ],
+            "oldestQueuedAt": "2030-01-02T03:04:05Z",
+            "oldestAgeSeconds": 12.5,
+        }
+    )
+    assert queue.depth == [QueueDepth("queued", 3, 5), QueueDepth("running", 2, 1)]
+    assert queue.oldest_queued_at is not None and queue.oldest_queued_at.tzinfo is not None
+    assert queue.oldest_age_seconds == 12.5
 
 
 # --- jobs.queues over an in-memory /api/queues ----------------------------------------------
