@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-PACKAGES := libs/common libs/testing $(sort $(wildcard services/*)) clients/python examples/acme_jobs
+PACKAGES := libs/sdk libs/common libs/testing $(sort $(wildcard services/*)) clients/python examples/acme_jobs
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
 SCHEDULERS ?= 1
@@ -54,14 +54,14 @@ infra:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy -p jobs_common -p jobs_testing $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s)) -p jobs_client -p acme_jobs
+	$(BIN)/mypy -p jobs_sdk -p jobs_common -p jobs_testing $(foreach s,$(sort $(notdir $(wildcard services/*))),-p jobs_$(s)) -p jobs_client -p acme_jobs
 
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 test-unit: install
-	$(BIN)/pytest -m unit -q libs/common/tests services clients/python/tests examples/acme_jobs/tests tests/deploy tests/compose tests/docs tests/chaos tests/architecture
+	$(BIN)/pytest -m unit -q libs/sdk/tests libs/common/tests services clients/python/tests examples/acme_jobs/tests tests/deploy tests/compose tests/docs tests/chaos tests/architecture
 
 # docker-compose.yml as Compose resolves it with .env.example (no Docker engine needed;
 # `make infra` installs Debian's docker-compose). tests/deploy runs the same check.

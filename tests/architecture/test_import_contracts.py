@@ -1,6 +1,7 @@
 """The layering rules of docs/architecture.md, as import-linter contracts (pyproject.toml):
 services never import each other, jobs_common imports no service, within a service api over
-adapters over domain, the client SDK stands alone, no production code uses the test support."""
+adapters over domain, the client SDK and the handler SDK stand alone, no production code uses
+the test support."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def test_the_contracts_find_each_kind_of_violation(tmp_path: Path) -> None:
         "jobs_dashboard/adapters/rows.py": "import jobs_dashboard.app.cases\n",  # adapters -> app
         "jobs_client/calls.py": "import jobs_common\n",  # the client needs the platform
         "jobs_worker/probe.py": "import jobs_testing\n",  # production code uses test support
+        "jobs_sdk/context.py": "import jobs_common\n",  # the handler SDK needs the platform
     }
     for package in contracts["root_packages"]:
         (tmp_path / package).mkdir()

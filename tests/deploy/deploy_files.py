@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic.fields import FieldInfo
 
 from jobs_common.settings import ServiceSettings
+from jobs_sdk import HandlerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -148,6 +150,30 @@ def settings_class(service: str) -> type[ServiceSettings]:
     cls: object = module.Settings
     assert isinstance(cls, type) and issubclass(cls, ServiceSettings)
     return cls
+
+
+def handler_configs(service: str) -> list[type[HandlerConfig]]:
+    """The worker's built-in handlers' own configuration models (read with its prefix)."""
+    if service != "worker":
+        return []
+    module = importlib.import_module("jobs_worker.handlers.config")
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, HandlerConfig)
+        and value is not HandlerConfig
+    ]
+
+
+def environment_fields(service: str) -> dict[str, FieldInfo]:
+    """Every field a container of ``service`` reads from its prefixed variables: its Settings'
+    and (the worker's) its built-in handlers' configuration."""
+    fields = dict(settings_class(service).model_fields)
+    for config in handler_configs(service):
+        assert config.env_prefix() == env_prefix(settings_class(service)), config
+        fields.update(config.model_fields)
+    return fields
 
 
 def env_prefix(cls: type[ServiceSettings]) -> str:

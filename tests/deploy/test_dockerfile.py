@@ -28,6 +28,7 @@ BASE_IMAGE = "python:3.11-slim"
 COMPILERS = re.compile(r"\b(build-essential|gcc|g\+\+|clang|cc)\b")
 SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|_PASS\b|CREDENTIAL|API_?KEY|PRIVATE", re.I)
 URL_WITH_PASSWORD = re.compile(r"[a-z+]+://[^/\s:@]+:[^/\s@]+@")
+LIBRARIES = {"common", "sdk"}  # shared packages, in any image that needs them
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def package_problems(dockerfile: Dockerfile) -> list[str]:
                         mentioned |= set(SERVICES)  # the whole tree: every service
                 if keyword in ("COPY", "ADD", "RUN"):
                     mentioned |= set(re.findall(r"services/([a-z_]+)", argument))
-                    mentioned |= set(re.findall(r"\bjobs[-_]([a-z]+)\b", argument)) - {"common"}
+                    mentioned |= set(re.findall(r"\bjobs[-_]([a-z]+)\b", argument)) - LIBRARIES
                 if keyword == "RUN" and "pip" in argument:
                     installs += argument + "\n"
         if mentioned != {target}:

@@ -15,6 +15,8 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
+from jobs_sdk import HandlerConfig
+
 from .markdown_docs import ROOT
 
 SERVICES = ("gateway", "submission", "scheduler", "dashboard", "worker")
@@ -112,9 +114,25 @@ def service_source(service: str) -> Path:
     return ROOT / "services" / service / "src" / f"jobs_{service}"
 
 
+def handler_config_variables(service: str) -> dict[str, Variable]:
+    """The variables the worker's built-in handlers read (their ``HandlerConfig`` models, in
+    ``jobs_worker.handlers.config``): the prefix and the field's name, in capitals."""
+    if service != "worker":
+        return {}
+    module = importlib.import_module("jobs_worker.handlers.config")
+    found = {}
+    for _, cls in inspect.getmembers(module, inspect.isclass):
+        if issubclass(cls, HandlerConfig) and cls is not HandlerConfig:
+            for name in cls.model_fields:
+                variable = f"{cls.env_prefix()}{name}".upper()
+                found[variable] = Variable(variable)
+    return found
+
+
 def service_variables(service: str) -> dict[str, Variable]:
-    """Every variable a service reads: its settings classes' and its code's own reads."""
-    found: dict[str, Variable] = {}
+    """Every variable a service reads: its settings classes', its handlers' own configuration
+    (the worker's) and its code's own reads."""
+    found: dict[str, Variable] = handler_config_variables(service)
     for cls in settings_classes(f"jobs_{service}.settings"):
         found |= settings_variables(cls)
     for path in sorted(service_source(service).rglob("*.py")):

@@ -17,7 +17,7 @@ import time
 
 from pydantic import BaseModel, Field
 
-from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler
+from jobs_sdk import FailPermanently, JobContext, RetryLater, handler
 
 QUEUE = "acme"
 KNOWN_CUSTOMERS = frozenset({"c-100", "c-200", "c-300"})

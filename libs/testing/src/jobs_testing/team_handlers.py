@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from jobs_worker.sdk import JobContext, handler
+from jobs_sdk import JobContext, handler
 
 TEAM_MODULE = __name__
 TEAM_TYPE = "acc.reverse"

@@ -7,8 +7,10 @@ import asyncio
 import csv
 import hashlib
 import io
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -138,7 +140,7 @@ async def test_large_csv_report_becomes_an_artifact(
     start_worker: Any, observer: Observer, job_store: str
 ) -> None:
     results = await observer.collect(RESULTS)
-    runtime = await start_worker(database_url=job_store, report_inline_limit=10)
+    await start_worker(database_url=job_store, report_inline_limit=10)
     dispatch = await report_job(job_store, {**REPORT, "format": "csv"}, owner=OWNER)
     await observer.publish(dispatch)
     result = await observer.wait_result(results, dispatch.job_id)
@@ -147,7 +149,7 @@ async def test_large_csv_report_becomes_an_artifact(
     assert "rows" not in result.result
     assert result.result["artifact"] == f"{dispatch.job_id}/attempt-1.csv"
     assert "path" not in result.result
-    path = runtime.settings.artifacts_dir / result.result["artifact"]
+    path = Path(os.environ["WORKER_ARTIFACTS_DIR"]) / result.result["artifact"]
     data = await asyncio.to_thread(path.read_bytes)
     assert result.result["sha256"] == hashlib.sha256(data).hexdigest()
     assert result.result["bytes"] == len(data)

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from jobs_common.contracts import ErrorKind
 from jobs_common.topology import LOGS, RESULTS, RUNNING, ready_queue_for
+from jobs_sdk.context import Registry
 from jobs_testing.worker_messages import Observer, make_dispatch
-from jobs_worker.domain.context import Registry
 from jobs_worker.sdk import (
     FailPermanently,
     HandlerDefinitionError,

@@ -7,11 +7,10 @@ import uuid
 
 import pytest
 
-from jobs_common.contracts import ErrorKind
-from jobs_common.payloads import EmailPayload
+from jobs_sdk.errors import PermanentJobError, RetryableJobError, classify
 from jobs_worker.adapters.smtp import smtp_failure
-from jobs_worker.domain.errors import PermanentJobError, RetryableJobError, classify
 from jobs_worker.handlers.email import build_message, message_id_for
+from jobs_worker.handlers.payloads import EmailPayload
 
 pytestmark = pytest.mark.unit
 
@@ -40,18 +39,18 @@ def test_message_id_is_stable_across_attempts() -> None:
 @pytest.mark.parametrize(
     ("exc", "kind"),
     [
-        (ConnectionRefusedError(111, "refused"), ErrorKind.RETRYABLE),
-        (TimeoutError("timed out"), ErrorKind.RETRYABLE),
-        (smtplib.SMTPServerDisconnected("gone"), ErrorKind.RETRYABLE),
-        (smtplib.SMTPRecipientsRefused({"a@b.c": (550, b"no such user")}), ErrorKind.PERMANENT),
-        (smtplib.SMTPRecipientsRefused({"a@b.c": (451, b"try later")}), ErrorKind.RETRYABLE),
-        (smtplib.SMTPSenderRefused(553, b"bad sender", "x@y"), ErrorKind.PERMANENT),
-        (smtplib.SMTPDataError(452, b"insufficient storage"), ErrorKind.RETRYABLE),
-        (smtplib.SMTPAuthenticationError(535, b"bad credentials"), ErrorKind.PERMANENT),
-        (smtplib.SMTPNotSupportedError("no STARTTLS"), ErrorKind.PERMANENT),
+        (ConnectionRefusedError(111, "refused"), "retryable"),
+        (TimeoutError("timed out"), "retryable"),
+        (smtplib.SMTPServerDisconnected("gone"), "retryable"),
+        (smtplib.SMTPRecipientsRefused({"a@b.c": (550, b"no such user")}), "permanent"),
+        (smtplib.SMTPRecipientsRefused({"a@b.c": (451, b"try later")}), "retryable"),
+        (smtplib.SMTPSenderRefused(553, b"bad sender", "x@y"), "permanent"),
+        (smtplib.SMTPDataError(452, b"insufficient storage"), "retryable"),
+        (smtplib.SMTPAuthenticationError(535, b"bad credentials"), "permanent"),
+        (smtplib.SMTPNotSupportedError("no STARTTLS"), "permanent"),
     ],
 )
-def test_smtp_failure_classification(exc: BaseException, kind: ErrorKind) -> None:
+def test_smtp_failure_classification(exc: BaseException, kind: str) -> None:
     failure = smtp_failure(exc)
     assert failure.kind is kind
     assert failure.error_class == type(exc).__name__

@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from jobs_worker.domain.errors import PermanentJobError
+from jobs_sdk.errors import PermanentJobError
 from jobs_worker.handlers.image_resize import resize_image
 
 pytestmark = pytest.mark.unit

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs_common.contracts import JobDispatch, JobLogLine
+from jobs_sdk.context import JobLogger, render_line
 from jobs_worker.adapters.job_log_shipper import (
     MAX_MESSAGE_CHARS,
     LogBuffer,
@@ -19,7 +20,6 @@ from jobs_worker.adapters.job_log_shipper import (
     line_forwarder,
     truncate,
 )
-from jobs_worker.domain.context import JobLogger, render_line
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Settings: env prefix, prefetch per ready queue, SMTP credentials in pairs."""
+"""Settings: env prefix, prefetch per ready queue; no handler configuration among them."""
 
 from __future__ import annotations
 
@@ -20,15 +20,18 @@ def test_defaults_and_prefetch() -> None:
 
 def test_env_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKER_PREFETCH_LOW", "2")
-    monkeypatch.setenv("WORKER_SMTP_STARTTLS", "true")
     settings = Settings()
     assert settings.prefetch_for(READY_LOW) == 2
-    assert settings.smtp_starttls is True
 
 
-def test_smtp_credentials_come_in_pairs() -> None:
-    with pytest.raises(ValidationError):
-        Settings(smtp_username="user")
+def test_the_worker_holds_no_handler_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SMTP credentials and the job store's URL are the built-in handlers' own configuration
+    (jobs_worker.handlers.config), never the worker's settings a handler could be handed."""
+    monkeypatch.setenv("WORKER_SMTP_PASSWORD", "s3cret")
+    monkeypatch.setenv("WORKER_DATABASE_URL", "postgresql+asyncpg://u:pw@db/jobs")
+    dumped = Settings().model_dump_json()
+    assert "s3cret" not in dumped and "pw@db" not in dumped
+    assert not {"smtp_password", "database_url", "artifacts_dir"} & set(Settings.model_fields)
 
 
 def test_hand_backs_are_bounded_by_default() -> None:

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from jobs_common.payloads import SimulatePayload
 from jobs_worker.domain.simulate import plan_simulation
+from jobs_worker.handlers.payloads import SimulatePayload
 
 pytestmark = pytest.mark.unit
 

@@ -23,8 +23,8 @@ from typing import Literal
 from jobs_common.contracts import JobDispatch, JobLogLine, JobLogLines, utcnow
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import LOGS
+from jobs_sdk.context import LogForward
 from jobs_worker.adapters import metrics
-from jobs_worker.domain.context import LogForward
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import smtplib
 from dataclasses import dataclass
 from email.message import EmailMessage
 
-from jobs_worker.domain.errors import JobFailure, PermanentJobError, RetryableJobError
+from jobs_sdk.errors import JobFailure, PermanentJobError, RetryableJobError
 
 
 @dataclass(frozen=True)

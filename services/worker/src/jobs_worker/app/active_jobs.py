@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobs_common.contracts import JobDispatch
-from jobs_worker.domain.context import CancelSignal
+from jobs_sdk.context import CancelSignal
 
 JobKey = tuple[uuid.UUID, int]
 

@@ -12,7 +12,7 @@ import logging
 from jobs_common.contracts import JobTypeInfo, WorkerTypes, utcnow
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import TYPES
-from jobs_worker.domain.context import HandlerSpec, Registry
+from jobs_sdk.context import HandlerSpec, Registry
 
 log = logging.getLogger(__name__)
 

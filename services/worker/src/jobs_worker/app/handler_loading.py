@@ -1,6 +1,6 @@
 """Which handlers a worker serves: the modules named in ``WORKER_HANDLER_MODULES`` and the
 ``jobs_platform.handlers`` entry points (the built-in types are one), each scanned for
-functions marked by ``jobs_worker.sdk.handler``.
+functions marked by ``jobs_sdk.handler``.
 
 Anything wrong stops the worker at start with a message naming the module and the cause:
 an import error, no handler in a module, two handlers for one type."""
@@ -13,9 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import Any
 
-from jobs_worker.domain.context import HandlerSpec, Registry
-from jobs_worker.sdk import HandlerDefinitionError, ResourceSpec, resource_of, spec_of
+from pydantic import ValidationError
+
+from jobs_sdk.config import HandlerConfig
+from jobs_sdk.context import HandlerSpec, Registry
+from jobs_sdk.declare import HandlerDefinitionError, ResourceSpec, resource_of, spec_of
 from jobs_worker.settings import Settings
 
 ENTRY_POINT_GROUP = "jobs_platform.handlers"
@@ -76,6 +80,28 @@ def load_handlers(modules: Iterable[str], *, entry_point_group: str | None) -> H
             f"{ENTRY_POINT_GROUP!r} entry point"
         )
     return handlers
+
+
+def handler_configs(registry: Registry) -> dict[str, Any]:
+    """Each type's own configuration (``@handler(config=...)``), read from the environment
+    once per model when the worker starts: a bad value stops the worker, naming the handler,
+    rather than failing its jobs."""
+    read: dict[type[HandlerConfig], Any] = {}
+    configs: dict[str, Any] = {}
+    for job_type, spec in registry.items():
+        model = spec.config_model
+        if model is None:
+            continue
+        if model not in read:
+            try:
+                read[model] = model.from_env()
+            except ValidationError as exc:
+                raise HandlerLoadError(
+                    f"{spec.module}: the configuration of {job_type!r} ({model.__name__}, "
+                    f"variables {model.env_prefix()}*): {exc}"
+                ) from exc
+        configs[job_type] = read[model]
+    return configs
 
 
 def _import(name: str) -> ModuleType:

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Protocol
 
-from jobs_common.payloads import SimulatePayload
+
+class SimulationKnobs(Protocol):
+    """What a simulate payload says (``jobs_worker.handlers.payloads.SimulatePayload``)."""
+
+    @property
+    def immediate_failure_rate(self) -> float: ...
+    @property
+    def failure_rate(self) -> float: ...
+    @property
+    def min_seconds(self) -> float: ...
+    @property
+    def max_seconds(self) -> float: ...
+    @property
+    def seed(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -18,7 +32,7 @@ class SimulationPlan:
 _UNSEEDED = random.Random()  # seeding a generator per job read os.urandom every time
 
 
-def plan_simulation(payload: SimulatePayload) -> SimulationPlan:
+def plan_simulation(payload: SimulationKnobs) -> SimulationPlan:
     """Maybe fail at once; else run ``uniform(min, max)`` seconds, then flip a coin.
 
     With ``seed`` the plan is the same every time (``random.Random(seed)``)."""

@@ -9,12 +9,12 @@ from email.utils import format_datetime
 from typing import Any
 
 from jobs_common.contracts import utcnow
-from jobs_common.payloads import EmailPayload
 from jobs_common.recipients import NOT_ALLOWED, RecipientAllowList
+from jobs_sdk.errors import PermanentJobError
 from jobs_worker.adapters.smtp import SmtpConfig, send_message
-from jobs_worker.domain.errors import PermanentJobError
+from jobs_worker.handlers.config import EmailConfig
+from jobs_worker.handlers.payloads import EmailPayload
 from jobs_worker.sdk import JobContext, handler
-from jobs_worker.settings import Settings
 
 
 def message_id_for(job_id: uuid.UUID, sender: str) -> str:
@@ -38,7 +38,7 @@ def build_message(
     return message
 
 
-def smtp_config(settings: Settings) -> SmtpConfig:
+def smtp_config(settings: EmailConfig) -> SmtpConfig:
     return SmtpConfig(
         host=settings.smtp_host,
         port=settings.smtp_port,
@@ -49,7 +49,7 @@ def smtp_config(settings: Settings) -> SmtpConfig:
     )
 
 
-def check_recipient(settings: Settings, recipient: str) -> None:
+def check_recipient(settings: EmailConfig, recipient: str) -> None:
     """Refuse a recipient outside WORKER_EMAIL_ALLOWED_RECIPIENTS (when it is set): a permanent
     failure, since the same job would be refused again. The submission service refuses such
     jobs already; this holds for jobs accepted before the list changed, schedules and edited
@@ -58,13 +58,14 @@ def check_recipient(settings: Settings, recipient: str) -> None:
         raise PermanentJobError(f"{recipient}: {NOT_ALLOWED}", error_class="RecipientNotAllowed")
 
 
-@handler("email", payload=EmailPayload)
+@handler("email", payload=EmailPayload, config=EmailConfig)
 async def run(ctx: JobContext, payload: EmailPayload) -> dict[str, Any]:
-    check_recipient(ctx.settings, str(payload.to))
+    settings: EmailConfig = ctx.config
+    check_recipient(settings, str(payload.to))
     message = build_message(
-        payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=ctx.settings.smtp_from
+        payload, job_id=ctx.job_id, attempt=ctx.attempt, sender=settings.smtp_from
     )
-    config = smtp_config(ctx.settings)
+    config = smtp_config(settings)
     ctx.log.info(
         "connecting to smtp %s:%s%s",
         config.host,

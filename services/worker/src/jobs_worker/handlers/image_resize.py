@@ -8,9 +8,10 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from jobs_common.payloads import ImageResizePayload
+from jobs_sdk.errors import PermanentJobError
 from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
-from jobs_worker.domain.errors import PermanentJobError
+from jobs_worker.handlers.config import ImageConfig
+from jobs_worker.handlers.payloads import ImageResizePayload
 from jobs_worker.sdk import JobContext, handler
 
 _PIL_FORMATS = {"png": "PNG", "jpeg": "JPEG", "webp": "WEBP"}
@@ -85,18 +86,19 @@ def resize_image(
     )
 
 
-@handler("image_resize", payload=ImageResizePayload)
+@handler("image_resize", payload=ImageResizePayload, config=ImageConfig)
 def run(ctx: JobContext, payload: ImageResizePayload) -> dict[str, Any]:
     """A sync handler: it runs in the worker's thread pool, its log lines reach the loop
     through the thread-safe logger."""
+    config: ImageConfig = ctx.config
     resized = resize_image(
         payload.image_bytes(),
         width=payload.width,
         height=payload.height,
         output_format=payload.format,
-        max_pixels=ctx.settings.max_image_pixels,
+        max_pixels=config.max_image_pixels,
     )
-    path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, resized.extension)
+    path = artifact_path(config.artifacts_dir, ctx.job_id, ctx.attempt, resized.extension)
     ctx.log.info(
         "decoded %dx%d %s, resized to %dx%d %s",
         resized.source_width,

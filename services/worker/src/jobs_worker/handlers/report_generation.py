@@ -20,29 +20,31 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common.contracts import utcnow
 from jobs_common.db import create_engine
-from jobs_common.payloads import ReportPayload
+from jobs_sdk.errors import PermanentJobError
 from jobs_worker.adapters.artifacts import artifact_key, artifact_path, write_atomically
 from jobs_worker.adapters.jobstore_reader import project_summary
-from jobs_worker.domain.errors import PermanentJobError
 from jobs_worker.domain.report import build_summary, created_bounds, render, summary_rows
+from jobs_worker.handlers.config import JobStoreConfig, ReportConfig
+from jobs_worker.handlers.payloads import ReportPayload
 from jobs_worker.sdk import JobContext, handler, resource
-from jobs_worker.settings import Settings
 
 JOB_STORE = "job_store"
 
 
 @resource(JOB_STORE)
-async def job_store(settings: Settings) -> AsyncIterator[AsyncEngine]:
+async def job_store() -> AsyncIterator[AsyncEngine]:
     """The job store, read-only here: the report's rows."""
-    engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+    config = JobStoreConfig.from_env()
+    engine = create_engine(config.database_url, pool_size=config.db_pool_size)
     try:
         yield engine
     finally:
         await engine.dispose()
 
 
-@handler("report_generation", payload=ReportPayload)
+@handler("report_generation", payload=ReportPayload, config=ReportConfig)
 async def run(ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
+    config: ReportConfig = ctx.config
     lower, upper = created_bounds(payload.from_, payload.to)
     ctx.log.info("reading the project's jobs created in [%s, %s)", lower or "-", upper or "-")
     found = await project_summary(
@@ -64,17 +66,17 @@ async def run(ctx: JobContext, payload: ReportPayload) -> dict[str, Any]:
     rendered = render(summary, payload.format)
     digest = hashlib.sha256(rendered).hexdigest()
     ctx.log.info("rendered %s: %d bytes", payload.format, len(rendered))
-    if len(rendered) <= ctx.settings.report_inline_limit:
+    if len(rendered) <= config.report_inline_limit:
         content: dict[str, Any] = (
             {"rows": summary_rows(summary)} if payload.format == "csv" else {"summary": summary}
         )
         return {"format": payload.format, **content, "bytes": len(rendered), "sha256": digest}
-    path = artifact_path(ctx.settings.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
+    path = artifact_path(config.artifacts_dir, ctx.job_id, ctx.attempt, payload.format)
     artifact = await asyncio.to_thread(write_atomically, path, rendered)
     ctx.log.info(
         "wrote %s (above the inline limit of %d bytes)",
         artifact.path.name,
-        ctx.settings.report_inline_limit,
+        config.report_inline_limit,
         extra={"action": "report_written", "path": str(artifact.path)},
     )
     return {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from jobs_common.payloads import SimulatePayload
-from jobs_worker.domain.errors import RetryableJobError
+from jobs_sdk.errors import RetryableJobError
 from jobs_worker.domain.simulate import plan_simulation
+from jobs_worker.handlers.payloads import SimulatePayload
 from jobs_worker.sdk import JobContext, handler
 
 

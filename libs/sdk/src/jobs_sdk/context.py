@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Mapping, MutableMapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
-from jobs_worker.domain.errors import describe
+from jobs_sdk.config import HandlerConfig
+from jobs_sdk.errors import describe
+from jobs_sdk.follow_ups import FollowUp, Submitter, SubmitUnavailable, follow_up_key
+from jobs_sdk.parents import NO_PARENTS, ParentResults
+from jobs_sdk.schedules import Cron
 
-if TYPE_CHECKING:
-    from jobs_worker.settings import Settings
+M = TypeVar("M", bound=BaseModel)
+# The attribute @handler sets on the function it marks (jobs_sdk.declare).
+HANDLER_MARK = "__jobs_handler__"
 
 LogForward = Callable[[int, str], None]
 """Receives ``(levelno, rendered line)`` for every forwarded job log line; must be safe to
@@ -134,19 +141,139 @@ ProgressSink = Callable[[float, str | None], None]
 
 @dataclass(frozen=True)
 class JobContext:
-    """What a handler is given with its payload (``jobs_worker.sdk`` re-exports it)."""
+    """What a handler is given with its payload."""
 
     job_id: uuid.UUID
     attempt: int
     job_type: str
     worker_id: str
     trace_id: str
-    settings: Settings  # the worker's own settings (the built-in handlers read theirs here)
     log: JobLogger  # lines at WORKER_JOB_LOG_LEVEL and above reach the job's logs
     cancel_signal: CancelSignal = field(default_factory=CancelSignal)
     progress_sink: ProgressSink | None = None
     resources: Mapping[str, Any] = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() at the attempt's (hard) timeout
+    # The handler's own configuration: an instance of the HandlerConfig model its @handler
+    # names (``config=``), read from the environment once when the worker loads it.
+    config: Any = None
+    # Who the job runs for: ctx.submit enqueues follow-ups as this owner, in this project.
+    submitted_by: str | None = None
+    project_id: uuid.UUID | None = None
+    # A DAG child's parents with their results (docs/sdk.md, "Parent results").
+    parents: ParentResults = NO_PARENTS
+    # What ctx.submit submits through (the worker's); None: submitting is not set up here.
+    submitter: Submitter | None = None
+    _calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
+
+    @property
+    def parent_results(self) -> ParentResults:
+        """The parents' results by parent job id (empty for a job without parents)."""
+        return self.parents
+
+    @property
+    def parent_results_by_ref(self) -> Mapping[str, dict[str, Any] | None]:
+        """The results of the parents that are members of this job's batch with a ``ref``."""
+        return self.parents.by_ref
+
+    @overload
+    def parent_result(self, key: str | uuid.UUID) -> dict[str, Any] | None: ...
+
+    @overload
+    def parent_result(self, key: str | uuid.UUID, model: type[M]) -> M: ...
+
+    def parent_result(
+        self, key: str | uuid.UUID, model: type[M] | None = None
+    ) -> dict[str, Any] | M | None:
+        """A parent's result, the parent named by its batch ``ref`` or its job id; parsed
+        into ``model`` when given. KeyError: no such parent; ``ParentResultTooLarge``: the
+        result was too large to carry."""
+        value = self.parents.find(key).value()
+        return value if model is None else model.model_validate(value)
+
+    async def submit(
+        self,
+        task: Any,
+        payload: Mapping[str, Any] | BaseModel,
+        *,
+        depends_on: Iterable[uuid.UUID | str] = (),
+        delay: float | timedelta | None = None,
+        priority: int | None = None,
+        queue: str | None = None,
+        key: str | None = None,
+    ) -> uuid.UUID:
+        """Enqueue a follow-up job as this job's owner, in its project, with its trace id;
+        returns the new job's id. ``task``: a job type, or a ``@handler`` function.
+
+        Idempotent per job: the n-th call of an attempt (or the call with ``key=``) submits
+        the same follow-up whichever attempt makes it, so a retried attempt does not enqueue
+        twice; give a ``key`` to calls whose order may vary (concurrent ones)."""
+        follow_up = self._follow_up(task, payload, depends_on, delay, priority, queue, key)
+        return await self._submitter().submit(follow_up)
+
+    def submit_sync(
+        self,
+        task: Any,
+        payload: Mapping[str, Any] | BaseModel,
+        *,
+        depends_on: Iterable[uuid.UUID | str] = (),
+        delay: float | timedelta | None = None,
+        priority: int | None = None,
+        queue: str | None = None,
+        key: str | None = None,
+    ) -> uuid.UUID:
+        """:meth:`submit` for sync (``def``) handlers, from their thread."""
+        follow_up = self._follow_up(task, payload, depends_on, delay, priority, queue, key)
+        return self._submitter().submit_blocking(follow_up)
+
+    def _submitter(self) -> Submitter:
+        if self.submitter is None:
+            raise SubmitUnavailable(30, "this worker is not set up to submit jobs")
+        return self.submitter
+
+    def _follow_up(
+        self,
+        task: Any,
+        payload: Mapping[str, Any] | BaseModel,
+        depends_on: Iterable[uuid.UUID | str],
+        delay: float | timedelta | None,
+        priority: int | None,
+        queue: str | None,
+        key: str | None,
+    ) -> FollowUp:
+        order = next(self._calls)  # counted first: a refused call keeps its place
+        spec = getattr(task, HANDLER_MARK, None)
+        if isinstance(spec, HandlerSpec):
+            job_type = spec.job_type
+            if isinstance(payload, BaseModel) and not isinstance(payload, spec.payload_model):
+                raise TypeError(
+                    f"{job_type} takes a {spec.payload_model.__name__}, "
+                    f"not a {type(payload).__name__}"
+                )
+        elif isinstance(task, str):
+            job_type = task
+        else:
+            raise TypeError(f"submit takes a job type or a @handler function, not {task!r}")
+        if isinstance(delay, timedelta):
+            delay = delay.total_seconds()
+        if delay is not None and delay < 0:
+            raise ValueError(f"delay is 0 or more seconds, not {delay}")
+        return FollowUp(
+            job_type=job_type,
+            payload=(
+                payload.model_dump(mode="json", by_alias=True)
+                if isinstance(payload, BaseModel)
+                else dict(payload)
+            ),
+            key=follow_up_key(self.job_id, order, key),
+            from_job=self.job_id,
+            trace_id=self.trace_id,
+            submitted_by=self.submitted_by,
+            project_id=self.project_id,
+            depends_on=tuple(str(parent) for parent in depends_on),
+            delay_seconds=None if delay is None else round(delay),
+            priority=priority,
+            queue=queue,
+        )
 
     def time_left(self) -> float | None:
         """Seconds until the attempt's timeout ends it (0 once past); None: no timeout."""
@@ -195,7 +322,7 @@ SyncHandler = Callable[[JobContext, Any], Any]
 
 @dataclass(frozen=True)
 class HandlerSpec:
-    """One job type as a worker serves it (``jobs_worker.sdk.handler`` builds it)."""
+    """One job type as a worker serves it (``jobs_sdk.handler`` builds it)."""
 
     job_type: str
     payload_model: type[BaseModel]
@@ -210,6 +337,8 @@ class HandlerSpec:
     # Seconds into the attempt when the handler is asked to stop (ctx.cancelled), the hard
     # timeout still to come; None: only the hard timeout.
     soft_timeout_seconds: int | None = None
+    schedules: tuple[Cron, ...] = ()  # declared in code, reconciled when a worker starts
+    config_model: type[HandlerConfig] | None = None  # its own settings, from the environment
 
 
 Registry = dict[str, HandlerSpec]

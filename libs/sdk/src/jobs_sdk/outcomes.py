@@ -1,27 +1,26 @@
 """What an attempt of a handler comes to (pure): succeeded with a checked result, failed with
-a classified error, or cancelled. The worker (``app/execution.py``) and the in-process test
-runner (``jobs_worker.testing``) decide alike."""
+a classified error, or cancelled. The worker and the in-process test runner
+(``jobs_sdk.testing``) decide alike."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-import orjson
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
-from jobs_common.contracts import ErrorKind, JobError
-from jobs_worker.domain.context import HandlerSpec
-from jobs_worker.domain.errors import public_message
+from jobs_sdk.context import HandlerSpec
+from jobs_sdk.errors import AttemptError, ErrorKind, public_message
 
 OutcomeName = Literal["succeeded", "failed", "cancelled"]
-Outcome = tuple[OutcomeName, dict[str, Any] | None, JobError | None]
+Outcome = tuple[OutcomeName, dict[str, Any] | None, AttemptError | None]
 
 
 def failure(kind: ErrorKind, error_class: str, message: str) -> Outcome:
     return (
         "failed",
         None,
-        JobError(kind=kind, error_class=error_class, message=public_message(message)),
+        AttemptError(kind=kind, error_class=error_class, message=public_message(message)),
     )
 
 
@@ -29,24 +28,22 @@ def cancelled(reason: str) -> Outcome:
     return (
         "cancelled",
         None,
-        JobError(kind=ErrorKind.PERMANENT, error_class="Cancelled", message=reason[:2000]),
+        AttemptError(kind="permanent", error_class="Cancelled", message=reason[:2000]),
     )
 
 
 def timed_out(timeout_seconds: float) -> Outcome:
-    return failure(
-        ErrorKind.TIMEOUT, "JobTimeout", f"attempt exceeded its timeout of {timeout_seconds}s"
-    )
+    return failure("timeout", "JobTimeout", f"attempt exceeded its timeout of {timeout_seconds}s")
 
 
 def invalid_payload(exc: ValidationError) -> Outcome:
-    return failure(ErrorKind.PERMANENT, "InvalidPayload", str(exc))
+    return failure("permanent", "InvalidPayload", str(exc))
 
 
 def own_cancelled_error() -> Outcome:
     """The handler raised ``asyncio.CancelledError`` though nobody asked it to stop."""
     return failure(
-        ErrorKind.RETRYABLE,
+        "retryable",
         "CancelledError",
         "the handler raised asyncio.CancelledError without a cancel being asked",
     )
@@ -70,17 +67,17 @@ def succeeded(spec: HandlerSpec, value: Any) -> Outcome:
         try:
             result = as_result(spec, result)
         except ValidationError as exc:
-            return failure(ErrorKind.PERMANENT, "InvalidResult", str(exc))
+            return failure("permanent", "InvalidResult", str(exc))
     # Checked here, not left to JobResult: a result it refused raised out of the delivery
     # task, which then neither reported nor acked the attempt.
     if result is not None and not isinstance(result, dict):
         return failure(
-            ErrorKind.PERMANENT,
+            "permanent",
             "InvalidResult",
             f"a handler returns a JSON object or None, not {type(result).__name__}",
         )
     try:
-        orjson.dumps(result)
-    except orjson.JSONEncodeError as exc:
-        return failure(ErrorKind.PERMANENT, "ResultNotSerializable", str(exc))
+        to_json(result)
+    except PydanticSerializationError as exc:
+        return failure("permanent", "ResultNotSerializable", str(exc))
     return "succeeded", result, None

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from jobs_common.contracts import ErrorKind
-from jobs_worker.sdk import FailPermanently, JobContext, RetryLater, handler
-from jobs_worker.testing import run, run_async
+from jobs_sdk import FailPermanently, JobContext, RetryLater, handler
+from jobs_sdk.testing import run, run_async
 
 pytestmark = pytest.mark.unit
 
@@ -94,19 +93,19 @@ def test_a_result_is_checked_and_progress_and_log_lines_are_kept() -> None:
     assert run(reverse, Text(text="ab")).result == {"reversed": "ba"}  # a model payload too
     bad = run(wrong, {"text": "x"})
     assert bad.status == "failed" and bad.error is not None
-    assert (bad.error.kind, bad.error.error_class) == (ErrorKind.PERMANENT, "InvalidResult")
+    assert (bad.error.kind, bad.error.error_class) == ("permanent", "InvalidResult")
 
 
 def test_failures_are_classified_as_the_worker_classifies_them() -> None:
     retry = run(later, {"text": "x"})
-    assert retry.error is not None and retry.error.kind is ErrorKind.RETRYABLE
+    assert retry.error is not None and retry.error.kind == "retryable"
     assert retry.retry_after_seconds == 7.5 and retry.error.message == "partner rate limit"
     permanent = run(never, {"text": "x"}).error
     assert permanent is not None
-    assert (permanent.kind, permanent.error_class) == (ErrorKind.PERMANENT, "FailPermanently")
+    assert (permanent.kind, permanent.error_class) == ("permanent", "FailPermanently")
     other = run(broken, {"text": "x"}).error
     assert other is not None and (other.kind, other.error_class) == (
-        ErrorKind.RETRYABLE,
+        "retryable",
         "KeyError",
     )
     invalid = run(reverse, {"txt": "x"}).error

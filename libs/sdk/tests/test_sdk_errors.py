@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs_common.contracts import ErrorKind
-from jobs_worker.domain.errors import (
+from jobs_sdk.errors import (
     MAX_ERROR_MESSAGE,
     JobTimedOut,
     PermanentJobError,
@@ -21,18 +20,18 @@ pytestmark = pytest.mark.unit
 def test_typed_failures_keep_kind_and_class() -> None:
     permanent = classify(PermanentJobError("bad input", error_class="InvalidThing"))
     assert (permanent.kind, permanent.error_class, permanent.message) == (
-        ErrorKind.PERMANENT,
+        "permanent",
         "InvalidThing",
         "bad input",
     )
     retryable = classify(RetryableJobError("later"))
-    assert (retryable.kind, retryable.error_class) == (ErrorKind.RETRYABLE, "RetryableJobError")
-    assert classify(JobTimedOut("slow")).kind is ErrorKind.TIMEOUT
+    assert (retryable.kind, retryable.error_class) == ("retryable", "RetryableJobError")
+    assert classify(JobTimedOut("slow")).kind == "timeout"
 
 
 def test_unexpected_exceptions_are_retryable() -> None:
     error = classify(KeyError("missing"))
-    assert (error.kind, error.error_class) == (ErrorKind.RETRYABLE, "KeyError")
+    assert (error.kind, error.error_class) == ("retryable", "KeyError")
     assert classify(RuntimeError()).message == "RuntimeError"
 
 
