@@ -35,10 +35,10 @@ PRIORITY_LABELS = {1: "low", 2: "medium", 3: "high"}
 
 
 def type_label(job_type: object) -> str:
-    """Bounded label values: known job types as is, everything else as ``other``."""
-    from jobs_common.payloads import PAYLOAD_MODELS
+    """Bounded label values: the built-in job types as is, everything else as ``other``."""
+    from jobs_common.payloads import BUILTIN_JOB_TYPES
 
-    return job_type if isinstance(job_type, str) and job_type in PAYLOAD_MODELS else "other"
+    return job_type if isinstance(job_type, str) and job_type in BUILTIN_JOB_TYPES else "other"
 
 
 def priority_label(priority: object) -> str:

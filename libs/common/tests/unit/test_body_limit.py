@@ -23,7 +23,6 @@ from jobs_common.body_limit import (
     RouteLimit,
 )
 from jobs_common.error_handlers import install_error_handlers
-from jobs_common.payloads import MAX_IMAGE_BYTES, ImageResizePayload
 
 pytestmark = pytest.mark.unit
 
@@ -189,9 +188,7 @@ async def test_routes_pick_their_limit() -> None:
 def test_the_default_limits_fit_what_they_carry() -> None:
     assert AUTH_MAX_BODY_BYTES <= 8 * 1024
     assert DEFAULT_MAX_BODY_BYTES < JOB_MAX_BODY_BYTES <= BATCH_MAX_BODY_BYTES
-    # the largest image a job may carry, as base64 in its JSON, with room for the job's fields
-    assert ImageResizePayload.max_json_bytes >= MAX_IMAGE_BYTES * 4 // 3
-    assert JOB_MAX_BODY_BYTES >= ImageResizePayload.max_json_bytes + 64 * 1024
+    # the largest image a job may carry: services/worker/tests/unit/test_worker_payload_models.py
 
 
 async def test_a_fastapi_app_answers_413_for_a_chunked_body_it_reads() -> None:

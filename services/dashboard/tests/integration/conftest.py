@@ -21,6 +21,7 @@ from jobs_common.auth import Identity
 from jobs_common.db import async_url
 from jobs_common.error_handlers import install_error_handlers
 from jobs_common.jobstore import dead_letters, job_attempts, job_events, jobs
+from jobs_common.mongo import create_client
 from jobs_dashboard.service import create_app
 from jobs_dashboard.settings import Settings
 from jobs_scheduler.api.dead_letters import router as scheduler_dead_letters
@@ -29,7 +30,11 @@ from jobs_scheduler.api.project_queues import router as scheduler_queues
 from jobs_scheduler.api.retry_policies import router as scheduler_retry_policies
 from jobs_scheduler.api.schedules import router as scheduler_schedules
 from jobs_scheduler.app.unit_of_work import UnitOfWork
+from jobs_submission.adapters.job_types import JobTypeStore
+from jobs_submission.service import create_app as create_submission_app
+from jobs_submission.settings import Settings as SubmissionSettings
 from jobs_testing.asgi_server import serve_app
+from jobs_testing.builtin_types import builtin_announcement
 from jobs_testing.infra import free_port
 
 INTERNAL_TOKEN = "dashboard-test-internal-token-0123456789"
@@ -182,15 +187,57 @@ async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def settings(jobs_database_url: str, rabbit_url: str, scheduler_url: str) -> Settings:
+async def registry_url(mongo_url: str, mongo_db_name: str, rabbit_url: str) -> AsyncIterator[str]:
+    """The real submission service (the type registry's owner), served on a port, with the
+    built-in types recorded as a worker announces them: what the dashboard asks to check a
+    schedule's template or an edited requeue. A test that needs it overrides ``settings``
+    with ``submission_url=registry_url``."""
+    settings = SubmissionSettings(
+        environment="test",
+        mongo_url=mongo_url,
+        mongo_db=mongo_db_name,
+        amqp_url=rabbit_url,
+        internal_token=INTERNAL_TOKEN,
+        relay_enabled=False,
+        scheduler_urls=[],
+    )
+    mongo = create_client(mongo_url)
+    try:
+        store = JobTypeStore(mongo, mongo_db_name)
+        await store.record(builtin_announcement())
+        await store.record(builtin_announcement(leaving=True))
+    finally:
+        await mongo.close()
+    submission = create_submission_app(settings)
+    async with (
+        submission.router.lifespan_context(submission),
+        serve_app(submission, free_port()) as url,
+    ):
+        yield url
+
+
+@pytest.fixture
+def registry_down() -> None:
+    """Requested by a test that wants nothing listening at DASHBOARD_SUBMISSION_URL."""
+
+
+@pytest.fixture
+def settings(
+    request: pytest.FixtureRequest,
+    jobs_database_url: str,
+    rabbit_url: str,
+    scheduler_url: str,
+    registry_url: str,
+) -> Settings:
+    down = "registry_down" in request.fixturenames
     return Settings(
         database_url=async_url(jobs_database_url),
         amqp_url=rabbit_url,
         internal_token=INTERNAL_TOKEN,
         environment="test",
         db_pool_size=2,
-        # Nothing listens: a custom type's check answers 503 (built-ins need no registry).
-        submission_url=f"http://127.0.0.1:{free_port()}",
+        # Payload checks (the built-in types' too) by the real submission service.
+        submission_url=f"http://127.0.0.1:{free_port()}" if down else registry_url,
         scheduler_urls=[scheduler_url],
     )
 

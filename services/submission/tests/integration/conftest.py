@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -14,11 +14,14 @@ import pytest
 from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 
 from jobs_common.auth import Identity
-from jobs_common.contracts import JobsSubmitted, JobSubmitted
+from jobs_common.contracts import JobsSubmitted, JobSubmitted, utcnow
 from jobs_common.mongo import create_client
 from jobs_common.topology import SUBMITTED, declare_topology
+from jobs_submission.adapters.job_types import TYPES, WORKERS, JobTypeStore, type_document
+from jobs_submission.domain.job_types import AnnouncedType, TypeCatalog
 from jobs_submission.service import create_app
 from jobs_submission.settings import Settings
+from jobs_testing.builtin_types import builtin_announcement, builtin_types
 
 TOKEN = "submission-test-internal-token-0123456789"
 USER = Identity(user_id="u1", email="user@test.com", role="user")
@@ -94,11 +97,45 @@ def settings_factory(
     return build
 
 
+async def announce_builtin_types(settings: Settings) -> None:
+    """Record, as the registry does, what a worker with the built-in handlers announces
+    when it starts and when it stops: the types are known, no worker is live."""
+    client = create_client(settings.mongo_url)
+    try:
+        store = JobTypeStore(client, settings.mongo_db)
+        await store.record(builtin_announcement())
+        await store.record(builtin_announcement(leaving=True))
+    finally:
+        await client.close()
+
+
+class BuiltinTypes:
+    """The registry as the service holds it once a worker announced the built-in types, for
+    the tests that build the submission service without the app (``Acceptance(types=...)``)."""
+
+    def __init__(self) -> None:
+        now = utcnow()
+        self.catalog = TypeCatalog(
+            {
+                info.job_type: AnnouncedType.of({"_id": info.job_type, **type_document(info, now)})
+                for info in builtin_types()
+            }
+        )
+
+    async def catalog_for(self, job_types: Iterable[object]) -> TypeCatalog:
+        return self.catalog
+
+
 @pytest.fixture
 def app_factory(settings_factory: Callable[..., Settings]) -> AppFactory:
+    """The app over this test's database; ``announce_builtins=False``: no worker has
+    announced the built-in types yet."""
+
     @asynccontextmanager
-    async def run(**overrides: Any) -> AsyncIterator[RunningApp]:
+    async def run(*, announce_builtins: bool = True, **overrides: Any) -> AsyncIterator[RunningApp]:
         settings = settings_factory(**overrides)
+        if announce_builtins:
+            await announce_builtin_types(settings)
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
@@ -117,12 +154,13 @@ async def collection(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
 
 @pytest.fixture
 async def stored(mongo_url: str, mongo_db_name: str) -> AsyncIterator[Any]:
-    """Counts every document of the service's database (submissions, their outbox, batches)."""
+    """Counts every document of the service's database (submissions, their outbox, batches)
+    but the type registry's (which a worker's announcement writes, not a submission)."""
     client = create_client(mongo_url)
     database = client[mongo_db_name]
 
     async def count() -> int:
-        names = await database.list_collection_names()
+        names = set(await database.list_collection_names()) - {TYPES, WORKERS}
         return sum([await database[name].count_documents({}) for name in names])
 
     yield count

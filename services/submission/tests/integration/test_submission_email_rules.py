@@ -21,7 +21,7 @@ from jobs_submission.adapters.quota import QUOTAS, QuotaStore
 from jobs_submission.service import create_app
 from jobs_submission.settings import Settings
 
-from .conftest import ADMIN, EMAIL_JOB, OTHER, TOKEN, USER
+from .conftest import ADMIN, EMAIL_JOB, OTHER, TOKEN, USER, announce_builtin_types
 
 pytestmark = pytest.mark.integration
 
@@ -55,6 +55,7 @@ class Client:
 @asynccontextmanager
 async def running(settings: Settings, transactions: bool | None = None) -> AsyncIterator[Client]:
     """The app; ``transactions`` forces how the quota counts (None: as the server allows)."""
+    await announce_builtin_types(settings)
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

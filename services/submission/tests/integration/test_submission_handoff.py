@@ -23,7 +23,7 @@ from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.times import to_ms
 from jobs_submission.settings import Settings
 
-from .conftest import EMAIL_JOB, USER, Broker
+from .conftest import EMAIL_JOB, USER, Broker, BuiltinTypes
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +39,9 @@ class Parts:
         )
 
     def submissions(self, handoff: HandOff) -> SubmissionService:
-        return SubmissionService(self.store, Acceptance(handoff=handoff, clock=lambda: self.now))
+        return SubmissionService(
+            self.store, Acceptance(types=BuiltinTypes(), handoff=handoff, clock=lambda: self.now)
+        )
 
     async def run_once(self) -> int:
         return await self.relay.run_once((await self.bus.get()).publisher)
@@ -104,7 +106,7 @@ async def test_a_batch_is_handed_over_whole(parts: Parts, broker: Broker) -> Non
     service = BatchService(
         parts.store,
         BatchStore(parts.store),
-        Acceptance(handoff=parts.relay.handoff, clock=lambda: parts.now),
+        Acceptance(types=BuiltinTypes(), handoff=parts.relay.handoff, clock=lambda: parts.now),
     )
     await service.batches.ensure_indexes()
     specs = [EMAIL_JOB | {"priority": 1 + i % 3} for i in range(30)]

@@ -4,6 +4,7 @@ restart of the service, and an older announcement never brings back a replaced s
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from jobs_common.contracts import JobTypeInfo, WorkerTypes, utcnow
 from jobs_common.topology import JOBS_EXCHANGE, TYPES
+from jobs_testing.builtin_types import builtin_announcement, builtin_types
 
 from .conftest import AppFactory, Broker, RunningApp, wait_until
 
@@ -72,7 +74,12 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
     async with app_factory(worker_types_interval_seconds=30) as app:
         refused = await submit_reverse(app, {"text": "abc"})
         assert refused.status_code == 422  # not known yet: the known types are listed
-        assert "unknown job type; expected one of: email, image_resize" in refused.text
+        detail = refused.json()["details"][0]
+        assert detail["field"] == "type"
+        assert detail["message"].startswith(
+            "unknown job type 'acme.reverse': no worker has announced it yet"
+        )
+        assert "known types: email, image_resize" in detail["message"]
 
         await announce(broker, announcement(REVERSE_V1))
         await wait_until(lambda: _listed(app))
@@ -98,7 +105,7 @@ async def test_an_announced_type_is_listed_validated_and_given_its_defaults(
         invalid = await submit_reverse(app, {"text": "x" * 21, "extra": 1})
         assert invalid.status_code == 422
         fields = {d["field"]: d["message"] for d in invalid.json()["details"]}
-        assert "payload.text" in fields and "payload" in fields  # too long; extra property
+        assert set(fields) == {"payload.text", "payload.extra"}  # too long; extra property
 
         batch = await app.submit_batch(
             {"jobs": [{"type": "acme.reverse", "priority": 1, "payload": {"text": 7}}]}
@@ -169,8 +176,8 @@ async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
         }
         builtin = await check("simulate", {"payload": {}})
         assert builtin.status_code == 200
-        assert builtin.json()["payload"]["minSeconds"] == 1.0  # its model filled in the defaults
-        assert builtin.json()["maxAttempts"] is None  # the platform's default
+        assert builtin.json()["payload"]["minSeconds"] == 1.0  # its schema's defaults filled in
+        assert builtin.json()["maxAttempts"] == 3  # its handler's, as announced
 
         bad = await check("acme.reverse", {"payload": {"text": "x" * 21}})
         assert bad.status_code == 422
@@ -184,3 +191,75 @@ async def test_a_payload_is_checked_for_its_type_and_nothing_is_stored(
         anonymous = await check("acme.reverse", {"payload": {}}, accept="application/json")
         assert anonymous.status_code == 401
         assert await collection.count_documents({}) == 0
+
+
+async def test_a_builtin_type_is_refused_until_a_worker_announces_it_then_checked_by_its_schema(
+    app_factory: AppFactory, broker: Broker, collection: Any
+) -> None:
+    """The built-in types are ordinary handlers: known once a worker announced them, their
+    payloads checked against the schema announced (a newer one replaces it), and the
+    registry keeps them across a restart."""
+    quick = {"type": "simulate", "priority": 2, "payload": {"minSeconds": 0, "maxSeconds": 2}}
+    async with app_factory(announce_builtins=False) as app:
+        refused = await app.submit(quick)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["details"] == [
+            {
+                "field": "type",
+                "message": "unknown job type 'simulate': no worker has announced it yet "
+                "(start a worker that serves it); known types: none yet",
+            }
+        ]
+        batch = await app.submit_batch({"jobs": [quick]})
+        assert batch.status_code == 422
+        assert batch.json()["details"][0]["field"] == "jobs.0.type"
+
+        await announce(broker, builtin_announcement())
+        accepted = await wait_for_status(app, quick, 202)
+        stored = await collection.find_one({"_id": accepted.json()["jobId"]})
+        assert stored["payload"] == {
+            **quick["payload"],
+            "immediateFailureRate": 0.0,
+            "failureRate": 0.0,
+            "seed": None,
+        }
+        assert (stored["maxAttempts"], stored["timeoutSeconds"]) == (3, 300)  # the handler's
+        crlf = {"to": "a@example.com", "subject": "hi\r\nBcc: b@example.com", "body": "b"}
+        header = await app.submit({"type": "email", "priority": 2, "payload": crlf})
+        assert header.status_code == 422
+        assert header.json()["details"] == [
+            {
+                "field": "payload.subject",
+                "message": "must not contain control characters or line breaks",
+            }
+        ]
+
+        # A newer handler that allows at most 1 second: its schema is the one checked now.
+        (simulate,) = [t for t in builtin_types() if t.job_type == "simulate"]
+        stricter = copy.deepcopy(simulate.payload_schema)
+        stricter["properties"]["maxSeconds"]["maximum"] = 1
+        newer = WorkerTypes(
+            worker_id="w-new",
+            types=[simulate.model_copy(update={"payload_schema": stricter})],
+            sent_at=utcnow() + timedelta(seconds=1),
+        )
+        await announce(broker, newer)
+        too_long = await wait_for_status(app, quick, 422)
+        assert [d["field"] for d in too_long.json()["details"]] == ["payload.maxSeconds"]
+
+    async with app_factory(announce_builtins=False) as restarted:  # kept in MongoDB
+        kept = {**quick, "payload": {"maxSeconds": 1}}
+        assert (await restarted.submit(kept)).status_code == 202
+
+
+async def wait_for_status(app: RunningApp, body: dict[str, Any], status: int) -> httpx.Response:
+    """Submit ``body`` until the answer is ``status`` (an announcement is consumed a moment
+    after it is published)."""
+    answers: list[httpx.Response] = []
+
+    async def answered() -> bool:
+        answers.append(await app.submit(body))
+        return answers[-1].status_code == status
+
+    await wait_until(answered)
+    return answers[-1]

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from jobs_common.body_limit import MIB
-from jobs_common.payloads import MAX_EMAIL_BODY_CHARS
+from jobs_worker.handlers.payloads import MAX_EMAIL_BODY_CHARS
 
 from .conftest import EMAIL_JOB, AppFactory
 

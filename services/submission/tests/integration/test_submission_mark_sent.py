@@ -17,7 +17,7 @@ from jobs_submission.app.relay import OutboxRelay
 from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.settings import Settings
 
-from .conftest import EMAIL_JOB, USER, Broker, wait_until
+from .conftest import EMAIL_JOB, USER, Broker, BuiltinTypes, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ async def relay_parts(
 
 
 async def submit(relay: OutboxRelay, store: SubmissionStore) -> str:
-    service = SubmissionService(store, Acceptance(handoff=relay.handoff))
+    service = SubmissionService(store, Acceptance(types=BuiltinTypes(), handoff=relay.handoff))
     accepted = await service.submit(EMAIL_JOB, identity=USER, idempotency_key=None, trace_id="t")
     return accepted.job_id
 

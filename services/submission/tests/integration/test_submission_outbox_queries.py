@@ -34,7 +34,7 @@ from jobs_submission.domain.times import to_ms
 from jobs_submission.settings import Settings
 from jobs_testing.plugin import RabbitServer
 
-from .conftest import EMAIL_JOB, USER, AppFactory, Broker, wait_until
+from .conftest import EMAIL_JOB, USER, AppFactory, Broker, BuiltinTypes, wait_until
 
 PERSONAL = str(personal_project_id(USER.email))
 pytestmark = pytest.mark.integration
@@ -411,7 +411,11 @@ async def test_a_batch_writes_its_members_once_unless_their_claim_may_have_run_o
     service = BatchService(
         submissions,
         store,
-        Acceptance(handoff=handoff, clock=lambda: moments.pop(0) if moments else start + late),
+        Acceptance(
+            types=BuiltinTypes(),
+            handoff=handoff,
+            clock=lambda: moments.pop(0) if moments else start + late,
+        ),
     )
     recorder.commands.clear()
     accepted = await service.submit(
@@ -447,7 +451,9 @@ async def test_concurrent_single_submissions_share_inserts_and_each_keeps_its_ou
     async with app_factory(relay_enabled=False) as app:  # the indexes
         settings = app.settings
     client, recorder = monitored
-    service = SubmissionService(SubmissionStore(client, settings.mongo_db))
+    service = SubmissionService(
+        SubmissionStore(client, settings.mongo_db), Acceptance(types=BuiltinTypes())
+    )
     recorder.commands.clear()
 
     def submit(key: str | None, body: dict[str, Any] = EMAIL_JOB) -> Any:

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import pytest
 
 from jobs_common.auth import Identity
 from jobs_common.errors import Forbidden, ValidationFailed
-from jobs_submission.domain.batches import BatchRequest, check_refs, find_cycles, validate_batch
+from jobs_submission.domain.batches import (
+    BatchRequest,
+    check_refs,
+    find_cycles,
+)
+from jobs_submission.domain.batches import (
+    validate_batch as validate_batch_in,
+)
+
+from .conftest import BUILTINS
 
 pytestmark = pytest.mark.unit
+
+validate_batch = partial(validate_batch_in, catalog=BUILTINS)
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 USER = Identity(user_id="u1", email="user@test.com", role="user")

@@ -4,24 +4,33 @@ defaults against what those fields allow."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
 from jobs_common.auth import Identity
 from jobs_common.body_limit import BATCH_MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES, JOB_MAX_BODY_BYTES
 from jobs_common.errors import ValidationFailed
-from jobs_common.payloads import MAX_PAYLOAD_BYTES, ImageResizePayload
+from jobs_common.payloads import MAX_PAYLOAD_BYTES
 from jobs_submission.api.limits import body_limits
 from jobs_submission.domain.batches import (
     MAX_BATCH_PAYLOAD_BYTES,
     MAX_BATCH_SIZE,
     payload_bytes,
-    validate_batch,
 )
-from jobs_submission.domain.requests import validate_job
+from jobs_submission.domain.batches import (
+    validate_batch as validate_batch_in,
+)
+from jobs_submission.domain.requests import validate_job as validate_job_in
 from jobs_submission.settings import Settings
 
+from .conftest import BUILTINS
+
 pytestmark = pytest.mark.unit
+
+validate_batch = partial(validate_batch_in, catalog=BUILTINS)
+
+validate_job = partial(validate_job_in, catalog=BUILTINS)
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 USER = Identity(user_id="u1", email="user@test.com", role="user")
@@ -79,8 +88,11 @@ def test_the_body_limits_leave_room_for_what_the_fields_allow() -> None:
     assert limits.for_path("/api/v1/jobs") == JOB_MAX_BODY_BYTES
     assert limits.for_path("/api/v1/batches") == BATCH_MAX_BODY_BYTES
     assert limits.for_path("/api/v1/jobs/x/status") == DEFAULT_MAX_BODY_BYTES
-    # a largest image job, and a batch whose payloads reach their total, both fit their body
-    assert JOB_MAX_BODY_BYTES > ImageResizePayload.max_json_bytes + 64 * 1024
+    # a largest image job (its bound as the worker announces it), and a batch whose payloads
+    # reach their total, both fit their body
+    image = BUILTINS.announced["image_resize"].compiled
+    assert image is not None and image.max_bytes > MAX_PAYLOAD_BYTES
+    assert JOB_MAX_BODY_BYTES > image.max_bytes + 64 * 1024
     assert BATCH_MAX_BODY_BYTES > MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_SIZE * 256
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,10 +17,16 @@ from jobs_submission.domain.requests import (
     JobRequest,
     resolve_owner,
     unknown_parents,
-    validate_job,
+)
+from jobs_submission.domain.requests import (
+    validate_job as validate_job_in,
 )
 
+from .conftest import BUILTINS
+
 pytestmark = pytest.mark.unit
+
+validate_job = partial(validate_job_in, catalog=BUILTINS)
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 USER = Identity(user_id="u1", email="user@test.com", role="user")

@@ -1,18 +1,15 @@
-"""Payload validation shared by requeues and schedule templates (pure): a built-in type's
-here, by its model; another type's by the submission service, which owns the registry
-(``adapters/job_types.py``)."""
+"""Payload validation shared by requeues and schedule templates: every type's, the built-in
+ones too, by the submission service, which owns the type registry (``adapters/job_types.py``)
+and checks a payload against the schema the type's worker announced."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ValidationError
-
 from jobs_common.auth import Identity
-from jobs_common.errors import ErrorDetail, ValidationFailed
-from jobs_common.payloads import PAYLOAD_MODELS
+from jobs_common.errors import ErrorDetail
 from jobs_common.topology import DEFAULT_QUEUE
 
 
@@ -28,7 +25,7 @@ class CheckedPayload:
 
 
 class TypeChecker(Protocol):
-    """Checks a payload of a type that is not built in (``adapters.job_types``)."""
+    """Checks a payload of a type as a submission would (``adapters.job_types``)."""
 
     async def check(
         self, job_type: str, payload: dict[str, Any], *, identity: Identity, prefix: str
@@ -53,30 +50,7 @@ async def check_payload(
     identity: Identity,
     types: TypeChecker,
 ) -> CheckedPayload:
-    """A built-in type's payload checked here; any other type's by the registry's owner."""
-    if job_type in PAYLOAD_MODELS:
-        return CheckedPayload(validate_payload(job_type, payload, prefix=prefix))
+    """``payload`` checked for ``job_type`` by the registry's owner, as a submission of it
+    would be: ValidationFailed (field paths under ``prefix``) for a bad payload or a type no
+    worker has announced."""
     return await types.check(job_type, dict(payload), identity=identity, prefix=prefix)
-
-
-def _details(errors: Iterable[Mapping[str, Any]], prefix: str) -> list[ErrorDetail]:
-    return [
-        ErrorDetail(
-            field=".".join(str(part) for part in (prefix, *error["loc"]) if part != ""),
-            message=str(error["msg"]),
-        )
-        for error in errors
-    ]
-
-
-def validate_payload(job_type: str, payload: Mapping[str, Any], *, prefix: str) -> dict[str, Any]:
-    """A built-in type's ``payload`` validated with its model and dumped with its JSON
-    (camelCase) names. Raises ValidationFailed with field paths under ``prefix``."""
-    try:
-        validated = PAYLOAD_MODELS[job_type].model_validate(dict(payload))
-    except ValidationError as exc:
-        raise ValidationFailed(
-            "request validation failed", details=_details(exc.errors(), prefix)
-        ) from exc
-    dumped: dict[str, Any] = validated.model_dump(mode="json", by_alias=True)
-    return dumped

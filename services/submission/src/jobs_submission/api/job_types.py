@@ -19,7 +19,10 @@ from jobs_submission.domain.fields import field_details
 
 class JobTypeOut(CamelModel):
     type: str
-    builtin: bool = Field(description="One of the platform's four built-in types.")
+    builtin: bool = Field(
+        description="One of the four types whose handlers ship with the worker; announced and "
+        "validated like any other."
+    )
     payload_schema: dict[str, Any] = Field(description="JSON Schema a payload must satisfy.")
     result_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema of the result, when the handler declares one."
@@ -66,8 +69,9 @@ def build_job_types_router() -> APIRouter:
 
     @router.get("", response_model=JobTypesOut, responses={401: ERRORS[401]})
     async def list_job_types(request: Request, identity: CurrentIdentity) -> JobTypesOut:
-        """Every job type a submission may name: the built-ins and those workers announced,
-        with the payload schema, queue, defaults and how many live workers serve it."""
+        """Every job type a submission may name: those workers have announced (the built-in
+        ones too), with the payload schema, queue, defaults and how many live workers serve
+        it. A type no worker has announced yet is not listed, and refused at submission."""
         registry: TypeRegistry = request.app.state.types
         rows = await registry.listing()
         return JobTypesOut(types=[JobTypeOut.model_validate(row) for row in rows])
@@ -103,7 +107,7 @@ def build_payload_check_router() -> APIRouter:
         catalog = await registry.catalog_for([job_type])
         if job_type not in catalog:
             raise ValidationFailed(
-                "request validation failed", details=[catalog.unknown(field="type")]
+                "request validation failed", details=[catalog.unknown(job_type, field="type")]
             )
         payload, problems = catalog.check_payload(job_type, body.payload, at="payload")
         if problems or payload is None:

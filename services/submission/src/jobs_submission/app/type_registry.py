@@ -20,12 +20,11 @@ from aio_pika.abc import AbstractIncomingMessage
 from pydantic import ValidationError
 
 from jobs_common.contracts import WorkerTypes, parse_message, utcnow
-from jobs_common.payloads import PAYLOAD_MODELS
 from jobs_common.rabbit import open_channel
 from jobs_common.topology import TYPES, waiting_reason
 from jobs_submission.adapters.job_types import JobTypeStore, live_horizon
 from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
-from jobs_submission.domain.job_types import CustomType, TypeCatalog
+from jobs_submission.domain.job_types import AnnouncedType, TypeCatalog
 
 log = logging.getLogger(__name__)
 
@@ -105,49 +104,38 @@ class TypeRegistry:
     async def reload(self) -> None:
         """Read every recorded type; ``_loaded_at`` is when the read began."""
         began = time.monotonic()
-        custom = {}
-        for document in await self.store.all_types():
-            if document["_id"] not in PAYLOAD_MODELS:
-                custom[str(document["_id"])] = CustomType.of(document)
+        announced = {
+            str(document["_id"]): AnnouncedType.of(document)
+            for document in await self.store.all_types()
+        }
         if began >= self._loaded_at:  # a read that began earlier must not undo a later one
-            self.catalog = TypeCatalog(custom)
+            self.catalog = TypeCatalog(announced)
             self._loaded_at = began
 
     async def listing(self, now: datetime | None = None) -> list[dict[str, Any]]:
-        """Every known type with its schema, queue, defaults and live workers: a built-in as
-        its worker announced it (its model's schema until one did)."""
-        announced = {
-            str(document["_id"]): CustomType.of(document)
-            for document in await self.store.all_types()
-        }
+        """Every announced type (the built-ins too, once a worker announced them) with its
+        schemas, queue, defaults and live workers."""
+        announced = [AnnouncedType.of(document) for document in await self.store.all_types()]
         horizon = live_horizon(now or utcnow(), self.worker_interval)
         live = await self.store.live_workers(seen_since=horizon)
-        rows = []
-        for name in sorted({*PAYLOAD_MODELS, *announced}):
-            known = announced.get(name)
-            builtin = PAYLOAD_MODELS.get(name)
-            row: dict[str, Any] = {
-                "type": name,
-                "builtin": builtin is not None,
-                "liveWorkers": live.get(name, 0),
-                "waitingReason": None if live.get(name) else waiting_reason(name),
-                "queue": "default",
-                "slots": 1,
+        return [
+            {
+                "type": known.job_type,
+                "builtin": known.builtin,
+                "liveWorkers": live.get(known.job_type, 0),
+                "waitingReason": None
+                if live.get(known.job_type)
+                else waiting_reason(known.job_type),
+                "payloadSchema": known.payload_schema,
+                "resultSchema": known.result_schema,
+                "queue": known.queue,
+                "timeoutSeconds": known.timeout_seconds,
+                "maxAttempts": known.max_attempts,
+                "slots": known.slots,
+                "announcedAt": known.updated_at,
             }
-            if known is not None:
-                row |= {
-                    "payloadSchema": known.payload_schema,
-                    "resultSchema": known.result_schema,
-                    "queue": known.queue,
-                    "timeoutSeconds": known.timeout_seconds,
-                    "maxAttempts": known.max_attempts,
-                    "slots": known.slots,
-                    "announcedAt": known.updated_at,
-                }
-            elif builtin is not None:
-                row["payloadSchema"] = builtin.model_json_schema(by_alias=True)
-            rows.append(row)
-        return rows
+            for known in sorted(announced, key=lambda known: known.job_type)
+        ]
 
     async def _refresh_loop(self) -> None:
         while not self._stopping.is_set():

@@ -18,7 +18,6 @@ from jobs_submission.domain.fields import REF_PREFIX, field_details, is_ref_labe
 from jobs_submission.domain.job_types import TypeCatalog
 from jobs_submission.domain.projects import as_id, project_for
 from jobs_submission.domain.requests import (
-    BUILTIN_TYPES,
     BatchJobSpec,
     JobRequest,
     check_job,
@@ -108,7 +107,7 @@ class BatchRequest:
 
 
 def validate_batch(
-    data: object, *, identity: Identity, now: datetime, catalog: TypeCatalog = BUILTIN_TYPES
+    data: object, *, identity: Identity, now: datetime, catalog: TypeCatalog
 ) -> BatchRequest:
     """Validate a whole batch; every problem of every spec is reported at once.
 

@@ -63,6 +63,7 @@ def new_document(
         "apiKey": request.api_key,
         "maxAttempts": request.max_attempts,
         "timeoutSeconds": request.timeout_seconds,
+        "timeoutDefault": request.timeout_default,
         "queue": request.queue,
         **key_fields(idempotency_key, owner=request.submitted_by, project=project),
         "requestHash": request.request_hash(),
@@ -109,6 +110,7 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         submitted_by=document["submittedBy"],
         max_attempts=document.get("maxAttempts"),
         timeout_seconds=document.get("timeoutSeconds"),
+        timeout_default=bool(document.get("timeoutDefault")),
         submitted_at=from_ms(document["createdAtMs"]),
         run_at=None if run_at_ms is None else from_ms(int(run_at_ms)),
         retry_policy=None if policy is None else RetryPolicySpec.model_validate(policy),
@@ -119,6 +121,8 @@ def job_submitted(document: dict[str, Any]) -> JobSubmitted:
         queue=document.get("queue") or "default",
         project_id=uuid.UUID(project_of(document)),
         api_key=document.get("apiKey"),
+        # A batch member's ref: its children in the batch read its result by it.
+        ref=document.get("ref") if batch_id is not None else None,
     )
 
 

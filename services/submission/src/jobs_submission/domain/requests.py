@@ -29,8 +29,6 @@ from jobs_submission.domain.fields import (
 from jobs_submission.domain.job_types import TypeCatalog
 from jobs_submission.domain.projects import as_id, project_for
 
-BUILTIN_TYPES = TypeCatalog()
-
 MAX_TIMEOUT_SECONDS = 1700
 IDEMPOTENCY_KEY_MAX = 200
 MAX_RUN_AHEAD = timedelta(seconds=MAX_DELAY_SECONDS)
@@ -142,6 +140,9 @@ class ValidatedJob:
     queue: str = "default"  # the one it names, else its type's (the registry's)
     requested_project: str | None = None
     queue_named: bool = False  # named in the request: hashed
+    # The request named no timeout: ``timeout_seconds`` is its type's, and its queue's
+    # default timeout comes first (the scheduler applies it).
+    timeout_default: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ class JobRequest:
     # The prefix of the API key that submitted it, if one: recorded in its timeline, never
     # hashed (the same request through a key or its creator's session replays alike).
     api_key: str | None = None
+    timeout_default: bool = False  # as ValidatedJob's; never hashed
 
     def first_run_at(self, accepted_at: datetime) -> datetime | None:
         """``runAt`` as given, or acceptance + ``delaySeconds``; ``None`` means at once."""
@@ -222,7 +224,7 @@ def check_job(
     now: datetime,
     model: type[JobCreate] | type[BatchJobSpec] = JobCreate,
     prefix: str = "",
-    catalog: TypeCatalog = BUILTIN_TYPES,
+    catalog: TypeCatalog,
 ) -> tuple[ValidatedJob | None, list[ErrorDetail]]:
     """Validate one job spec against the known types of ``catalog``; returns it, or ``None``
     with every problem and its field path."""
@@ -237,7 +239,7 @@ def check_job(
     if isinstance(data, Mapping):
         job_type, raw_payload = data.get("type"), data.get("payload")
         if isinstance(job_type, str) and job_type and job_type not in catalog:
-            details.append(catalog.unknown(field=f"{at}type"))
+            details.append(catalog.unknown(job_type, field=f"{at}type"))
         elif isinstance(job_type, str) and job_type and isinstance(raw_payload, Mapping):
             payload, problems = catalog.check_payload(job_type, raw_payload, at=f"{at}payload")
             details.extend(
@@ -266,6 +268,7 @@ def check_job(
             payload=payload,
             max_attempts=body.max_attempts or max_attempts,
             timeout_seconds=body.timeout_seconds or timeout_seconds,
+            timeout_default=body.timeout_seconds is None,
             run_at=body.run_at,
             delay_seconds=body.delay_seconds,
             retry_policy=policy.to_spec() if isinstance(policy, RetryPolicyIn) else None,
@@ -281,7 +284,7 @@ def check_job(
 
 
 def validate_job(
-    data: object, *, now: datetime | None = None, catalog: TypeCatalog = BUILTIN_TYPES
+    data: object, *, catalog: TypeCatalog, now: datetime | None = None
 ) -> ValidatedJob:
     """Validate a decoded JSON body; every problem is reported at once with its field path.
 
@@ -318,6 +321,7 @@ def with_owner(
         payload=job.payload,
         max_attempts=job.max_attempts,
         timeout_seconds=job.timeout_seconds,
+        timeout_default=job.timeout_default,
         run_at=job.run_at,
         delay_seconds=job.delay_seconds,
         retry_policy=job.retry_policy,
