@@ -4,28 +4,32 @@ method for method (same names, arguments and answers; its iterators are async it
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from jobs_client import calls
+from jobs_client import calls, schedule_calls, submitting
 from jobs_client.async_follow import AsyncFollowing
+from jobs_client.async_handles import AsyncBatchHandle, AsyncJobHandle
 from jobs_client.async_queues import AsyncQueues
+from jobs_client.canvas import Canvas
 from jobs_client.models import (
-    BatchSubmitted,
     CommandAccepted,
     DeadLetter,
     Job,
-    JobSpec,
     JobType,
     Page,
     Payload,
     RequeueAccepted,
     RetryPolicy,
     Schedule,
-    Submitted,
 )
+from jobs_client.tasks import Task
 from jobs_client.waiting import SeenIds
+
+P = TypeVar("P", bound=Payload)
+R = TypeVar("R")
 
 
 class AsyncJobsClient(AsyncFollowing):
@@ -37,6 +41,25 @@ class AsyncJobsClient(AsyncFollowing):
     def queues(self) -> AsyncQueues:
         return AsyncQueues(self)
 
+    @overload
+    async def submit(
+        self,
+        type: Task[P, R],
+        payload: P,
+        *,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        delay: calls.Delay | None = None,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+        depends_on: Sequence[str] | None = None,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+        queue: str | None = None,
+    ) -> AsyncJobHandle[R]: ...
+
+    @overload
     async def submit(
         self,
         type: str,
@@ -52,10 +75,40 @@ class AsyncJobsClient(AsyncFollowing):
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
         queue: str | None = None,
-    ) -> Submitted:
-        body = calls.job_body(
-            type=type,
-            payload=payload,
+    ) -> AsyncJobHandle[Any]: ...
+
+    @overload
+    async def submit(
+        self,
+        type: Canvas[R],
+        *,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> AsyncBatchHandle[R]: ...
+
+    async def submit(
+        self,
+        type: str | Task[Any, Any] | Canvas[Any],
+        payload: Payload | None = None,
+        *,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        delay: calls.Delay | None = None,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+        depends_on: Sequence[str] | None = None,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+        queue: str | None = None,
+    ) -> AsyncJobHandle[Any] | AsyncBatchHandle[Any]:
+        """As :meth:`JobsClient.submit`: an :class:`~jobs_client.AsyncJobHandle`, or an
+        :class:`~jobs_client.AsyncBatchHandle` for a chain or group."""
+        plan = submitting.plan(
+            type,
+            payload,
+            submitted_by=submitted_by,
+            idempotency_key=idempotency_key,
             priority=priority,
             run_at=run_at,
             delay=delay,
@@ -63,24 +116,25 @@ class AsyncJobsClient(AsyncFollowing):
             timeout_seconds=timeout_seconds,
             retry_policy=retry_policy,
             depends_on=depends_on,
-            submitted_by=submitted_by,
             queue=queue,
         )
-        return await self._run(calls.submit(body, idempotency_key))
+        if isinstance(plan, submitting.BatchPlan):
+            return AsyncBatchHandle(await self._run(plan.call), reading=plan.reading, client=self)
+        return AsyncJobHandle(await self._run(plan.call), read=plan.read, client=self)
 
     async def submit_batch(
         self,
-        jobs: Iterable[JobSpec | Mapping[str, Any]],
+        jobs: Iterable[submitting.BatchItem],
         *,
         name: str | None = None,
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
-    ) -> BatchSubmitted:
-        return await self._run(
-            calls.submit_batch(
-                jobs, name=name, submitted_by=submitted_by, idempotency_key=idempotency_key
-            )
+    ) -> AsyncBatchHandle[builtins.list[Any]]:
+        """As :meth:`JobsClient.submit_batch`; its ``handles`` are awaited."""
+        plan = submitting.batch_plan(
+            jobs, name=name, submitted_by=submitted_by, idempotency_key=idempotency_key
         )
+        return AsyncBatchHandle(await self._run(plan.call), reading=plan.reading, client=self)
 
     async def get(self, job_id: str) -> Job:
         return await self._run(calls.get_job(job_id))
@@ -170,6 +224,36 @@ class AsyncJobsClient(AsyncFollowing):
                 timezone=timezone,
                 type=type,
                 payload=payload,
+                priority=priority,
+                max_attempts=max_attempts,
+                timeout_seconds=timeout_seconds,
+                retry_policy=retry_policy,
+            )
+        )
+
+    async def upsert_schedule(
+        self,
+        name: str,
+        job_type: str | Task[Any, Any],
+        payload: Payload,
+        *,
+        cron: str,
+        timezone: str = "UTC",
+        priority: int = 2,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+    ) -> Schedule:
+        """Create your project's schedule ``name``, or update its cron, time zone and job in
+        place (its id, owner, fire history and pause stay): a deploy may run it every time.
+        Raises :class:`Conflict` for a schedule declared in code."""
+        return await self._run(
+            schedule_calls.upsert_schedule(
+                name=name,
+                job_type=job_type,
+                payload=payload,
+                cron=cron,
+                timezone=timezone,
                 priority=priority,
                 max_attempts=max_attempts,
                 timeout_seconds=timeout_seconds,

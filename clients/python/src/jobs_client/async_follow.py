@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import overload
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -24,6 +24,7 @@ from jobs_client.waiting import (
     SAFETY_POLL_SECONDS,
     SOCKET_ERRORS,
     JobRef,
+    JobRefs,
     PollPause,
     WaitProgress,
     WaitState,
@@ -52,7 +53,7 @@ class AsyncFollowing(AsyncBase):
     @overload
     async def wait(
         self,
-        job_ids: Sequence[JobRef],
+        job_ids: JobRefs,
         *,
         timeout: float | None = ...,
         live: bool = ...,
@@ -61,7 +62,7 @@ class AsyncFollowing(AsyncBase):
 
     async def wait(
         self,
-        job_ids: JobRef | Sequence[JobRef],
+        job_ids: JobRef | JobRefs,
         *,
         timeout: float | None = None,
         live: bool = True,

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from jobs_client.models import Job
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -121,6 +123,63 @@ class WaitTimeout(JobsError, TimeoutError):
     def __init__(self, message: str, *, pending: Mapping[str, str | None]) -> None:
         super().__init__(message, code="wait_timeout")
         self.pending = dict(pending)
+
+
+class JobFailed(JobsError):
+    """A handle's ``result()``: the job ended ``dead`` (its attempts used up, failed
+    permanently, or a parent of its batch failed). ``error`` and ``error_kind`` are its last
+    error and that error's class, ``attempts`` how many attempts it had, ``reason`` why it
+    ended (``max_attempts``, ``permanent_error``, ``dependency_failed``...; None when not
+    said), ``job`` the job as read."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        job_id: str,
+        error: str | None,
+        error_kind: str | None,
+        attempts: int,
+        reason: str | None,
+        job: Job | None = None,
+    ) -> None:
+        super().__init__(message, code="job_failed")
+        self.job_id = job_id
+        self.error = error
+        self.error_kind = error_kind
+        self.attempts = attempts
+        self.reason = reason
+        self.job = job
+
+
+class JobCancelled(JobsError):
+    """A handle's ``result()``: the job was cancelled. ``reason`` as its timeline says,
+    ``cancelled_by`` who asked (None when not said), ``job`` the job as read."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        job_id: str,
+        reason: str | None,
+        cancelled_by: str | None,
+        job: Job | None = None,
+    ) -> None:
+        super().__init__(message, code="job_cancelled")
+        self.job_id = job_id
+        self.reason = reason
+        self.cancelled_by = cancelled_by
+        self.job = job
+
+
+class ResultInvalid(JobsError):
+    """A handle's ``result()``: the job succeeded, but its result does not fit the task's
+    result model (the handler and the client disagree on it). ``result`` is the raw value."""
+
+    def __init__(self, message: str, *, job_id: str, result: Any) -> None:
+        super().__init__(message, code="result_invalid")
+        self.job_id = job_id
+        self.result = result
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:

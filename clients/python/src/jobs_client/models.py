@@ -345,6 +345,10 @@ class Schedule:
     last_job_id: str | None
     created_at: datetime
     updated_at: datetime
+    # The handler module that declares it in code (``@handler(schedules=...)``) and when a
+    # worker last declared it; None for a schedule made through the API.
+    declared_in: str | None = None
+    declared_at: datetime | None = None
     raw: Json = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -362,6 +366,8 @@ class Schedule:
             last_job_id=_opt_str(body.get("lastJobId")),
             created_at=_req_time(body.get("createdAt")),
             updated_at=_req_time(body.get("updatedAt")),
+            declared_in=_opt_str(body.get("declaredIn")),
+            declared_at=_time(body.get("declaredAt")),
             raw=dict(body),
         )
 

@@ -7,28 +7,32 @@ loop of :mod:`jobs_client.sync_base` (retries, renewals); waiting and following 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from jobs_client import calls
+from jobs_client import calls, schedule_calls, submitting
+from jobs_client.canvas import Canvas
+from jobs_client.handles import BatchHandle, JobHandle
 from jobs_client.models import (
-    BatchSubmitted,
     CommandAccepted,
     DeadLetter,
     Job,
-    JobSpec,
     JobType,
     Page,
     Payload,
     RequeueAccepted,
     RetryPolicy,
     Schedule,
-    Submitted,
 )
 from jobs_client.queues import Queues
 from jobs_client.sync_follow import SyncFollowing
+from jobs_client.tasks import Task
 from jobs_client.waiting import SeenIds
+
+P = TypeVar("P", bound=Payload)
+R = TypeVar("R")
 
 
 class JobsClient(SyncFollowing):
@@ -46,6 +50,25 @@ class JobsClient(SyncFollowing):
         """The project's queues: ``jobs.queues.set("emails", max_concurrency=5, rate="20/s")``."""
         return Queues(self)
 
+    @overload
+    def submit(
+        self,
+        type: Task[P, R],
+        payload: P,
+        *,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        delay: calls.Delay | None = None,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+        depends_on: Sequence[str] | None = None,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+        queue: str | None = None,
+    ) -> JobHandle[R]: ...
+
+    @overload
     def submit(
         self,
         type: str,
@@ -61,12 +84,43 @@ class JobsClient(SyncFollowing):
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
         queue: str | None = None,
-    ) -> Submitted:
-        """Submit one job (``POST /api/jobs``). Every retry of the request carries the same
-        ``Idempotency-Key`` (a new uuid4 unless given), so it never makes a second job."""
-        body = calls.job_body(
-            type=type,
-            payload=payload,
+    ) -> JobHandle[Any]: ...
+
+    @overload
+    def submit(
+        self,
+        type: Canvas[R],
+        *,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> BatchHandle[R]: ...
+
+    def submit(
+        self,
+        type: str | Task[Any, Any] | Canvas[Any],
+        payload: Payload | None = None,
+        *,
+        priority: int | None = None,
+        run_at: datetime | str | None = None,
+        delay: calls.Delay | None = None,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+        depends_on: Sequence[str] | None = None,
+        submitted_by: str | None = None,
+        idempotency_key: str | None = None,
+        queue: str | None = None,
+    ) -> JobHandle[Any] | BatchHandle[Any]:
+        """Submit one job (``POST /api/jobs``) by its type's name or as a typed task, and
+        return its :class:`~jobs_client.JobHandle`; or a chain or group as one batch
+        (``POST /api/batches``): a :class:`~jobs_client.BatchHandle`. Every retry of the
+        request carries the same ``Idempotency-Key`` (a new uuid4 unless given), so it never
+        makes a second job."""
+        plan = submitting.plan(
+            type,
+            payload,
+            submitted_by=submitted_by,
+            idempotency_key=idempotency_key,
             priority=priority,
             run_at=run_at,
             delay=delay,
@@ -74,25 +128,27 @@ class JobsClient(SyncFollowing):
             timeout_seconds=timeout_seconds,
             retry_policy=retry_policy,
             depends_on=depends_on,
-            submitted_by=submitted_by,
             queue=queue,
         )
-        return self._run(calls.submit(body, idempotency_key))
+        if isinstance(plan, submitting.BatchPlan):
+            return BatchHandle(self._run(plan.call), reading=plan.reading, client=self)
+        return JobHandle(self._run(plan.call), read=plan.read, client=self)
 
     def submit_batch(
         self,
-        jobs: Iterable[JobSpec | Mapping[str, Any]],
+        jobs: Iterable[submitting.BatchItem],
         *,
         name: str | None = None,
         submitted_by: str | None = None,
         idempotency_key: str | None = None,
-    ) -> BatchSubmitted:
-        """Submit up to 10,000 jobs at once, all or nothing (``POST /api/batches``)."""
-        return self._run(
-            calls.submit_batch(
-                jobs, name=name, submitted_by=submitted_by, idempotency_key=idempotency_key
-            )
+    ) -> BatchHandle[builtins.list[Any]]:
+        """Submit up to 10,000 jobs at once, all or nothing (``POST /api/batches``): each a
+        :class:`~jobs_client.JobSpec`, a camelCase mapping or a task's signature
+        (``task.s(payload)``). Its ``handles`` read each job's result."""
+        plan = submitting.batch_plan(
+            jobs, name=name, submitted_by=submitted_by, idempotency_key=idempotency_key
         )
+        return BatchHandle(self._run(plan.call), reading=plan.reading, client=self)
 
     def get(self, job_id: str) -> Job:
         """A job with its payload, result, attempts and timeline (``GET /api/jobs/{id}``).
@@ -190,6 +246,36 @@ class JobsClient(SyncFollowing):
                 timezone=timezone,
                 type=type,
                 payload=payload,
+                priority=priority,
+                max_attempts=max_attempts,
+                timeout_seconds=timeout_seconds,
+                retry_policy=retry_policy,
+            )
+        )
+
+    def upsert_schedule(
+        self,
+        name: str,
+        job_type: str | Task[Any, Any],
+        payload: Payload,
+        *,
+        cron: str,
+        timezone: str = "UTC",
+        priority: int = 2,
+        max_attempts: int | None = None,
+        timeout_seconds: int | None = None,
+        retry_policy: RetryPolicy | Mapping[str, Any] | str | None = None,
+    ) -> Schedule:
+        """Create your project's schedule ``name``, or update its cron, time zone and job in
+        place (its id, owner, fire history and pause stay): a deploy may run it every time.
+        Raises :class:`Conflict` for a schedule declared in code."""
+        return self._run(
+            schedule_calls.upsert_schedule(
+                name=name,
+                job_type=job_type,
+                payload=payload,
+                cron=cron,
+                timezone=timezone,
                 priority=priority,
                 max_attempts=max_attempts,
                 timeout_seconds=timeout_seconds,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import overload
 
 from websockets.exceptions import ConnectionClosed
@@ -24,6 +24,7 @@ from jobs_client.waiting import (
     SAFETY_POLL_SECONDS,
     SOCKET_ERRORS,
     JobRef,
+    JobRefs,
     PollPause,
     WaitProgress,
     WaitState,
@@ -52,7 +53,7 @@ class SyncFollowing(SyncBase):
     @overload
     def wait(
         self,
-        job_ids: Sequence[JobRef],
+        job_ids: JobRefs,
         *,
         timeout: float | None = ...,
         live: bool = ...,
@@ -61,15 +62,15 @@ class SyncFollowing(SyncBase):
 
     def wait(
         self,
-        job_ids: JobRef | Sequence[JobRef],
+        job_ids: JobRef | JobRefs,
         *,
         timeout: float | None = None,
         live: bool = True,
         on_progress: Callable[[WaitProgress], None] | None = None,
     ) -> Job | JobList:
-        """Wait until the job (its id, or what ``submit`` returned; or every job of a list)
-        is succeeded, dead or cancelled, and return it (them, in the order given) as
-        :meth:`get` reads it. Raises
+        """Wait until the job (its id, or what ``submit`` returned; or every job of a list,
+        or of what ``submit_batch`` returned) is succeeded, dead or cancelled, and return it
+        (them, in the order given) as :meth:`get` reads it. Raises
         :class:`WaitTimeout` after ``timeout`` seconds (None: no limit). Follows the live
         events socket (``live``), falling back to polling; see :mod:`jobs_client.waiting`."""
         ids, single = wanted_ids(job_ids)

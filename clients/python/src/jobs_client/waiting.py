@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from jobs_client.models import TERMINAL_STATUSES, Job, JobChange, Submitted
+from jobs_client.models import TERMINAL_STATUSES, BatchSubmitted, Job, JobChange, Submitted
 
 #: Re-read unfinished jobs over HTTP this often while the socket is quiet.
 SAFETY_POLL_SECONDS = 10.0
@@ -84,14 +84,18 @@ class WaitProgress:
         return sum(1 for s in self.statuses.values() if s == status)
 
 
-# What ``wait`` takes for a job: its id, or what ``submit`` returned.
+# What ``wait`` takes for a job: its id, or what ``submit`` returned (a handle is one).
 JobRef = str | Submitted
+# Several jobs: a list of those, or what ``submit_batch`` (or a chain, a group) returned.
+JobRefs = Sequence[JobRef] | BatchSubmitted
 
 
-def wanted_ids(job_ids: JobRef | Sequence[JobRef]) -> tuple[list[str], bool]:
+def wanted_ids(job_ids: JobRef | JobRefs) -> tuple[list[str], bool]:
     """The ids a wait follows, and whether one job was given (not a list)."""
     if isinstance(job_ids, str | Submitted):
         return [_id_of(job_ids)], True
+    if isinstance(job_ids, BatchSubmitted):
+        return list(job_ids.job_ids), False
     return [_id_of(ref) for ref in job_ids], False
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import jobs_client
 from jobs_client import JobsClient
 
 pytestmark = pytest.mark.unit
@@ -18,17 +21,23 @@ DOC = Path(__file__).resolve().parents[4] / "docs" / "client.md"
 CALL = re.compile(r"`([a-z_]+)\(([^`]*)\)`")
 
 
-def documented_calls() -> list[tuple[str, list[str]]]:
-    """The calls of the client's own tables (before "## Queues", whose table is
-    ``jobs.queues``'s)."""
+def section(title: str) -> str:
+    """The text of the section ``## <title>...``, up to the next one."""
+    for part in DOC.read_text().split("\n## ")[1:]:
+        if part.startswith(title):
+            return part
+    raise AssertionError(f"docs/client.md has no section {title!r}")
+
+
+def documented_calls(text: str) -> list[tuple[str, str, list[str]]]:
+    """The calls in the first cells of a section's tables: ``(name, the cell, params)``."""
     calls = []
-    for line in DOC.read_text().split("\n## Queues")[0].splitlines():
+    for line in text.splitlines():
         if not line.startswith("| `"):
             continue
         first_cell = line.split(" | ")[0]
         for name, params in CALL.findall(first_cell):
-            if callable(getattr(JobsClient, name, None)):
-                calls.append((name, parameter_names(params)))
+            calls.append((name, first_cell, parameter_names(params)))
     return calls
 
 
@@ -43,11 +52,50 @@ def parameter_names(params: str) -> list[str]:
 
 
 def test_the_docs_table_names_jobs_client_s_methods_and_parameters_as_the_code() -> None:
-    calls = documented_calls()
+    calls = [
+        (name, params)
+        for name, _, params in documented_calls(section("Methods"))
+        if callable(getattr(JobsClient, name, None))
+    ]
     assert len(calls) >= 20, calls  # the table is read: submit, get, wait, schedules, ...
     wrong = {}
     for name, documented in calls:
         actual = [p for p in inspect.signature(getattr(JobsClient, name)).parameters if p != "self"]
         if documented != actual:
             wrong[name] = (documented, actual)
+    assert wrong == {}
+
+
+# The typed-usage table names its calls bare; the cell says whose they are.
+TYPED: dict[str, Callable[..., Any]] = {
+    "task": jobs_client.task,
+    "task_of": jobs_client.task_of,
+    "chain": jobs_client.chain,
+    "group": jobs_client.group,
+    "chord": jobs_client.chord,
+    "s": jobs_client.Task.s,
+    "then": jobs_client.Canvas.then,
+}
+HANDLES = {
+    "(`JobHandle`": (jobs_client.JobHandle, jobs_client.AsyncJobHandle),
+    "(`BatchHandle`": (jobs_client.BatchHandle, jobs_client.AsyncBatchHandle),
+}
+
+
+def test_the_typed_usage_table_names_the_calls_and_parameters_as_the_code() -> None:
+    wrong = {}
+    checked = 0
+    for name, cell, documented in documented_calls(section("Typed tasks")):
+        owners = [kinds for mark, kinds in HANDLES.items() if mark in cell]
+        if owners:  # a handle's method: the sync and the async handle alike
+            functions = [getattr(kind, name) for kind in owners[0]]
+        else:
+            assert name in TYPED, f"the typed-usage table names an unknown call: {cell}"
+            functions = [TYPED[name]]
+        for function in functions:
+            actual = [p for p in inspect.signature(function).parameters if p != "self"]
+            checked += 1
+            if documented != actual:
+                wrong[f"{function.__qualname__}"] = (documented, actual)
+    assert checked >= 15  # task, s, chain, group, then, chord, and each handle's methods
     assert wrong == {}

@@ -329,6 +329,17 @@ def schedules(ctx: Context) -> int:
                 timeout_seconds=args.timeout_seconds,
                 retry_policy=retry_policy(args.retry_policy),
             ),
+            "upsert": lambda: client.upsert_schedule(
+                args.name,
+                args.type,
+                read_payload(args.payload),
+                cron=args.cron,
+                timezone=args.timezone,
+                priority=2 if args.priority is None else args.priority,
+                max_attempts=args.max_attempts,
+                timeout_seconds=args.timeout_seconds,
+                retry_policy=retry_policy(args.retry_policy),
+            ),
         }
         schedule = actions[args.action]()
     if ctx.json:

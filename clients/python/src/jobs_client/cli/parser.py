@@ -220,13 +220,17 @@ def build_parser() -> argparse.ArgumentParser:
         return schedules.add_parser(name, parents=[common], help=help, description=help)
 
     schedule_action("list", "your schedules")
-    create = schedule_action("create", "create a schedule")
-    create.add_argument("name", metavar="NAME")
-    create.add_argument("--cron", required=True, help='5 fields, e.g. "*/15 * * * *"')
-    create.add_argument("--timezone", default="UTC", help="IANA name (default UTC)")
-    create.add_argument("--type", required=True)
-    create.add_argument("--payload", default="{}", help="JSON, or @FILE")
-    _job_options(create)
+    for name, help in (
+        ("create", "create a schedule"),
+        ("upsert", "create a schedule, or update the one of that name in place (re-runnable)"),
+    ):
+        create = schedule_action(name, help)
+        create.add_argument("name", metavar="NAME")
+        create.add_argument("--cron", required=True, help='5 fields, e.g. "*/15 * * * *"')
+        create.add_argument("--timezone", default="UTC", help="IANA name (default UTC)")
+        create.add_argument("--type", required=True)
+        create.add_argument("--payload", default="{}", help="JSON, or @FILE")
+        _job_options(create)
     for name, help in (
         ("get", "a schedule with its last fires"),
         ("pause", "pause a schedule"),
