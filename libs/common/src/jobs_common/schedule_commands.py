@@ -2,10 +2,11 @@
 
 The dashboard checks what a user asked (the cron expression, the job template against its
 type, the email rules) and sends the scheduler's internal API
-(``/internal/v1/schedules``, docs/architecture.md) a :class:`NewSchedule`, or a pause, resume
-or delete of one schedule id, with the caller's identity headers. The scheduler decides what
-depends on the rows (the name taken: 409; the owner's caps: 429; not the caller's or gone:
-404) in the transaction that writes them, and answers with a :class:`ScheduleView`."""
+(``/internal/v1/schedules``, docs/architecture.md) a :class:`NewSchedule` to create (or, at
+``/by-name``, to create or update by name), or a pause, resume or delete of one schedule id,
+with the caller's identity headers. The scheduler decides what depends on the rows (the name
+taken: 409; the owner's caps: 429; not the caller's or gone: 404) in the transaction that
+writes them, and answers with a :class:`ScheduleView`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ from pydantic import Field
 from jobs_common.api_models import CamelModel
 
 SCHEDULES_PATH = "/internal/v1/schedules"
+UPSERT_PATH = f"{SCHEDULES_PATH}/by-name"  # PUT: create (201) or update (200) by name
+# The owner of a schedule declared in code (docs/sdk.md, "Schedules in code"): the submitter
+# of the jobs it fires; no person's, so no person's caps count it.
+CODE_OWNER = "code"
 
 
 class ScheduleCaps(CamelModel):
@@ -53,3 +58,12 @@ class ScheduleView(CamelModel):
     last_job_id: uuid.UUID | None
     created_at: datetime
     updated_at: datetime
+    declared_in: str | None = Field(
+        default=None,
+        description="The module of the handler that declares it in code; null: made through "
+        "the API.",
+    )
+    declared_at: datetime | None = Field(
+        default=None,
+        description="When code last created or changed it; null: made through the API.",
+    )

@@ -43,6 +43,7 @@ CANCEL: Final = "jobs.cancel"
 LOGS: Final = "jobs.logs"
 DEAD: Final = "jobs.dead"
 TYPES: Final = "jobs.types"  # WorkerTypes: the job types workers serve -> the type registry
+SCHEDULES: Final = "jobs.schedules"  # WorkerSchedules: schedules declared in code -> scheduler
 
 # Routing keys on jobs.events: scheduler -> workers control, and live UI events.
 CONTROL_CANCEL: Final = "control.cancel"
@@ -83,6 +84,7 @@ ALL_QUEUES: Final = (
     LOGS,
     DEAD,
     TYPES,
+    SCHEDULES,
 )
 
 

@@ -67,6 +67,8 @@ async def test_create_stores_the_validated_template_and_the_next_fire_time(
         "lastJobId",
         "createdAt",
         "updatedAt",
+        "declaredIn",
+        "declaredAt",
     }
     assert (body["name"], body["cron"], body["timezone"], body["owner"], body["paused"]) == (
         "daily-report",
@@ -132,11 +134,11 @@ async def test_invalid_schedules_are_422_with_field_paths(
 
 
 async def test_a_custom_type_while_the_registry_does_not_answer_is_503_and_stores_nothing(
-    client: httpx.AsyncClient, auth: Any, store_engine: AsyncEngine
+    registry_down: None, client: httpx.AsyncClient, auth: Any, store_engine: AsyncEngine
 ) -> None:
-    """A type that is not built in is checked by the submission service, which owns the type
-    registry (tests/e2e/test_handler_sdk_e2e.py runs that with the real one). Here nothing
-    listens at DASHBOARD_SUBMISSION_URL."""
+    """Every type is checked by the submission service, which owns the type registry
+    (tests/e2e/test_handler_sdk_e2e.py runs that with the real one). Here nothing listens
+    at DASHBOARD_SUBMISSION_URL."""
     response = await create(
         client, auth.user, jobTemplate={"type": "acme.reverse", "payload": {"text": "abc"}}
     )

@@ -28,12 +28,19 @@ from jobs_common.topology import (
     ready_queues_of,
 )
 from jobs_worker.adapters import metrics
+from jobs_worker.adapters.follow_ups import SubmissionFollowUps, follow_up_submitter
 from jobs_worker.adapters.job_log_shipper import JobLogShipper
 from jobs_worker.api.control import ControlConsumer
 from jobs_worker.app.active_jobs import ActiveJobs
 from jobs_worker.app.announce import TypeAnnouncer
+from jobs_worker.app.declared_schedules import ScheduleDeclarer, declared_schedules
 from jobs_worker.app.execution import JobExecutor
-from jobs_worker.app.handler_loading import Handlers, handlers_for, served_queues
+from jobs_worker.app.handler_loading import (
+    Handlers,
+    handler_configs,
+    handlers_for,
+    served_queues,
+)
 from jobs_worker.app.heartbeat import HeartbeatLoop, WorkerIdentity
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.settings import Settings
@@ -66,6 +73,7 @@ class WorkerRuntime:
         )
         self.heartbeat: HeartbeatLoop | None = None
         self.announcer: TypeAnnouncer | None = None
+        self.declarer: ScheduleDeclarer | None = None
         self.logs: JobLogShipper | None = None
         self._handlers = handlers
         self._resources = AsyncExitStack()
@@ -91,9 +99,12 @@ class WorkerRuntime:
     async def start(self) -> None:
         handlers = self._handlers if self._handlers is not None else handlers_for(self.settings)
         queues = served_queues(self.settings, handlers.registry)
+        declared = declared_schedules(handlers.registry)  # checked before connecting
         self.ready_queues = [name for queue in queues for name in ready_queues_of(queue)]
         self.ready_queues += [lane_for(job_type) for job_type in sorted(handlers.registry)]
+        configs = handler_configs(handlers.registry)
         resources = await self._open_resources(handlers)
+        submitter = await self._open_submitter()
         self._bus = await self._connect()
         # Control first: a cancel that arrives before a delivery must be known when it does.
         await self.control.start(self._bus.connection)
@@ -112,6 +123,7 @@ class WorkerRuntime:
             settings=self.settings,
             registry=handlers.registry,
             resources=resources,
+            configs=configs,
             slots=self.settings.concurrency * len(queues),
             publisher=self._bus.publisher,
             worker_id=self.worker_id,
@@ -120,6 +132,7 @@ class WorkerRuntime:
             claims=self.control.claims,
             log_forwarder=self.logs.forwarder,
             queued_lines=self.logs.buffer,
+            submitter=submitter,
         )
         self.heartbeat = HeartbeatLoop(
             publisher=self._bus.publisher,
@@ -141,6 +154,14 @@ class WorkerRuntime:
             interval=self.settings.types_interval,
         )
         await self.announcer.start()
+        self.declarer = ScheduleDeclarer(
+            publisher=self._bus.publisher,
+            worker_id=self.worker_id,
+            project_id=self.settings.schedules_project,
+            schedules=declared,
+            interval=self.settings.types_interval,
+        )
+        await self.declarer.start()
         for named in queues:  # the default queues are part of the topology RabbitBus declared
             if named != DEFAULT_QUEUE:
                 await declare_named_queue(self._bus.channel, named)
@@ -239,6 +260,8 @@ class WorkerRuntime:
             await self.logs.stop(flush_timeout=self.settings.job_log_flush_timeout)
         if self.heartbeat is not None:
             await self.heartbeat.stop()  # the last one: stopping, nothing active
+        if self.declarer is not None:
+            await self.declarer.stop()
         if self.announcer is not None:
             await self.announcer.stop()  # leaving: the registry counts this worker no more
         await self.control.stop()
@@ -252,8 +275,21 @@ class WorkerRuntime:
         opened: dict[str, Any] = {}
         for name, spec in handlers.resources.items():
             factory = asynccontextmanager(spec.factory)
-            opened[name] = await self._resources.enter_async_context(factory(self.settings))
+            opened[name] = await self._resources.enter_async_context(factory())
         return opened
+
+    async def _open_submitter(self) -> SubmissionFollowUps | None:
+        """ctx.submit's client (docs/sdk.md), when WORKER_SUBMISSION_URL is set."""
+        if self.settings.submission_url is None:
+            return None
+        return await self._resources.enter_async_context(
+            follow_up_submitter(
+                self.settings.submission_url,
+                internal_token=self.settings.internal_token,
+                timeout=self.settings.submit_timeout,
+                retry_after=self.settings.submit_retry_after,
+            )
+        )
 
     async def _queues_empty(self) -> bool:
         for consumer in self._consumers.values():

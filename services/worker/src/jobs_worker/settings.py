@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
+import uuid
+from typing import Literal, Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from jobs_common.acks import AckPolicy
-from jobs_common.recipients import RecipientList
 from jobs_common.settings import (
+    DEV_SECRET,
+    UNSET_SECRET,
     AmqpSettingsMixin,
     EntryList,
-    PostgresSettingsMixin,
+    HttpBaseUrl,
     ServiceSettings,
+    resolve_secret,
 )
 from jobs_common.topology import is_lane
 
 
-class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
+class Settings(ServiceSettings, AmqpSettingsMixin):
+    """The worker's own settings. Handlers never see them: each reads its own configuration
+    (``@handler(config=...)``; the built-in ones' are in ``jobs_worker.handlers.config``)."""
+
     model_config = SettingsConfigDict(env_prefix="WORKER_", extra="ignore")
 
     port: int = 9100
@@ -55,8 +60,12 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     # Message ids whose requeue count this worker remembers (least recently requeued go first).
     requeue_counts_capacity: int = Field(default=10_000, ge=1)
 
-    # How often the worker announces its job types on jobs.types (the registry's liveness).
+    # How often the worker announces its job types on jobs.types (the registry's liveness),
+    # and sends the schedules its handlers declare (jobs.schedules).
     types_interval: float = Field(default=30.0, gt=0)
+    # The project (its id) that the schedules declared in code belong to (docs/sdk.md,
+    # "Schedules in code"); unset: declared schedules are not reconciled (a warning says so).
+    schedules_project: uuid.UUID | None = None
     # Heartbeats (jobs.heartbeat): the scheduler's lease lasts a few intervals.
     heartbeat_interval: float = Field(default=2.0, gt=0)
     # An attempt that ends sooner sends no JobRunning, only its JobResult (a message less per
@@ -85,26 +94,22 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin):
     job_log_linger: float = Field(default=0.05, ge=0, le=1.0)  # seconds a message waits to fill
     job_log_flush_timeout: float = Field(default=5.0, ge=0)
 
-    db_pool_size: int = Field(default=2, ge=1)
-    artifacts_dir: Path = Path("var/artifacts")
-    report_inline_limit: int = Field(default=64 * 1024, ge=0)
-    max_image_pixels: int = Field(default=40_000_000, ge=1)
-
-    smtp_host: str = "127.0.0.1"
-    smtp_port: int = 1025
-    smtp_from: str = "jobs@localhost"
-    smtp_username: str | None = None
-    smtp_password: SecretStr | None = None
-    smtp_starttls: bool = False
-    smtp_timeout: float = Field(default=10.0, gt=0)
-    # Recipients the email handler may send to: addresses and/or domains, comma-separated
-    # (jobs_common.recipients); empty allows all. Anyone else fails the job, not retried.
-    email_allowed_recipients: RecipientList = []
+    # ctx.submit (docs/sdk.md, "Submitting from a handler"): the submission service the
+    # follow-ups go to, as the running job's owner, with the internal token (required, as the
+    # backends', when the URL is set). None: handlers cannot submit here (SubmitUnavailable).
+    submission_url: HttpBaseUrl | None = None
+    internal_token: str = Field(default=UNSET_SECRET, repr=False)
+    submit_timeout: float = Field(default=10.0, gt=0)
+    # The retry delay of an attempt whose follow-up could not be submitted (no answer, 5xx,
+    # throttled without Retry-After).
+    submit_retry_after: float = Field(default=5.0, ge=0, le=3600)
 
     @model_validator(mode="after")
-    def _credentials_in_pairs(self) -> Settings:
-        if (self.smtp_username is None) != (self.smtp_password is None):
-            raise ValueError("smtp_username and smtp_password must be set together")
+    def _token_to_submit(self) -> Self:
+        if self.submission_url is not None:
+            self.internal_token = resolve_secret(
+                self, "internal_token", self.internal_token, development=DEV_SECRET
+            )
         return self
 
     @property

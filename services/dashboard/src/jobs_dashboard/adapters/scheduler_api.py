@@ -35,7 +35,12 @@ from jobs_common.retry_policy_commands import (
     RetryPolicyCreate,
     RetryPolicyView,
 )
-from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
+from jobs_common.schedule_commands import (
+    SCHEDULES_PATH,
+    UPSERT_PATH,
+    NewSchedule,
+    ScheduleView,
+)
 
 
 class SchedulerApi:
@@ -77,6 +82,17 @@ class SchedulerApi:
         """Raises Conflict (the caller has the name), TooManyRequests (a cap)."""
         body = command.model_dump(mode="json", by_alias=True)
         return await self._view("POST", SCHEDULES_PATH, identity, body)
+
+    async def upsert_schedule(
+        self, command: NewSchedule, identity: Identity
+    ) -> tuple[ScheduleView, bool]:
+        """The schedule, and True when it was created (False: updated or unchanged). Raises
+        Conflict (declared in code), TooManyRequests (a cap)."""
+        body = command.model_dump(mode="json", by_alias=True)
+        answer = await self._call("PUT", UPSERT_PATH, identity, body)
+        if answer.status_code not in (200, 201):
+            raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+        return ScheduleView.model_validate(answer.json()), answer.status_code == 201
 
     async def set_paused(
         self, schedule_id: uuid.UUID, identity: Identity, *, paused: bool

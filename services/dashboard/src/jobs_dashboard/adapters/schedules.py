@@ -34,6 +34,8 @@ def to_view(row: AnyRow) -> ScheduleView:
         last_job_id=row.last_job_id,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        declared_in=row.declared_in,
+        declared_at=row.declared_at,
     )
 
 

@@ -13,5 +13,6 @@ def body_limits(settings: Settings) -> BodyLimits:
             # bodies that carry a job payload: a requeue's edit, a schedule's job template
             RouteLimit("/api/dead-letters/{deadLetterId}/requeue", settings.max_job_body_bytes),
             RouteLimit("/api/schedules", settings.max_job_body_bytes),
+            RouteLimit("/api/schedules/by-name/{name}", settings.max_job_body_bytes),
         ),
     )

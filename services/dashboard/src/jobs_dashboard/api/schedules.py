@@ -1,4 +1,5 @@
-"""Cron schedules: create, list, detail with recent fires, pause, resume, delete.
+"""Cron schedules: create, create or update by name, list, detail with recent fires, pause,
+resume, delete.
 
 The dashboard reads the schedules; their commands go to the scheduler, which owns them
 (``adapters/scheduler_api.py``): the request is checked here (its cron, its job template
@@ -13,11 +14,12 @@ from fastapi import APIRouter, Path, Response
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
-from jobs_common.errors import NotFound, ValidationFailed
+from jobs_common.errors import ErrorDetail, NotFound, ValidationFailed
 from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
 from jobs_common.tenancy import OrgRole, personal_project_id
+from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.schedules import ScheduleStore
 from jobs_dashboard.api.deps import (
     OwnVisibilityDep,
@@ -30,16 +32,22 @@ from jobs_dashboard.api.deps import (
 from jobs_dashboard.domain.payloads import check_payload
 from jobs_dashboard.domain.query import visibility_for
 from jobs_dashboard.domain.schedules import (
+    MAX_NAME_LENGTH,
     ScheduleCreate,
     ScheduleDetail,
     SchedulePage,
+    ScheduleUpsert,
     refused_recipient,
     too_frequent_for_email,
 )
+from jobs_dashboard.settings import Settings
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
 ScheduleId = Annotated[uuid.UUID, Path(alias="scheduleId", description="The schedule's id.")]
+ScheduleNamePath = Annotated[
+    str, Path(description="The schedule's name, unique in its project (1-200 characters).")
+]
 
 
 @router.post(
@@ -58,6 +66,46 @@ async def create_schedule(
     settings: SettingsDep,
     types: TypesDep,
 ) -> ScheduleView:
+    command = await checked_command(body.name, body, identity, settings, types)
+    return await scheduler.create_schedule(command, identity)
+
+
+@router.put(
+    "/by-name/{name}",
+    summary="Create (201) or update in place (200) the request's project's schedule of a name",
+    description="Cron, time zone and job template are replaced; the schedule keeps its id, "
+    "owner, fire history and pause (a paused schedule stays paused). The next fire time is "
+    "recomputed when cron or time zone changed. A deploy script may send it every time.",
+    responses={
+        201: {"description": "Created", "model": ScheduleView},
+        409: {"description": "Declared in code: change it there"},
+        429: {"description": "The caller has as many schedules (of email jobs) as allowed"},
+    },
+)
+async def upsert_schedule(
+    name: ScheduleNamePath,
+    body: ScheduleUpsert,
+    answer: Response,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    settings: SettingsDep,
+    types: TypesDep,
+) -> ScheduleView:
+    command = await checked_command(name, body, identity, settings, types)
+    view, created = await scheduler.upsert_schedule(command, identity)
+    answer.status_code = 201 if created else 200
+    return view
+
+
+async def checked_command(
+    name: str,
+    body: ScheduleUpsert,
+    identity: Identity,
+    settings: Settings,
+    types: SubmissionTypes,
+) -> NewSchedule:
+    """The command for the scheduler, once the caller may manage the project's schedules and
+    the request passed every check (name, template against its type, email rules)."""
     identity.require(
         identity.project_id or str(personal_project_id(identity.email)),
         OrgRole.ADMIN,
@@ -75,20 +123,22 @@ async def create_schedule(
     if capped:
         interval = settings.min_email_schedule_interval_seconds
         refused += too_frequent_for_email(body, min_interval_seconds=interval, now=utcnow())
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        refused.append(ErrorDetail(field="name", message="1 to 200 characters"))
     if refused:
         raise ValidationFailed("request validation failed", details=refused)
     caps = ScheduleCaps(
         max_schedules=settings.max_schedules_per_user,
         max_email_schedules=settings.max_email_schedules_per_user,
     )
-    command = NewSchedule(
-        name=body.name,
+    return NewSchedule(
+        name=name,
         cron=body.cron,
         timezone=body.timezone,
         job_template=template,
         caps=caps if capped else None,
     )
-    return await scheduler.create_schedule(command, identity)
 
 
 @router.get("", summary="Schedules of the caller's projects, by name")

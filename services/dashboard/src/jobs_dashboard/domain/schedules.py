@@ -1,4 +1,4 @@
-"""Cron schedules (pure): the create request, its validation and the answers."""
+"""Cron schedules (pure): the create and upsert requests, their validation and the answers."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from jobs_dashboard.domain.payloads import CheckedPayload
 MAX_TIMEOUT_SECONDS = 1700  # the submission's cap: below RabbitMQ's 30 min consumer timeout
 LAST_FIRES = 20
 
+MAX_NAME_LENGTH = 200
 ScheduleName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH)
 ]
 
 
@@ -71,10 +72,11 @@ class JobTemplate(CamelModel):
         }
 
 
-class ScheduleCreate(CamelModel):
+class ScheduleUpsert(CamelModel):
+    """A schedule by name (``PUT /api/schedules/by-name/{name}``): the name is the path's."""
+
     model_config = ConfigDict(extra="forbid")
 
-    name: ScheduleName
     cron: str = Field(
         max_length=200, description="5 fields: minute hour day-of-month month day-of-week."
     )
@@ -93,6 +95,10 @@ class ScheduleCreate(CamelModel):
         return value
 
 
+class ScheduleCreate(ScheduleUpsert):
+    name: ScheduleName
+
+
 class ScheduleFire(CamelModel):
     fire_time: datetime
     job_id: uuid.UUID
@@ -109,7 +115,7 @@ class SchedulePage(Page[ScheduleView]):
 
 
 def too_frequent_for_email(
-    body: ScheduleCreate, *, min_interval_seconds: int, now: datetime
+    body: ScheduleUpsert, *, min_interval_seconds: int, now: datetime
 ) -> list[ErrorDetail]:
     """The 422 detail of an email schedule that fires more often than once per
     ``min_interval_seconds`` (0: any cron): each fire sends a mail, outside the email quota of

@@ -1,5 +1,6 @@
 """The schedules' rows as their commands change them: create (under the owner's caps),
-pause, resume, delete. Firing them is ``app/cron.py``.
+create or update by name (the API's, and those declared in code), pause, resume, delete.
+Firing them is ``app/cron.py``.
 
 ``scope`` narrows a command to the schedules of the projects where the caller may change
 them (``jobs_common.tenancy.Scope``); any other schedule is answered as not found."""
@@ -10,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import and_, case, delete, func, literal_column, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -22,7 +23,7 @@ from jobs_common.jobstore import schedule_fires, schedules
 from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
 from jobs_common.scoped_rows import visible
 from jobs_common.tenancy import Scope
-from jobs_scheduler.domain.schedules import check_caps
+from jobs_scheduler.domain.schedules import DeclaredInCode, check_caps
 
 # pg_advisory_xact_lock(namespace, hashtext(owner)): one schedule create per owner at a time.
 OWNER_LOCK_NAMESPACE = 0x5C4E
@@ -73,16 +74,25 @@ async def create(
 
 
 async def _check_caps(
-    connection: AsyncConnection, owner: str, caps: ScheduleCaps, job_template: dict[str, Any]
+    connection: AsyncConnection,
+    owner: str,
+    caps: ScheduleCaps,
+    job_template: dict[str, Any],
+    *,
+    replacing: ColumnElement[bool] | None = None,
 ) -> None:
+    """``replacing``: the row an upsert would update, not counted (it is not one more)."""
     await connection.execute(
         select(func.pg_advisory_xact_lock(OWNER_LOCK_NAMESPACE, func.hashtext(owner)))
     )
     is_email = schedules.c.job_template["type"].astext == "email"
+    mine = [schedules.c.owner == owner]
+    if replacing is not None:
+        mine.append(~replacing)
     counted = (
         await connection.execute(
-            # ix_schedules_owner_name: the owner's rows only.
-            select(func.count(), func.count().filter(is_email)).where(schedules.c.owner == owner)
+            # ix_schedules_owner: the owner's rows only.
+            select(func.count(), func.count().filter(is_email)).where(*mine)
         )
     ).one()
     check_caps(
@@ -91,6 +101,114 @@ async def _check_caps(
         email_schedules=int(counted[1]),
         is_email=job_template.get("type") == "email",
     )
+
+
+def upsert_statement(values: dict[str, Any], *, declared: bool) -> Any:
+    """One ``INSERT ... ON CONFLICT (project_id, name) DO UPDATE``: two writers racing on a
+    name leave one row. An update takes cron, time zone, template and declaration; it moves
+    the next fire time only when cron or time zone changed and the schedule is not paused (a
+    pause survives). It writes nothing when nothing changed, nor (``declared`` false: the
+    API's) over a schedule declared in code; then it returns no row. Returned rows carry
+    ``inserted``."""
+    statement = insert(schedules).values(**values)
+    new, old = statement.excluded, schedules.c
+    timing_changed = or_(old.cron != new.cron, old.timezone != new.timezone)
+    changed = or_(
+        timing_changed,
+        old.job_template != new.job_template,
+        old.declared_in.is_distinct_from(new.declared_in),
+    )
+    return statement.on_conflict_do_update(
+        index_elements=[old.project_id, old.name],
+        set_={
+            "cron": new.cron,
+            "timezone": new.timezone,
+            "job_template": new.job_template,
+            "next_fire_at": case(
+                (old.paused, old.next_fire_at),
+                (timing_changed, new.next_fire_at),
+                else_=old.next_fire_at,
+            ),
+            "declared_in": new.declared_in,
+            "declared_at": new.declared_at,
+            "updated_at": func.now(),
+        },
+        where=changed if declared else and_(changed, old.declared_in.is_(None)),
+    ).returning(*schedules.c, literal_column("(xmax = 0)").label("inserted"))
+
+
+def _named(project_id: uuid.UUID, name: str) -> ColumnElement[bool]:
+    return and_(schedules.c.project_id == project_id, schedules.c.name == name)
+
+
+async def upsert(
+    engine: AsyncEngine, command: NewSchedule, *, owner: str, project_id: uuid.UUID
+) -> tuple[ScheduleView, bool]:
+    """Create the project's schedule of ``command.name`` (True) or update it in place (False:
+    cron, time zone and template; owner, pause and fire history stay). Raises
+    ``DeclaredInCode`` for a schedule code declares, ``ScheduleQuotaExceeded`` past a cap
+    (counted without the row it would update)."""
+    values = {
+        "id": uuid.uuid4(),
+        "name": command.name,
+        "cron": command.cron,
+        "timezone": command.timezone,
+        "job_template": command.job_template,
+        "owner": owner,
+        "project_id": project_id,
+        "paused": False,
+        "next_fire_at": next_fire_after(command.cron, command.timezone, utcnow()),
+        "declared_in": None,
+        "declared_at": None,
+    }
+    named = _named(project_id, command.name)
+    async with engine.begin() as connection:
+        if command.caps is not None:
+            await _check_caps(
+                connection, owner, command.caps, command.job_template, replacing=named
+            )
+        row = (await connection.execute(upsert_statement(values, declared=False))).first()
+        if row is not None:
+            return to_view(row), bool(row.inserted)
+        # Nothing written: unchanged, or declared in code (the conflict kept the row locked).
+        kept = (await connection.execute(select(schedules).where(named))).one()
+    if kept.declared_in is not None:
+        raise DeclaredInCode(command.name, kept.declared_in)
+    return to_view(kept), False
+
+
+async def upsert_declared(
+    connection: AsyncConnection,
+    *,
+    project_id: uuid.UUID,
+    name: str,
+    cron: str,
+    timezone: str,
+    job_template: dict[str, Any],
+    declared_in: str,
+    owner: str,
+    now: datetime,
+) -> str:
+    """A schedule declared in code, created or updated by name (it takes over one of that
+    name made through the API). Returns "created", "updated" or "unchanged" (nothing
+    written: the usual answer to a worker re-announcing what it declared)."""
+    values = {
+        "id": uuid.uuid4(),
+        "name": name,
+        "cron": cron,
+        "timezone": timezone,
+        "job_template": job_template,
+        "owner": owner,
+        "project_id": project_id,
+        "paused": False,
+        "next_fire_at": next_fire_after(cron, timezone, now),
+        "declared_in": declared_in,
+        "declared_at": now,
+    }
+    row = (await connection.execute(upsert_statement(values, declared=True))).first()
+    if row is None:
+        return "unchanged"
+    return "created" if row.inserted else "updated"
 
 
 async def set_paused(

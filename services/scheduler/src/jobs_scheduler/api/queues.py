@@ -34,6 +34,7 @@ from jobs_common.contracts import (
     ReadTick,
     RetryRequested,
     WorkerHeartbeat,
+    WorkerSchedules,
     parse_message,
     utcnow,
 )
@@ -44,6 +45,7 @@ from jobs_scheduler.adapters.job_metrics import record_committed
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app import commands
 from jobs_scheduler.app.broker_dead_letters import apply_dead_lettered
+from jobs_scheduler.app.declared_schedules import apply_declared
 from jobs_scheduler.app.heartbeats import apply_heartbeats
 from jobs_scheduler.app.intake import record_jobs
 from jobs_scheduler.app.results import apply_results
@@ -255,6 +257,11 @@ class SchedulerConsumers:
                 c, ch, m, death_reason=death_reason(d), defaults=defaults
             )
 
+        async def declared(
+            c: AsyncConnection, _: Changes, parsed: list[Parsed[WorkerSchedules]]
+        ) -> Counter[str]:
+            return await apply_declared(c, [p.message for p in parsed])
+
         return {
             topology.SUBMITTED: (JobsSubmitted, submitted),
             topology.RUNNING: (JobRunning, running),
@@ -264,6 +271,7 @@ class SchedulerConsumers:
             topology.RETRY: (RetryRequested, one_by_one(retry)),
             topology.CANCEL: (CancelRequested, one_by_one(cancel)),
             topology.DEAD: (JobDispatch, one_by_one(dead)),
+            topology.SCHEDULES: (WorkerSchedules, declared),
         }
 
     def batch_handler(

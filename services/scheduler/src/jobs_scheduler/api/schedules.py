@@ -1,4 +1,5 @@
-"""``/internal/v1/schedules``: create, pause, resume and delete schedules for the dashboard,
+"""``/internal/v1/schedules``: create, create or update by name (``PUT /by-name``), pause,
+resume and delete schedules for the dashboard,
 which checked the request (``jobs_common.schedule_commands``). Service to service: the
 gateway routes no path under ``/internal`` and the routes are left out of OpenAPI. A schedule
 is created in the request's project; a caller changes the schedules of the projects where it
@@ -13,7 +14,7 @@ from fastapi import APIRouter, Path, Request, Response
 
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.request_identity import CurrentIdentity
-from jobs_common.schedule_commands import SCHEDULES_PATH, NewSchedule, ScheduleView
+from jobs_common.schedule_commands import SCHEDULES_PATH, UPSERT_PATH, NewSchedule, ScheduleView
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters import schedules
 from jobs_scheduler.api.deps import engine_of, scope_of
@@ -43,6 +44,20 @@ async def create_schedule(
                 ErrorDetail(field="name", message="already used by a schedule of this project")
             ],
         )
+    return view
+
+
+@router.put(UPSERT_PATH.removeprefix(SCHEDULES_PATH))
+async def upsert_schedule(
+    request: Request, response: Response, command: NewSchedule, identity: CurrentIdentity
+) -> ScheduleView:
+    """201 created, 200 updated in place (or unchanged); 409 when code declares it."""
+    project = identity.project_id or str(personal_project_id(identity.email))
+    identity.require(project, OrgRole.ADMIN, to="manage schedules", missing="project not found")
+    view, created = await schedules.upsert(
+        engine_of(request), command, owner=identity.email, project_id=uuid.UUID(project)
+    )
+    response.status_code = 201 if created else 200
     return view
 
 

@@ -38,6 +38,8 @@ def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
         job_id=fire_job_id(schedule.id, fire_time),
         job_type=template["type"],
         priority=int(template.get("priority", 2)),
+        # A schedule declared in code naming no priority: its queue's default, when it has one.
+        priority_default=bool(template.get("priorityDefault")),
         payload=template.get("payload") or {},
         submitted_by=schedule.owner,
         project_id=schedule.project_id,

@@ -45,9 +45,7 @@ from jobs_common.contracts import (
     COPY_HEADER,
     FRESH_DISPATCH,
     FRESH_HEADER,
-    ErrorKind,
     JobDispatch,
-    JobError,
     JobResult,
     JobRunning,
     parse_message,
@@ -55,14 +53,10 @@ from jobs_common.contracts import (
 )
 from jobs_common.rabbit import Publisher
 from jobs_common.topology import RESULTS, RUNNING
-from jobs_worker.adapters import metrics
-from jobs_worker.adapters.result_batches import QueuedLines, ResultBatcher
-from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
-from jobs_worker.app.claims import ClaimWaiters
-from jobs_worker.domain.cancellations import CancelledSet
-from jobs_worker.domain.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
-from jobs_worker.domain.errors import JobFailure, classify
-from jobs_worker.domain.outcomes import (
+from jobs_sdk.context import HandlerSpec, JobContext, JobLogger, LogForward, Registry
+from jobs_sdk.errors import AttemptError, JobFailure, classify
+from jobs_sdk.follow_ups import Submitter
+from jobs_sdk.outcomes import (
     Outcome,
     cancelled,
     invalid_payload,
@@ -70,6 +64,13 @@ from jobs_worker.domain.outcomes import (
     succeeded,
     timed_out,
 )
+from jobs_sdk.parents import NO_PARENTS, Parent, ParentResults
+from jobs_worker.adapters import metrics
+from jobs_worker.adapters.result_batches import QueuedLines, ResultBatcher
+from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
+from jobs_worker.app.claims import ClaimWaiters
+from jobs_worker.domain.cancellations import CancelledSet
+from jobs_worker.domain.errors import job_error
 from jobs_worker.domain.slots import SlotPool
 from jobs_worker.settings import Settings
 
@@ -92,12 +93,16 @@ class JobExecutor:
         log_forwarder: ForwarderFactory | None = None,
         queued_lines: QueuedLines | None = None,
         resources: Mapping[str, Any] | None = None,
+        configs: Mapping[str, Any] | None = None,
         slots: int | None = None,
         claims: ClaimWaiters | None = None,
+        submitter: Submitter | None = None,
     ) -> None:
         self.settings = settings
+        self.submitter = submitter  # ctx.submit's (None: this worker cannot submit)
         self.registry = registry
         self.resources = dict(resources or {})
+        self.configs = dict(configs or {})  # each type's own HandlerConfig, read at load
         # Sync (def) handlers run here, never on the event loop.
         self.sync_pool = ThreadPoolExecutor(
             max_workers=settings.sync_handler_threads, thread_name_prefix="handler"
@@ -223,8 +228,8 @@ class JobExecutor:
             "job type not served here; handed back",
             extra={**self._fields(job), "action": "job_handed_back"},
         )
-        error = JobError(
-            kind=ErrorKind.RETRYABLE,
+        error = AttemptError(
+            kind="retryable",
             error_class="UnservedJobType",
             message=f"worker {self.worker_id} does not serve {job.dispatch.job_type!r}",
         )
@@ -376,7 +381,7 @@ class JobExecutor:
         if duration is not None:
             metrics.JOB_DURATION.labels(label).observe(duration)
         await self._publish_result(job, outcome, started_at=started_at)
-        kind = error.kind.value if error is not None and name == "failed" else "none"
+        kind = error.kind if error is not None and name == "failed" else "none"
         metrics.JOBS_FINISHED.labels(label, name, kind).inc()
         log.info(
             "job finished",
@@ -394,7 +399,7 @@ class JobExecutor:
     async def _publish_result(
         self,
         job: ActiveJob,
-        outcome: Outcome | tuple[Literal["unserved"], None, JobError],
+        outcome: Outcome | tuple[Literal["unserved"], None, AttemptError],
         *,
         started_at: datetime,
     ) -> None:
@@ -408,7 +413,7 @@ class JobExecutor:
             worker_id=self.worker_id,
             outcome=name,
             result=result,
-            error=error,
+            error=job_error(error) if error is not None else None,
             started_at=started_at,
             finished_at=utcnow(),
             trace_id=dispatch.trace_id,
@@ -435,12 +440,16 @@ class JobExecutor:
             job_type=dispatch.job_type,
             worker_id=self.worker_id,
             trace_id=dispatch.trace_id,
-            settings=self.settings,
             log=logger,
             cancel_signal=job.cancel_signal,
             progress_sink=progressed,
             resources=self.resources,
             deadline=time.monotonic() + dispatch.timeout_seconds,
+            config=self.configs.get(dispatch.job_type),
+            submitted_by=dispatch.submitted_by,
+            project_id=dispatch.project_id,
+            parents=parents_of(dispatch) if dispatch.parents else NO_PARENTS,
+            submitter=self.submitter,
         )
         # The handler runs in its own task: a cancel request cancels that task only, so this
         # (delivery) task survives to report ``cancelled``; cancelling the delivery task
@@ -510,7 +519,7 @@ class JobExecutor:
             "handler failed: %s: %s",
             error.error_class,
             error.message,
-            extra={"action": "handler_failed", "error_kind": error.kind.value},
+            extra={"action": "handler_failed", "error_kind": error.kind},
             exc_info=not isinstance(exc, JobFailure),
         )
         return "failed", None, error
@@ -571,6 +580,14 @@ class JobExecutor:
             else str(exc)
         )
         await self.settler.settle(message, acks.Outcome.POISON, queue=queue, reason=reason[:1000])
+
+
+def parents_of(dispatch: JobDispatch) -> ParentResults:
+    """A DAG child's parents' results as its handler reads them (``ctx.parent_results``)."""
+    return ParentResults(
+        Parent(job_id=p.job_id, ref=p.ref, result=p.result, omitted=p.omitted, size=p.size)
+        for p in dispatch.parents
+    )
 
 
 @dataclass(frozen=True)
