@@ -53,10 +53,16 @@ DEFAULT_PRIORITY = 2
 TERMINAL_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
 
 
-class Message(BaseModel):
-    """Base of every message: frozen, strict about unknown fields, versioned."""
+# Messages and what they carry ignore fields they do not know: a release that adds a field
+# reaches its readers in any order during a rolling deploy (a reader refusing it as poison
+# lost the message's job). A change of meaning is a new version (``v``), refused as poison.
+WIRE = ConfigDict(frozen=True, extra="ignore")
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+class Message(BaseModel):
+    """Base of every message: frozen, versioned, deaf to fields a later release adds."""
+
+    model_config = WIRE
 
     v: Literal[1] = SCHEMA_VERSION
     message_id: uuid.UUID = Field(default_factory=uuid.uuid4)
@@ -123,6 +129,9 @@ class JobSubmitted(Message):
     api_key: str | None = Field(default=None, max_length=40)
     max_attempts: int | None = Field(default=None, ge=1, le=20)
     timeout_seconds: int | None = Field(default=None, ge=1)
+    # True: the submission named no timeout (``timeout_seconds`` is its type's): its queue's
+    # default timeout replaces it when the queue has one (docs/flow-control.md).
+    timeout_default: bool = False
     submitted_at: AwareDatetime
     run_at: AwareDatetime | None = None
     retry_policy: RetryPolicySpec | None = None
@@ -133,6 +142,8 @@ class JobSubmitted(Message):
     # The named queue of the job's type (the registry's): its ready queues are
     # jobs.ready.<queue>.<priority>, "default" the three shared ones.
     queue: str = Field(default="default", pattern=QUEUE_NAME_PATTERN)
+    # A batch member's own ref: its children in the batch read its result by it.
+    ref: str | None = Field(default=None, max_length=100)
 
     def project(self) -> uuid.UUID:
         return self.project_id or personal_project_id(self.submitted_by)
@@ -148,6 +159,24 @@ class JobsSubmitted(Envelope):
 
     type: Literal["jobs.submitted"] = "jobs.submitted"
     jobs: list[JobSubmitted] = Field(min_length=1, max_length=1_000)
+
+
+# What a dispatch carries of its parents' results together, at most (JSON bytes): a result
+# that does not fit is named with its size and no value (docs/sdk.md, "Parent results").
+PARENT_RESULTS_MAX_BYTES = 256 * 1024
+
+
+class ParentResult(BaseModel):
+    """A DAG child's parent as its dispatch carries it: the parent succeeded with ``result``,
+    or, ``omitted``, with a result of ``size`` bytes too large to carry."""
+
+    model_config = WIRE
+
+    job_id: uuid.UUID
+    ref: str | None = None  # its ref in the child's batch
+    result: dict[str, Any] | None = None
+    omitted: bool = False
+    size: int | None = Field(default=None, ge=0)
 
 
 class JobDispatch(Message):
@@ -167,6 +196,12 @@ class JobDispatch(Message):
     # Sent again after a worker handed the attempt back (it does not serve the type): the first
     # delivery may have been a copy's twin, so this one is claimed, as a relay's copy is.
     resent: bool = False
+    # Who the job runs for: ``ctx.submit`` submits follow-ups as this owner, in this project
+    # (None: a dispatch of an earlier release, which cannot submit).
+    submitted_by: str | None = None
+    project_id: uuid.UUID | None = None
+    # A DAG child's parents and their results (empty for a job without parents).
+    parents: list[ParentResult] = Field(default_factory=list, max_length=100)
 
 
 # An AMQP header on a ready message the scheduler's relay published again because it could not
@@ -214,7 +249,7 @@ class ErrorKind(StrEnum):
 
 
 class JobError(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = WIRE
 
     kind: ErrorKind
     error_class: str
@@ -296,7 +331,7 @@ class CancelRequested(Message):
 
 
 class ActiveAttempt(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = WIRE
 
     job_id: uuid.UUID
     attempt: int = Field(ge=1)
@@ -332,7 +367,7 @@ class WorkerHeartbeat(Message):
 class JobTypeInfo(BaseModel):
     """One job type as a worker serves it (``@handler`` in the worker SDK)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = WIRE
 
     job_type: str = Field(min_length=1, max_length=100)
     payload_schema: dict[str, Any]  # JSON Schema of the payload model
@@ -353,6 +388,38 @@ class WorkerTypes(Message):
     types: list[JobTypeInfo]
     sent_at: AwareDatetime
     leaving: bool = False
+
+
+class DeclaredSchedule(BaseModel):
+    """A cron schedule a handler declares in code (``Cron`` in the SDK), its payload already
+    validated by the handler's payload model; cron and time zone are checked again by the
+    scheduler, which skips (and logs) a declaration it cannot use."""
+
+    model_config = WIRE
+
+    name: str = Field(min_length=1, max_length=200)
+    cron: str = Field(min_length=1, max_length=200)
+    timezone: str = Field(min_length=1, max_length=64)
+    job_type: str = Field(min_length=1, max_length=100)
+    payload: dict[str, Any]
+    priority: int | None = Field(default=None, ge=1, le=3)  # None: the queue's default
+    queue: str = Field(default="default", pattern=QUEUE_NAME_PATTERN)
+    max_attempts: int = Field(ge=1)
+    timeout_seconds: int = Field(ge=1)
+    declared_in: str = Field(min_length=1, max_length=300)  # the handler's module
+
+
+class WorkerSchedules(Message):
+    """worker -> scheduler (jobs.schedules): the schedules this worker's handlers declare,
+    for ``project_id`` (``WORKER_SCHEDULES_PROJECT``); sent with each announcement of its
+    types. The scheduler creates or updates each by name, writing nothing when unchanged, so
+    a lost message is made good by the next one and replicas never duplicate a schedule."""
+
+    type: Literal["worker.schedules"] = "worker.schedules"
+    worker_id: str
+    project_id: uuid.UUID
+    schedules: list[DeclaredSchedule]
+    sent_at: AwareDatetime
 
 
 class CancelAttempt(Message):
@@ -415,7 +482,7 @@ class ReadTick(Message):
 class JobChange(BaseModel):
     """One status change of a job, as its transaction committed it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = WIRE
 
     job_id: uuid.UUID
     attempt: int = Field(ge=0)

@@ -85,6 +85,10 @@ jobs = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
+    # A batch member's ref (its children in the batch read its result by it) and whether the
+    # job has parents, whose results its dispatches carry (migration 0023, docs/sdk.md).
+    Column("ref", Text),
+    Column("has_parents", Boolean, nullable=False, server_default=text("false")),
     CheckConstraint(f"status IN ({_STATUSES})", name="jobs_status_valid"),
     CheckConstraint("priority BETWEEN 1 AND 3", name="jobs_priority_range"),
 )
@@ -268,6 +272,10 @@ schedules = Table(
     Column("last_job_id", UUID(as_uuid=True)),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    # Declared by a handler (docs/sdk.md, "Schedules in code"): its module, and when code last
+    # created or changed the schedule; both null for one made through the API (0022).
+    Column("declared_in", Text),
+    Column("declared_at", DateTime(timezone=True)),
 )
 Index("ix_schedules_due", schedules.c.next_fire_at, postgresql_where=text("NOT paused"))
 Index("ix_schedules_owner", schedules.c.owner)

@@ -462,3 +462,53 @@ async def test_0020_indexes_the_unfinished_jobs_by_priority_too_and_migrates_dow
             await connection.close()
     finally:
         await postgres_server.drop(name)
+
+
+async def test_0022_marks_schedules_declared_in_code_and_migrates_down(
+    postgres_server: Any,
+) -> None:
+    """A schedule stored at 0021 reads at 0022 as made through the API (no declaration); a
+    declared one can be stored; down to 0021, both rows kept without the columns."""
+    from jobs_common.migrations import downgrade
+    from jobs_scheduler.migrate import MIGRATIONS, upgrade
+
+    name = f"t_declared_{uuid.uuid4().hex[:10]}"
+    url = await postgres_server.create(name)
+    insert = (
+        "INSERT INTO schedules (id, name, cron, timezone, job_template, owner, project_id) "
+        "VALUES ($1, $2, '0 3 * * *', 'UTC', '{\"type\": \"simulate\"}', 'ann', $3)"
+    )
+    project = uuid.uuid4()
+    try:
+        await asyncio.to_thread(upgrade, url, "0021")
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(insert, uuid.uuid4(), "by-api", project)
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(upgrade, url, "0022")
+        connection = await asyncpg.connect(url)
+        try:
+            row = await connection.fetchrow("SELECT declared_in, declared_at FROM schedules")
+            assert tuple(row) == (None, None)
+            await connection.execute(insert, uuid.uuid4(), "in-code", project)
+            await connection.execute(
+                "UPDATE schedules SET declared_in = 'acme_jobs.reports', declared_at = now() "
+                "WHERE name = 'in-code'"
+            )
+        finally:
+            await connection.close()
+
+        await asyncio.to_thread(downgrade, MIGRATIONS, url, "0021")
+        connection = await asyncpg.connect(url)
+        try:
+            assert await connection.fetchval("SELECT count(*) FROM schedules") == 2
+            assert not await connection.fetchval(
+                "SELECT count(*) FROM information_schema.columns "
+                "WHERE table_name = 'schedules' AND column_name LIKE 'declared_%'"
+            )
+        finally:
+            await connection.close()
+    finally:
+        await postgres_server.drop(name)

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import hashlib
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,6 @@ from PIL import Image
 from prometheus_client import REGISTRY
 
 from jobs_common.contracts import ErrorKind
-from jobs_common.payloads import SimulatePayload
 from jobs_common.topology import (
     DEAD,
     READY_HIGH,
@@ -26,8 +26,9 @@ from jobs_common.topology import (
     RUNNING,
     queue_arguments,
 )
+from jobs_sdk.context import JobContext, Registry
 from jobs_testing.worker_messages import Observer, job_of, make_dispatch, quick_simulate
-from jobs_worker.domain.context import JobContext, Registry
+from jobs_worker.handlers.payloads import SimulatePayload
 from jobs_worker.sdk import handler, spec_of
 
 pytestmark = pytest.mark.integration
@@ -194,7 +195,7 @@ async def test_image_resize_writes_an_artifact(
     start_worker: Any, observer: Observer, tmp_path: Path
 ) -> None:
     results = await observer.collect(RESULTS)
-    runtime = await start_worker()
+    await start_worker()
     dispatch = make_dispatch(
         "image_resize", {"imageBase64": png((80, 60)), "width": 40, "height": 30, "format": "webp"}
     )
@@ -206,7 +207,7 @@ async def test_image_resize_writes_an_artifact(
     # The result names the file under the artifacts directory, not the worker's path of it.
     assert result.result["artifact"] == f"{dispatch.job_id}/attempt-1.webp"
     assert "path" not in result.result
-    path = runtime.settings.artifacts_dir / result.result["artifact"]
+    path = Path(os.environ["WORKER_ARTIFACTS_DIR"]) / result.result["artifact"]
     data = await asyncio.to_thread(path.read_bytes)
     assert result.result["bytes"] == len(data)
     assert result.result["sha256"] == hashlib.sha256(data).hexdigest()

@@ -38,6 +38,8 @@ DISPATCH_COLUMNS = (
     jobs.c.attempt,
     jobs.c.queue,
     jobs.c.project_id,
+    jobs.c.submitted_by,  # who it runs for (ctx.submit)
+    jobs.c.has_parents,  # its dispatches carry its parents' results
 )
 
 # Queued with its ready message out of the outbox: in the broker or a worker's hands. A job
@@ -70,6 +72,7 @@ JOB_COLUMNS = (
     jobs.c.cancel_requested_by,
     jobs.c.trace_id,
     jobs.c.project_id,
+    jobs.c.has_parents,
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     Integer,
     SmallInteger,
@@ -55,6 +56,8 @@ NEW_JOBS = ArrayRows(
     trace_id=Text(),
     created_at=DateTime(timezone=True),
     queue=Text(),
+    ref=Text(),
+    has_parents=Boolean(),
 )
 _JSON = ("payload", "retry_policy")
 # Idempotent on the job id: a redelivered submission inserts nothing. A job dispatched at once

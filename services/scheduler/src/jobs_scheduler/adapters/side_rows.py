@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from jobs_common.contracts import (
     FRESH_DISPATCH,
+    PARENT_RESULTS_MAX_BYTES,
     CancelAttempt,
     ClaimVerdict,
     JobDispatch,
@@ -31,7 +32,7 @@ from jobs_common.topology import (
     lane_for,
     ready_queue_for,
 )
-from jobs_scheduler.adapters import attempts
+from jobs_scheduler.adapters import attempts, parent_results
 from jobs_scheduler.adapters.set_based import ArrayRows, any_of
 from jobs_scheduler.domain.fingerprint import fingerprint
 from jobs_scheduler.domain.transitions import transition
@@ -106,6 +107,11 @@ class Changes:
     # (job type, priority, seconds from dispatch to start) and (job type, seconds run).
     waits: list[tuple[str, int, float]] = field(default_factory=list)
     runs: list[tuple[str, float]] = field(default_factory=list)
+    # Dispatches of jobs with parents, published at the flush with their parents' results
+    # (one read for all): (message, routing key, project, queue).
+    with_parents: list[tuple[JobDispatch, str, uuid.UUID | None, str | None]] = field(
+        default_factory=list
+    )
     # Each project's usage of the day (docs/flow-control.md, "Usage"): USAGE's measures.
     usage: dict[tuple[uuid.UUID, date], list[float]] = field(default_factory=dict)
 
@@ -239,9 +245,14 @@ class Changes:
             fresh_until=now + FRESH_DISPATCH,
             resent=resent_after is not None,
             trace_id=job.trace_id or uuid.uuid4().hex,
+            submitted_by=job.submitted_by,
+            project_id=job.project_id,
         )
         key = lane_for(job.type) if lane else ready_queue_for(job.priority, job.queue)
-        self._publish(JOBS_EXCHANGE, key, message, job.id, (job.project_id, job.queue))
+        if job.has_parents:  # its parents' results are read at the flush, for all at once
+            self.with_parents.append((message, key, job.project_id, job.queue))
+        else:
+            self._publish(JOBS_EXCHANGE, key, message, job.id, (job.project_id, job.queue))
         if not clock_started:
             self.dispatched.append(job.id)
         if new_attempt:
@@ -289,6 +300,8 @@ class Changes:
             await attempts.insert_queued(connection, self.attempts)
         if self.events:
             await connection.execute(INSERT_EVENTS, EVENTS.params(self.events))
+        if self.with_parents:
+            await self._publish_with_parents(connection)
         if self.messages:
             await connection.execute(INSERT_MESSAGES, MESSAGES.params(self.messages))
         if self.dispatched:
@@ -305,6 +318,16 @@ class Changes:
                     ]
                 ),
             )
+
+    async def _publish_with_parents(self, connection: AsyncConnection) -> None:
+        """The dispatches of jobs with parents, each with its parents' results."""
+        waiting, self.with_parents = self.with_parents, []
+        parents = await parent_results.parents_of(
+            connection, (m.job_id for m, *_ in waiting), PARENT_RESULTS_MAX_BYTES
+        )
+        for message, key, project_id, queue in waiting:
+            full = message.model_copy(update={"parents": parents.get(message.job_id, [])})
+            self._publish(JOBS_EXCHANGE, key, full, message.job_id, (project_id, queue))
 
 
 # The fields of Changes that are lists of rows (every one but ``usage``).

@@ -73,6 +73,8 @@ async def record_submissions(
                 m.trace_id,
                 m.submitted_at,
                 m.queue,
+                m.ref,
+                bool(m.depends_on),
             )
         )
     batch_rows = {
