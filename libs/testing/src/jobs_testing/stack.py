@@ -18,6 +18,12 @@ from pathlib import Path
 
 import httpx
 
+from jobs_common.auth import (
+    INTERNAL_TOKEN_HEADER,
+    USER_EMAIL_HEADER,
+    USER_ID_HEADER,
+    USER_ROLE_HEADER,
+)
 from jobs_testing.infra import free_port
 
 
@@ -182,11 +188,18 @@ def service_specs(config: StackConfig) -> list[ServiceProcess]:
                     SMTP_HOST=config.smtp_host,
                     SMTP_PORT=config.smtp_port,
                     ARTIFACTS_DIR=config.artifacts_dir,
+                    # ctx.submit: follow-ups go to the submission service
+                    SUBMISSION_URL=f"http://127.0.0.1:{config.submission_port}",
+                    INTERNAL_TOKEN=config.internal_token,
                 )
                 | (config.worker_env[index] if index < len(config.worker_env) else {}),
             )
         )
     return specs
+
+
+# One built-in type: a worker announces all of its types in one message.
+BUILTIN_PROBE = "simulate"
 
 
 class Stack:
@@ -221,7 +234,8 @@ class Stack:
         self, timeout: float = 60.0, only: list[str] | None = None, *, restarting: bool = False
     ) -> None:
         """Poll each ``/ready`` until 200; an exited service raises unless ``restarting`` (a
-        supervisor starts it again: keep waiting for the new process until the deadline)."""
+        supervisor starts it again: keep waiting for the new process until the deadline).
+        The whole stack (``only`` None) is ready once the built-in types are announced."""
         deadline = time.monotonic() + timeout
         pending = [s for s in self.services.values() if s.process is not None]
         if only is not None:
@@ -240,6 +254,8 @@ class Stack:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{service.name} not ready:\n{self.tail(service.name)}")
                 time.sleep(0.1)
+        if only is None:
+            self.wait_announced(BUILTIN_PROBE, deadline)
         if restarting:
             return
         # A service whose port was taken exits right after its start-up, and the process that
@@ -249,6 +265,39 @@ class Stack:
             assert service.process is not None
             if service.process.poll() is not None:
                 raise RuntimeError(f"{service.name} exited:\n{self.tail(service.name)}")
+
+    def wait_announced(self, job_type: str, deadline: float) -> None:
+        """Wait until the submission service knows ``job_type``: a type is known once a
+        worker's announcement reached the registry, a moment after the worker is ready, and a
+        submission in between would be refused (422, no worker announced it). Only when a
+        worker of the stack loads the built-in types (the entry points)."""
+        submission = self.services.get("submission")
+        if submission is None or not any(
+            s.name.startswith("worker-")
+            and s.process is not None
+            and s.env.get("WORKER_HANDLER_ENTRY_POINTS", "true").lower() != "false"
+            for s in self.services.values()
+        ):
+            return
+        url = f"{submission.url}/internal/v1/job-types/{job_type}/check"
+        headers = {
+            INTERNAL_TOKEN_HEADER: self.config.internal_token,
+            USER_EMAIL_HEADER: "stack@test.com",
+            USER_ROLE_HEADER: "admin",
+            USER_ID_HEADER: "stack",
+        }
+        with httpx.Client(timeout=2.0) as client:
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    answer = client.post(url, json={"payload": {}}, headers=headers)
+                    if answer.status_code == 200:
+                        return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"no worker's announcement of {job_type!r} reached the registry:\n"
+                        f"{self.tail('submission')}"
+                    )
+                time.sleep(0.1)
 
     def stop_service(self, name: str, *, sig: int = signal.SIGTERM, timeout: float = 40.0) -> int:
         service = self.services[name]

@@ -55,3 +55,7 @@ def test_a_queue_s_defaults_fill_only_what_a_job_names_not() -> None:
     assert with_queue_defaults(job(priority_default=True), urgent).priority == 3
     assert with_queue_defaults(job(priority=1), urgent).priority == 1
     assert with_queue_defaults(job(priority_default=True), NO_DEFAULTS).priority == 2
+    # The timeout its type declared (the submission filled it in) gives way to the queue's.
+    typed = job(timeout_seconds=300, timeout_default=True)
+    assert with_queue_defaults(typed, defaults).timeout_seconds == 60
+    assert with_queue_defaults(typed, NO_DEFAULTS).timeout_seconds == 300

@@ -79,7 +79,7 @@ def with_queue_defaults(job: JobSubmitted, defaults: QueueDefaults) -> JobSubmit
     update: dict[str, object] = {}
     if job.priority_default and defaults.priority is not None:
         update["priority"] = defaults.priority
-    if job.timeout_seconds is None and defaults.timeout_seconds is not None:
+    if (job.timeout_seconds is None or job.timeout_default) and defaults.timeout_seconds:
         update["timeout_seconds"] = defaults.timeout_seconds
     if job.retry_policy is None and job.retry_policy_name is None and defaults.retry_policy:
         update["retry_policy_name"] = defaults.retry_policy
