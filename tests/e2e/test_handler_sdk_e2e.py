@@ -125,7 +125,7 @@ async def test_the_registry_lists_the_package_types_and_checks_their_payloads(
     )
     assert refused.status_code == 422
     fields = {detail["field"] for detail in refused.json()["details"]}
-    assert {"payload.customer", "payload.lines.0.quantity", "payload.lines.0"} <= fields
+    assert {"payload.customer", "payload.lines.0.quantity", "payload.lines.0.unitCents"} <= fields
     unknown = await user.post("/api/jobs", json={"type": "acme.nope", "priority": 1, "payload": {}})
     assert unknown.status_code == 422 and "acme.invoice" in unknown.text
 
