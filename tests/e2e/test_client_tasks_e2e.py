@@ -8,9 +8,6 @@ failed step fails the rest of its chain."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -29,7 +26,7 @@ from jobs_client import (
     group,
     task,
 )
-from jobs_testing.infra import free_port
+from jobs_testing.extra_worker import ExtraWorker
 from jobs_testing.stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -83,35 +80,15 @@ LINES = [
 ]
 
 
-class AcmeWorker:
-    """A worker of its own on the shared stack, serving only the acme queue (the pattern of
-    test_handler_sdk_e2e.py)."""
+class AcmeWorker(ExtraWorker):
+    """A worker of its own on the shared stack, serving only the acme queue."""
 
     def __init__(self, stack: Stack, log: Path) -> None:
-        self.port = free_port()
-        self.env = dict(stack.services["worker-1"].env)
-        self.env.update(ACME_ENV, WORKER_PORT=str(self.port), WORKER_WORKER_ID="acme-tasks")
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "jobs_worker"],
-                env=os.environ | self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=40)
-        self.process = None
+        super().__init__(stack, log, ACME_ENV, worker_id="acme-tasks")
 
     async def ready(self, gateway_url: str) -> None:
         """Its /ready answers, and the registry lists the acme types with a live worker."""
+        await self.wait_ready()
         async with AsyncJobsClient(gateway_url, email=USER[0], password=USER[1]) as jobs:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:

@@ -7,9 +7,6 @@ its follow-up enqueued once only."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +18,7 @@ import pytest
 
 from jobs_common.tenancy import personal_project_id
 from jobs_testing.dag_handlers import DAG_MODULE
-from jobs_testing.infra import free_port
+from jobs_testing.extra_worker import ExtraWorker
 from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
@@ -29,35 +26,12 @@ from .conftest import wait_for_job
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
-class DagWorker:
+class DagWorker(ExtraWorker):
     """A third worker on the shared stack serving only the ``dag`` queue's handlers."""
 
     def __init__(self, stack: Stack, log: Path) -> None:
-        self.port = free_port()
-        self.env = dict(stack.services["worker-1"].env)
-        self.env.update(
-            WORKER_HANDLER_MODULES=DAG_MODULE,
-            WORKER_HANDLER_ENTRY_POINTS="false",
-            WORKER_PORT=str(self.port),
-            WORKER_WORKER_ID="dag-worker",
-        )
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "jobs_worker"],
-                env=os.environ | self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=40)
+        env = {"WORKER_HANDLER_MODULES": DAG_MODULE, "WORKER_HANDLER_ENTRY_POINTS": "false"}
+        super().__init__(stack, log, env, worker_id="dag-worker")
 
     async def ready(self, client: httpx.AsyncClient) -> None:
         for _ in range(300):

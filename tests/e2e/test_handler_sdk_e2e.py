@@ -18,7 +18,7 @@ import asyncpg
 import httpx
 import pytest
 
-from jobs_testing.infra import free_port
+from jobs_testing.extra_worker import ExtraWorker
 from jobs_testing.stack import Stack
 
 from .conftest import wait_for_job
@@ -32,51 +32,18 @@ ACME_ENV = {
 INVOICE = {"customer": "c-100", "lines": [{"sku": "a", "quantity": 2, "unitCents": 150}]}
 
 
-class AcmeWorker:
+def acme_worker_on(stack: Stack, log: Path) -> ExtraWorker:
     """A third worker on the shared stack, serving only the acme queue."""
-
-    def __init__(self, stack: Stack, log: Path) -> None:
-        self.port = free_port()
-        self.env = dict(stack.services["worker-1"].env)
-        self.env.update(ACME_ENV, WORKER_PORT=str(self.port), WORKER_WORKER_ID="acme-worker")
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "jobs_worker"],
-                env=os.environ | self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=40)
-        self.process = None
-
-    async def ready(self) -> None:
-        async with httpx.AsyncClient(timeout=2) as client:
-            for _ in range(300):
-                try:
-                    if (await client.get(f"http://127.0.0.1:{self.port}/ready")).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-        raise AssertionError(f"the acme worker is not ready:\n{self.log.read_text()[-3000:]}")
+    return ExtraWorker(stack, log, ACME_ENV, worker_id="acme-worker")
 
 
 @pytest.fixture(scope="module")
 async def acme_worker(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[AcmeWorker]:
-    worker = AcmeWorker(stack, tmp_path_factory.mktemp("acme") / "acme-worker.log")
+) -> AsyncIterator[ExtraWorker]:
+    worker = acme_worker_on(stack, tmp_path_factory.mktemp("acme") / "acme-worker.log")
     worker.start()
-    await worker.ready()
+    await worker.wait_ready()
     yield worker
     worker.stop()
 
@@ -106,7 +73,7 @@ async def announced(client: httpx.AsyncClient) -> dict[str, dict[str, Any]]:
 
 
 async def test_the_registry_lists_the_package_types_and_checks_their_payloads(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient
 ) -> None:
     types = await announced(user)
     invoice = types["acme.invoice"]
@@ -131,7 +98,7 @@ async def test_the_registry_lists_the_package_types_and_checks_their_payloads(
 
 
 async def test_outcomes_progress_and_logs_of_a_custom_type(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
 ) -> None:
     await announced(user)
     busy = await submit(user, "acme.invoice", {**INVOICE, "busyAttempts": 1})
@@ -166,7 +133,7 @@ async def fire_now(stack: Stack, schedule_id: str) -> None:
 
 
 async def test_a_custom_type_is_scheduled_checked_by_the_registry_and_fires_on_its_queue(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient, stack: Stack
+    acme_worker: ExtraWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient, stack: Stack
 ) -> None:
     await announced(user)
 
@@ -209,7 +176,7 @@ async def test_a_custom_type_is_scheduled_checked_by_the_registry_and_fires_on_i
 
 
 async def test_a_dead_custom_job_is_requeued_with_a_payload_the_registry_checks(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient
 ) -> None:
     await announced(user)
     job_id = await submit(user, "acme.invoice", {**INVOICE, "customer": "c-404"})
@@ -232,7 +199,7 @@ async def test_a_dead_custom_job_is_requeued_with_a_payload_the_registry_checks(
 
 
 async def test_a_blocking_sync_handler_does_not_hold_up_the_worker_and_a_custom_job_cancels(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient
 ) -> None:
     await announced(user)
     blocking = await submit(user, "acme.wordcount", {"text": "a b a", "blockSeconds": 1.5})
@@ -257,7 +224,7 @@ async def test_a_blocking_sync_handler_does_not_hold_up_the_worker_and_a_custom_
 
 
 async def test_jobs_go_only_to_workers_that_serve_their_queue(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient, admin: httpx.AsyncClient
 ) -> None:
     await announced(user)
     quick = {"minSeconds": 0, "maxSeconds": 0, "failureRate": 0, "immediateFailureRate": 0}
@@ -276,7 +243,7 @@ async def test_jobs_go_only_to_workers_that_serve_their_queue(
 
 
 async def test_a_type_with_no_live_worker_waits_then_runs_when_one_starts(
-    acme_worker: AcmeWorker, user: httpx.AsyncClient
+    acme_worker: ExtraWorker, user: httpx.AsyncClient
 ) -> None:
     await announced(user)
     await asyncio.to_thread(acme_worker.stop)
@@ -287,7 +254,7 @@ async def test_a_type_with_no_live_worker_waits_then_runs_when_one_starts(
     types = await job_types(user)
     assert types["acme.invoice"]["liveWorkers"] == 0  # it said goodbye when it stopped
     acme_worker.start()
-    await acme_worker.ready()
+    await acme_worker.wait_ready()
     done = await wait_for_job(user, waiting, {"succeeded"})
     assert done["attempt"] == 1  # waited in its queue: not bounced, not retried
 
@@ -312,7 +279,7 @@ def readme_handler_is_the_example_s() -> bool:
 
 
 async def test_the_readme_s_handler_and_client_calls_work_as_printed(
-    acme_worker: AcmeWorker, stack: Stack
+    acme_worker: ExtraWorker, stack: Stack
 ) -> None:
     """docs/api.md's example: its handler is examples/acme_jobs' acme.reverse, and its
     client snippet, run as printed, prints what its comment says."""
@@ -332,7 +299,7 @@ async def test_the_readme_s_handler_and_client_calls_work_as_printed(
 
 
 async def test_the_example_script_submits_an_invoice_run_with_the_client(
-    acme_worker: AcmeWorker, stack: Stack
+    acme_worker: ExtraWorker, stack: Stack
 ) -> None:
     """examples/scripts/invoice_run.py, as a user runs it: a batch of invoices through the
     client, one for an unknown customer (dead), the rest succeeded (some after RetryLater)."""

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from jobs_client import AsyncJobsClient, Conflict, JobsClient, ValidationError
 from jobs_common.tenancy import personal_project_id
-from jobs_testing.infra import free_port
+from jobs_testing.extra_worker import ExtraWorker
 from jobs_testing.stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -34,7 +33,7 @@ SUCCEED = {"immediateFailureRate": 0, "failureRate": 0, "minSeconds": 0, "maxSec
 MODULE = """
 from pydantic import BaseModel
 
-from jobs_worker.sdk import Cron, JobContext, handler
+from jobs_sdk import Cron, JobContext, handler
 
 
 class Nightly(BaseModel):
@@ -52,38 +51,11 @@ async def nightly(ctx: JobContext, payload: Nightly) -> None:
 """
 
 
-class Worker:
+def started_worker(stack: Stack, log: Path, env: dict[str, str]) -> ExtraWorker:
     """A worker process serving only the test's module (on its own queue)."""
-
-    def __init__(self, stack: Stack, log: Path, env: dict[str, str]) -> None:
-        self.port = free_port()
-        self.env = dict(stack.services["worker-1"].env)
-        self.env.update(env, WORKER_PORT=str(self.port), WORKER_WORKER_ID=f"cron-{self.port}")
-        self.log = log
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "jobs_worker"],
-                env=os.environ | self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    async def ready(self) -> None:
-        async with httpx.AsyncClient(timeout=2) as client:
-            for _ in range(300):
-                try:
-                    if (await client.get(f"http://127.0.0.1:{self.port}/ready")).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-        raise AssertionError(f"the worker is not ready:\n{self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=40)
+    worker = ExtraWorker(stack, log, env)
+    worker.start()
+    return worker
 
 
 def write_module(directory: Path, module: str, **fields: str) -> Path:
@@ -117,7 +89,7 @@ async def test_two_workers_declaring_a_cron_leave_one_schedule_updated_by_the_ne
     }
     first = write_module(tmp_path / "v1", module, cron="0 3 * * *", **fields)
     v1_env = env | {"PYTHONPATH": os.pathsep.join([str(first), os.environ.get("PYTHONPATH", "")])}
-    workers = [Worker(stack, tmp_path / f"w{i}.log", v1_env) for i in range(2)]
+    workers = [started_worker(stack, tmp_path / f"w{i}.log", v1_env) for i in range(2)]
 
     async with AsyncJobsClient(gateway_url, email=USER[0], password=USER[1]) as jobs:
 
@@ -148,7 +120,7 @@ async def test_two_workers_declaring_a_cron_leave_one_schedule_updated_by_the_ne
             v2_env = env | {
                 "PYTHONPATH": os.pathsep.join([str(second), os.environ.get("PYTHONPATH", "")])
             }
-            workers.append(Worker(stack, tmp_path / "w2.log", v2_env))
+            workers.append(started_worker(stack, tmp_path / "w2.log", v2_env))
 
             async def moved() -> Any:
                 found = await named()
@@ -178,9 +150,9 @@ async def test_without_the_project_setting_a_worker_warns_once_and_declares_noth
         "WORKER_TYPES_INTERVAL": "1",
         "PYTHONPATH": os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")]),
     }
-    worker = Worker(stack, tmp_path / "w.log", env)
+    worker = started_worker(stack, tmp_path / "w.log", env)
     try:
-        await worker.ready()
+        await worker.wait_ready()
         await asyncio.sleep(2.5)  # announcements went out
     finally:
         worker.stop()
