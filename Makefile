@@ -16,7 +16,7 @@ UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
 .PHONY: help install infra lint format typecheck test test-unit test-integration test-e2e test-compose \
-        ui ui-install test-ui dev demo bench bench-projects bench-compare bench-overload bench-retention migrate openapi topology-definitions clean
+        ui ui-install test-ui dev demo bench bench-projects bench-compare bench-overload bench-retention bench-store-upkeep migrate openapi topology-definitions clean
 
 help:
 	@echo "make dev      the whole stack as supervised local processes (WORKERS=2 SCHEDULERS=1 HANDLERS=)"
@@ -84,8 +84,8 @@ test-ui: ui-install
 # The end-to-end files go whole to each of two processes (one stack per process), with the
 # short chaos pass beside them (one small round per fault kind on infrastructure of its own,
 # docs/reliability.md; scripts/beside_chaos.sh prints its output last).
-# schemathesis through the gateway: 40 examples per operation and mode (FUZZ_MAX_EXAMPLES).
-E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-40} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile --durations=25 tests/e2e
+# schemathesis through the gateway: 30 examples per operation and mode (FUZZ_MAX_EXAMPLES).
+E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-30} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile --durations=25 tests/e2e
 
 test-e2e: install infra
 	bash scripts/beside_chaos.sh "$(E2E)"
@@ -157,6 +157,11 @@ bench-overload: install infra
 # latency, lock waits and dead tuples.
 bench-retention: install infra
 	$(PY) scripts/bench_retention.py
+
+# Console reads after a big prune, before and after the scheduler's VACUUM (docs/operations.md,
+# "After a prune"; JOBS=1000000 DAYS=30).
+bench-store-upkeep: install infra
+	$(PY) scripts/bench_store_upkeep.py
 
 # Reads with history (scripts/bench_history.py): the console's reads through the gateway as a
 # member of one project, a member of ten and the admin (median of 3, p95 of 20 calls), on a
