@@ -208,8 +208,9 @@ export interface paths {
         };
         /**
          * List Job Types
-         * @description Every job type a submission may name: the built-ins and those workers announced,
-         *     with the payload schema, queue, defaults and how many live workers serve it.
+         * @description Every job type a submission may name: those workers have announced (the built-in
+         *     ones too), with the payload schema, queue, defaults and how many live workers serve
+         *     it. A type no worker has announced yet is not listed, and refused at submission.
          */
         get: operations["list_job_types_api_v1_job_types_get"];
         put?: never;
@@ -754,6 +755,26 @@ export interface paths {
         put?: never;
         /** Fire again from the next fire time after now (missed times are not replayed) */
         post: operations["resume_schedule_api_schedules__scheduleId__resume_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schedules/by-name/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create (201) or update in place (200) the request's project's schedule of a name
+         * @description Cron, time zone and job template are replaced; the schedule keeps its id, owner, fire history and pause (a paused schedule stays paused). The next fire time is recomputed when cron or time zone changed. A deploy script may send it every time.
+         */
+        put: operations["upsert_schedule_api_schedules_by_name__name__put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1892,7 +1913,7 @@ export interface components {
             announcedAt?: string | null;
             /**
              * Builtin
-             * @description One of the platform's four built-in types.
+             * @description One of the four types whose handlers ship with the worker; announced and validated like any other.
              */
             builtin: boolean;
             /**
@@ -2748,6 +2769,16 @@ export interface components {
             /** Cron */
             cron: string;
             /**
+             * Declaredat
+             * @description When code last created or changed it; null: made through the API.
+             */
+            declaredAt?: string | null;
+            /**
+             * Declaredin
+             * @description The module of the handler that declares it in code; null: made through the API.
+             */
+            declaredIn?: string | null;
+            /**
              * Fires
              * @description The last 20 fires, newest first.
              */
@@ -2823,6 +2854,23 @@ export interface components {
             /** Totalpages */
             totalPages: number;
         };
+        /**
+         * ScheduleUpsert
+         * @description A schedule by name (``PUT /api/schedules/by-name/{name}``): the name is the path's.
+         */
+        ScheduleUpsert: {
+            /**
+             * Cron
+             * @description 5 fields: minute hour day-of-month month day-of-week.
+             */
+            cron: string;
+            jobTemplate: components["schemas"]["JobTemplate"];
+            /**
+             * Timezone
+             * @description IANA time zone, e.g. Europe/Berlin.
+             */
+            timezone: string;
+        };
         /** ScheduleView */
         ScheduleView: {
             /**
@@ -2832,6 +2880,16 @@ export interface components {
             createdAt: string;
             /** Cron */
             cron: string;
+            /**
+             * Declaredat
+             * @description When code last created or changed it; null: made through the API.
+             */
+            declaredAt?: string | null;
+            /**
+             * Declaredin
+             * @description The module of the handler that declares it in code; null: made through the API.
+             */
+            declaredIn?: string | null;
             /**
              * Id
              * Format: uuid
@@ -9279,6 +9337,137 @@ export interface operations {
                 };
             };
             /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    upsert_schedule_api_schedules_by_name__name__put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The schedule's name, unique in its project (1-200 characters). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpsert"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Declared in code: change it there */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller has as many schedules (of email jobs) as allowed */
             429: {
                 headers: {
                     /** @description seconds until the limit allows another request */

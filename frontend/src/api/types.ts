@@ -35,14 +35,6 @@ export type EveryStatusListed = Assert<
 
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'dead', 'cancelled'];
 
-/** The built-in job types (the API takes any registered type as a string). */
-export const JOB_TYPES = ['email', 'image_resize', 'report_generation', 'simulate'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
-
-export function isBuiltinType(type: string): type is JobType {
-  return (JOB_TYPES as readonly string[]).includes(type);
-}
-
 export type RetryStrategy = NonNullable<Schemas['RetryPolicyIn']['strategy']>;
 export type Role = Schemas['UserPublic']['role'];
 

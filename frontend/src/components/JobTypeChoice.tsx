@@ -1,31 +1,48 @@
 import { errorMessage } from '../api/client';
-import { JOB_TYPES, type JobTypeInfo as TypeInfo } from '../api/types';
-import { TYPE_LABELS } from '../lib/jobTypes';
+import type { JobTypeInfo as TypeInfo } from '../api/types';
 import type { ControlProps } from './Field';
 
-/** The job type select: the built-ins, then the custom types workers announced. */
+function TypeOption({ info }: { info: TypeInfo }) {
+  return (
+    <option value={info.type}>
+      {info.type}
+      {info.liveWorkers === 0 ? ' (no live worker)' : ''}
+    </option>
+  );
+}
+
+/**
+ * The job type select: the types the registry lists (`types`, `orderedTypes`), the built-in
+ * ones (its `builtin` flag) in a group, the custom ones workers announced in another. A type
+ * no worker announced is not offered; `value` is kept as an option of its own when the list
+ * does not have it (the type list loading, or a type no longer listed).
+ */
 export function JobTypeSelect({
   value,
   onChange,
-  customTypes,
+  types,
+  loading,
   ...control
-}: ControlProps & { value: string; onChange: (type: string) => void; customTypes: readonly TypeInfo[] }) {
+}: ControlProps & { value: string; onChange: (type: string) => void; types: readonly TypeInfo[]; loading: boolean }) {
+  const builtin = types.filter((t) => t.builtin);
+  const custom = types.filter((t) => !t.builtin);
+  const listed = types.some((t) => t.type === value);
   return (
     <select {...control} value={value} onChange={(e) => onChange(e.target.value)}>
-      <optgroup label="Built-in">
-        {JOB_TYPES.map((type) => (
-          <option key={type} value={type}>
-            {TYPE_LABELS[type]}
-          </option>
-        ))}
-      </optgroup>
-      {customTypes.length > 0 ? (
+      {listed ? null : (
+        <option value={value}>{value ? `${value} (not listed)` : loading ? 'Loading the job types…' : 'No job type is listed'}</option>
+      )}
+      {builtin.length > 0 ? (
+        <optgroup label="Built-in">
+          {builtin.map((t) => (
+            <TypeOption key={t.type} info={t} />
+          ))}
+        </optgroup>
+      ) : null}
+      {custom.length > 0 ? (
         <optgroup label="Custom (announced by workers)">
-          {customTypes.map((t) => (
-            <option key={t.type} value={t.type}>
-              {t.type}
-              {t.liveWorkers === 0 ? ' (no live worker)' : ''}
-            </option>
+          {custom.map((t) => (
+            <TypeOption key={t.type} info={t} />
           ))}
         </optgroup>
       ) : null}
@@ -49,11 +66,11 @@ export function JobTypeInfo({ info }: { info: TypeInfo }) {
   );
 }
 
-/** The type list could not be read: the built-ins are still offered. */
+/** The type list could not be read: no type can be offered until it is. */
 export function JobTypesError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
   return (
     <p className="muted" data-testid="job-types-error">
-      Custom job types could not be loaded: {errorMessage(error)}{' '}
+      The job types could not be loaded: {errorMessage(error)}{' '}
       <button type="button" className="link" onClick={onRetry}>
         Try again
       </button>

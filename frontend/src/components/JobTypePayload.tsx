@@ -4,7 +4,7 @@ import { JobPayloadFieldset } from './JobPayloadFieldset';
 import { JobTypeInfo, JobTypesError } from './JobTypeChoice';
 
 interface Props {
-  form: Pick<JobTemplateForm, 'values' | 'setPayload' | 'setCustom' | 'jobTypes' | 'selected' | 'plan' | 'customState'>;
+  form: Pick<JobTemplateForm, 'values' | 'setPayload' | 'jobTypes' | 'selected' | 'plan' | 'payload'>;
   errors: FieldErrors;
   /** API path prefix of the payload: `payload` or `jobTemplate.payload`. */
   prefix?: string;
@@ -15,18 +15,16 @@ interface Props {
  * the type list's error, then the type's payload inputs (`JobPayloadFieldset`).
  */
 export function JobTypePayload({ form, errors, prefix }: Props) {
-  const { values, setPayload, setCustom, jobTypes, selected, plan, customState } = form;
+  const { values, setPayload, jobTypes, selected, plan, payload } = form;
   return (
     <>
       {selected ? <JobTypeInfo info={selected} /> : null}
       {jobTypes.isError ? <JobTypesError error={jobTypes.error} onRetry={() => void jobTypes.refetch()} /> : null}
       <JobPayloadFieldset
         type={values.type}
-        payload={values.payload}
-        onPayloadChange={setPayload}
         plan={plan}
-        state={customState}
-        onStateChange={setCustom}
+        state={payload}
+        onStateChange={setPayload}
         errors={errors}
         prefix={prefix}
         loading={jobTypes.isPending}

@@ -1,10 +1,11 @@
 import { useState } from 'react';
 import { fieldId } from '../lib/fieldId';
 import type { FieldErrors } from '../lib/jobForm';
-import { fieldHint, isMultiline, isTristate, type SchemaField, type SchemaFormPlan } from '../lib/schemaFields';
+import { fieldHint, isMultiline, isTristate, schemaSummary, type SchemaField, type SchemaFormPlan } from '../lib/schemaFields';
 import { switchRawMode, type SchemaPayloadState } from '../lib/schemaForm';
 import { Field, FieldErrorText } from './Field';
 import { JsonBlock } from './JsonBlock';
+import { SchemaFileField } from './SchemaFileField';
 
 interface Props {
   plan: SchemaFormPlan;
@@ -108,6 +109,7 @@ function SchemaInput({
                 onChange={(e) => onChange(e.target.value)}
               />
             );
+          case 'file': // SchemaFileField
           case 'text':
             return isMultiline(field) ? (
               <textarea {...p} rows={4} value={value} onChange={(e) => onChange(e.target.value)} />
@@ -126,9 +128,19 @@ function SchemaInput({
   );
 }
 
+/** A schema's prose: docstring-style ``code`` (pydantic takes a model's docstring) as code. */
+function SchemaText({ text }: { text: string }) {
+  return (
+    <>
+      {text.split(/``(.+?)``/).map((part, index) => (index % 2 === 1 ? <code key={index}>{part}</code> : part))}
+    </>
+  );
+}
+
 /**
- * The payload inputs of a custom job type, built from its JSON Schema (lib/schemaForm.ts), with
- * a switch to raw JSON; a schema the form cannot show is written as raw JSON only.
+ * The payload inputs of a job type, built from its JSON Schema (lib/schemaForm.ts) as the type
+ * registry lists it, with a switch to raw JSON; a schema the form cannot show is written as raw
+ * JSON only. The schema's `description` says what the type does.
  */
 export function SchemaPayloadFields({ plan, state, onChange, errors, prefix = 'payload' }: Props) {
   const [switchError, setSwitchError] = useState<string | null>(null);
@@ -145,8 +157,14 @@ export function SchemaPayloadFields({ plan, state, onChange, errors, prefix = 'p
     onChange(result.state);
   };
 
+  const { description } = schemaSummary(plan.schema);
   return (
     <div data-testid="schema-payload" data-mode={raw ? 'raw' : 'form'}>
+      {description ? (
+        <p className="muted" data-testid="schema-description">
+          <SchemaText text={description} />
+        </p>
+      ) : null}
       {plan.kind === 'raw' ? (
         <p className="muted" data-testid="schema-form-unsupported">
           The form cannot show this type&apos;s payload schema ({plan.reason}): write the payload as JSON.
@@ -199,16 +217,35 @@ export function SchemaPayloadFields({ plan, state, onChange, errors, prefix = 'p
               Fields marked * are required.
             </p>
           ) : null}
-          {plan.fields.map((field) => (
-            <SchemaInput
-              key={field.name}
-              field={field}
-              path={`${prefix}.${field.name}`}
-              value={state.values[field.name] ?? ''}
-              error={errors[`${prefix}.${field.name}`]}
-              onChange={(value) => onChange({ ...state, values: { ...state.values, [field.name]: value } })}
-            />
-          ))}
+          {plan.fields.map((field) =>
+            field.kind === 'file' ? (
+              <SchemaFileField
+                key={field.name}
+                field={field}
+                path={`${prefix}.${field.name}`}
+                value={state.values[field.name] ?? ''}
+                fileName={state.fileNames?.[field.name]}
+                error={errors[`${prefix}.${field.name}`]}
+                onChange={(value, fileName) => {
+                  const { [field.name]: _previous, ...fileNames } = state.fileNames ?? {};
+                  onChange({
+                    ...state,
+                    values: { ...state.values, [field.name]: value },
+                    fileNames: fileName === undefined ? fileNames : { ...fileNames, [field.name]: fileName },
+                  });
+                }}
+              />
+            ) : (
+              <SchemaInput
+                key={field.name}
+                field={field}
+                path={`${prefix}.${field.name}`}
+                value={state.values[field.name] ?? ''}
+                error={errors[`${prefix}.${field.name}`]}
+                onChange={(value) => onChange({ ...state, values: { ...state.values, [field.name]: value } })}
+              />
+            ),
+          )}
         </>
       )}
       <details>

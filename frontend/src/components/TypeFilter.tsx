@@ -1,6 +1,6 @@
 /**
- * A list's job type filter: "Any", then `options` (`useTypeFilterOptions`: the built-ins, the
- * custom types, the URL's type), each shown by `optionLabel`.
+ * A list's job type filter: "Any", then `options` (`useTypeFilterOptions`: the listed types,
+ * built-ins first, then the URL's type), each by its name.
  */
 export function TypeFilter({
   id,
@@ -8,14 +8,12 @@ export function TypeFilter({
   value,
   options,
   onChange,
-  optionLabel = (type) => type,
 }: {
   id: string;
   label: string;
   value: string;
   options: readonly string[];
   onChange: (type: string) => void;
-  optionLabel?: (type: string) => string;
 }) {
   return (
     <div className="field">
@@ -24,7 +22,7 @@ export function TypeFilter({
         <option value="">Any</option>
         {options.map((type) => (
           <option key={type} value={type}>
-            {optionLabel(type)}
+            {type}
           </option>
         ))}
       </select>

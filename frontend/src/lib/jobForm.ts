@@ -1,12 +1,11 @@
 /**
  * The submit form's model and its client-side validation: the same rules the submission
- * service enforces (services/submission/.../domain/requests.py, fields.py) and the payload
- * models of the built-in job types (libs/common/.../payloads.py; a custom type's payload is
- * checked against its JSON Schema, schemaForm.ts). Errors are keyed by the API's field
- * paths (`payload.to`, `retryPolicy.maxDelayMs`, `dependsOn`), so the API's own 422 details
- * land on the same fields.
+ * service enforces (services/submission/.../domain/requests.py, fields.py); the payload of
+ * every type, built-in or custom, is checked against its JSON Schema as the type registry
+ * lists it (schemaForm.ts). Errors are keyed by the API's field paths (`payload.to`,
+ * `retryPolicy.maxDelayMs`, `dependsOn`), so the API's own 422 details land on the same fields.
  */
-import { isBuiltinType, type JobCreate, type JobType, type RetryPolicyIn, type RetryStrategy } from '../api/types';
+import type { JobCreate, RetryPolicyIn, RetryStrategy } from '../api/types';
 import type { SchemaFormPlan } from './schemaFields';
 import { buildSchemaPayload, initialSchemaState, type SchemaPayloadState } from './schemaForm';
 
@@ -16,42 +15,9 @@ export const MAX_TIMEOUT_SECONDS = 1_700;
 export const MAX_DELAY_SECONDS = 31_536_000;
 export const MAX_RETRY_DELAY_MS = 86_400_000;
 export const MAX_DEPENDENCIES = 100;
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-export interface EmailValues {
-  to: string;
-  subject: string;
-  body: string;
-}
-export interface ImageValues {
-  imageBase64: string;
-  fileName: string;
-  width: string;
-  height: string;
-  format: '' | 'png' | 'jpeg' | 'webp';
-}
-export interface ReportValues {
-  from: string;
-  to: string;
-  format: '' | 'csv' | 'json';
-}
-export interface SimulateValues {
-  immediateFailureRate: string;
-  failureRate: string;
-  minSeconds: string;
-  maxSeconds: string;
-  seed: string;
-}
-
-export interface PayloadValues {
-  email: EmailValues;
-  image_resize: ImageValues;
-  report_generation: ReportValues;
-  simulate: SimulateValues;
-}
 
 export type RetryMode = 'default' | 'named' | 'inline';
 
@@ -77,21 +43,6 @@ export interface JobFormValues extends TypedPayloadValues {
   submittedBy: string;
 }
 
-export function emptyPayloads(): PayloadValues {
-  return {
-    email: { to: '', subject: '', body: '' },
-    image_resize: { imageBase64: '', fileName: '', width: '', height: '', format: '' },
-    report_generation: { from: '', to: '', format: 'csv' },
-    simulate: {
-      immediateFailureRate: '0',
-      failureRate: '0',
-      minSeconds: '1',
-      maxSeconds: '4',
-      seed: '',
-    },
-  };
-}
-
 export function emptyRetry(): RetryValues {
   return {
     mode: 'default',
@@ -106,10 +57,9 @@ export function emptyRetry(): RetryValues {
 
 export function emptyJobForm(): JobFormValues {
   return {
-    type: 'simulate',
+    type: '',
     priority: '2',
-    payload: emptyPayloads(),
-    custom: {},
+    payloads: {},
     when: 'now',
     delaySeconds: '',
     runAt: '',
@@ -173,91 +123,6 @@ export function isEmail(value: string): boolean {
 
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value.trim());
-}
-
-/** Does `bytes` start like a PNG, JPEG or WebP image (what the worker accepts)? */
-export function sniffImage(bytes: Uint8Array): 'png' | 'jpeg' | 'webp' | null {
-  const starts = (magic: number[], at = 0) => magic.every((b, i) => bytes[at + i] === b);
-  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'png';
-  if (starts([0xff, 0xd8, 0xff])) return 'jpeg';
-  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'webp';
-  return null;
-}
-
-// ---- payloads ----
-
-/** Validate the payload of `type`; errors go to `${prefix}.<field>` (and `${prefix}` itself). */
-export function validatePayload(
-  type: JobType,
-  values: PayloadValues,
-  errors: FieldErrors,
-  prefix = 'payload',
-): Record<string, unknown> {
-  const at = (name: string) => `${prefix}.${name}`;
-  switch (type) {
-    case 'email': {
-      const v = values.email;
-      if (!v.to.trim()) errors[at('to')] = 'Required';
-      else if (!isEmail(v.to)) errors[at('to')] = 'Enter a valid email address';
-      if (v.subject.length === 0) errors[at('subject')] = 'Required';
-      else if (v.subject.length > 200) errors[at('subject')] = 'At most 200 characters';
-      return { to: v.to.trim(), subject: v.subject, body: v.body };
-    }
-    case 'image_resize': {
-      const v = values.image_resize;
-      if (!v.imageBase64) errors[at('imageBase64')] = 'Choose a PNG, JPEG or WebP image (at most 5 MB)';
-      const size = { min: 1, max: 10_000, integer: true };
-      const width = requireNumber(v.width, errors, at('width'), { ...size, label: 'Width' });
-      const height = requireNumber(v.height, errors, at('height'), { ...size, label: 'Height' });
-      const payload: Record<string, unknown> = {
-        imageBase64: v.imageBase64,
-        width,
-        height,
-      };
-      if (v.format) payload.format = v.format;
-      return payload;
-    }
-    case 'report_generation': {
-      const v = values.report_generation;
-      if (!v.format) errors[at('format')] = 'Choose csv or json';
-      const date = /^\d{4}-\d{2}-\d{2}$/;
-      if (v.from && !date.test(v.from)) errors[at('from')] = 'Enter a date (YYYY-MM-DD)';
-      if (v.to && !date.test(v.to)) errors[at('to')] = 'Enter a date (YYYY-MM-DD)';
-      if (v.from && v.to && date.test(v.from) && date.test(v.to) && v.from > v.to) {
-        errors[at('to')] = "'From' must not be after 'to'";
-      }
-      const payload: Record<string, unknown> = { reportType: 'jobs_summary', format: v.format };
-      if (v.from) payload.from = v.from;
-      if (v.to) payload.to = v.to;
-      return payload;
-    }
-    case 'simulate': {
-      const v = values.simulate;
-      const rate = { min: 0, max: 1, integer: false };
-      const secs = { min: 0, max: 300, integer: false };
-      const payload: Record<string, unknown> = {};
-      const immediate = optionalNumber(v.immediateFailureRate, errors, at('immediateFailureRate'), rate);
-      const failure = optionalNumber(v.failureRate, errors, at('failureRate'), rate);
-      const min = optionalNumber(v.minSeconds, errors, at('minSeconds'), secs);
-      const max = optionalNumber(v.maxSeconds, errors, at('maxSeconds'), secs);
-      const seed = optionalNumber(v.seed, errors, at('seed'), {
-        min: Number.MIN_SAFE_INTEGER,
-        max: Number.MAX_SAFE_INTEGER,
-        integer: true,
-      });
-      if (immediate !== undefined) payload.immediateFailureRate = immediate;
-      if (failure !== undefined) payload.failureRate = failure;
-      if (min !== undefined) payload.minSeconds = min;
-      if (max !== undefined) payload.maxSeconds = max;
-      if (seed !== undefined) payload.seed = seed;
-      const effectiveMin = min ?? 1;
-      const effectiveMax = max ?? 4;
-      if (!errors[at('minSeconds')] && !errors[at('maxSeconds')] && effectiveMin > effectiveMax) {
-        errors[at('maxSeconds')] = 'Max seconds must not be below min seconds';
-      }
-      return payload;
-    }
-  }
 }
 
 // ---- retry policy ----
@@ -327,22 +192,21 @@ export interface ValidationResult {
 
 /** What a form holds of a job's type and payload (the submit and the schedule form). */
 export interface TypedPayloadValues {
-  /** A built-in type (its hand-written payload fields) or a custom one (a form from its schema). */
+  /** The job type as the registry lists it ('' until one is chosen or the list has loaded). */
   type: string;
-  payload: PayloadValues;
-  /** The payload inputs of each custom type chosen so far (schemaForm.ts). */
-  custom: Record<string, SchemaPayloadState>;
+  /** The payload inputs of each type chosen so far (schemaForm.ts). */
+  payloads: Record<string, SchemaPayloadState>;
 }
 
-/** The payload inputs of the custom type `values.type` (its schema's defaults until edited). */
-export function customPayloadState(values: Pick<TypedPayloadValues, 'type' | 'custom'>, plan: SchemaFormPlan): SchemaPayloadState {
-  return values.custom[values.type] ?? initialSchemaState(plan);
+/** The payload inputs of the type `values.type` (its schema's defaults until edited). */
+export function payloadState(values: Pick<TypedPayloadValues, 'type' | 'payloads'>, plan: SchemaFormPlan): SchemaPayloadState {
+  return values.payloads[values.type] ?? initialSchemaState(plan);
 }
 
 /**
- * Check and build the payload of `values.type`, errors under `prefix`: a built-in's from its
- * fields, a custom type's from `plan`, the form of its schema (`planSchemaForm`); without a
- * plan the type is unknown here (an error on `typeField`).
+ * Check and build the payload of `values.type`, errors under `prefix`, from `plan`, the form of
+ * the type's schema (`planSchemaForm`); without a plan the type is not listed (an error on
+ * `typeField`).
  */
 export function validateTypedPayload(
   values: TypedPayloadValues,
@@ -350,15 +214,14 @@ export function validateTypedPayload(
   errors: FieldErrors,
   { prefix = 'payload', typeField = 'type' }: { prefix?: string; typeField?: string } = {},
 ): Record<string, unknown> {
-  if (isBuiltinType(values.type)) return validatePayload(values.type, values.payload, errors, prefix);
-  if (plan) return buildSchemaPayload(plan, customPayloadState(values, plan), errors, prefix);
-  errors[typeField] = 'Unknown job type: choose one from the list';
+  if (plan) return buildSchemaPayload(plan, payloadState(values, plan), errors, prefix);
+  errors[typeField] = values.type ? 'Unknown job type: choose one from the list' : 'Choose a job type';
   return {};
 }
 
 /**
- * Check the whole form and build the request body. A custom type's payload is checked against
- * `plan`, the form of its schema (`planSchemaForm`); without one the type is unknown here.
+ * Check the whole form and build the request body. The payload is checked against `plan`, the
+ * form of the type's schema (`planSchemaForm`); without one the type is unknown here.
  */
 export function validateJobForm(
   values: JobFormValues,

@@ -1,75 +1,63 @@
-import { isBuiltinType, JOB_TYPES, type JobType } from '../api/types';
+/**
+ * The job types as the registry lists them (GET /api/job-types): nothing here knows a type by
+ * its name. Built-in types (the `builtin` flag) come first where types are offered, then the
+ * custom ones, each by name.
+ */
+import type { JobTypeInfo } from '../api/types';
 import type { SchemaFormPlan } from './schemaFields';
+import { buildSchemaPayload, initialSchemaState } from './schemaForm';
 
-export const TYPE_LABELS: Record<JobType, string> = {
-  email: 'Email',
-  image_resize: 'Image resize',
-  report_generation: 'Report',
-  simulate: 'Simulate (demo)',
-};
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** A built-in type's label; a custom type is shown by its name (`acme.reverse`). */
-export function typeLabel(type: string): string {
-  return isBuiltinType(type) ? TYPE_LABELS[type] : type;
+/** The listed types, built-ins first, then custom ones, each group by name. */
+export function orderedTypes<T extends Pick<JobTypeInfo, 'type' | 'builtin'>>(listed: readonly T[]): T[] {
+  return [...listed].sort((a, b) => Number(b.builtin) - Number(a.builtin) || byName(a.type, b.type));
 }
 
 /**
- * The types a type filter offers: the built-ins in their fixed order, then the custom types of
- * `listed` (GET /api/job-types) sorted by name; without a list (loading, failed) the built-ins
- * alone. `current`, the filter's value, is kept as the last option when no list has it (a URL
- * naming a type not, or not yet, listed).
+ * The types a type filter offers: the listed types (`orderedTypes`), none while the list loads
+ * or when it failed. `current`, the filter's value, is kept as the last option when no list has
+ * it (a URL naming a type not, or not yet, listed).
  */
-export function typeFilterOptions(listed: readonly { type: string }[] | undefined, current = ''): string[] {
-  const custom = [...new Set((listed ?? []).map((t) => t.type).filter((type) => !isBuiltinType(type)))].sort((a, b) =>
-    a < b ? -1 : a > b ? 1 : 0,
-  );
-  const options: string[] = [...JOB_TYPES, ...custom];
+export function typeFilterOptions(
+  listed: readonly Pick<JobTypeInfo, 'type' | 'builtin'>[] | undefined,
+  current = '',
+): string[] {
+  const options = [...new Set(orderedTypes(listed ?? []).map((t) => t.type))];
   if (current && !options.includes(current)) options.push(current);
   return options;
 }
 
-export const PAYLOAD_LABELS: Record<string, string> = {
-  to: 'To',
-  subject: 'Subject',
-  body: 'Body',
-  imageBase64: 'Image',
-  width: 'Width',
-  height: 'Height',
-  format: 'Format',
-  from: 'From date',
-  reportType: 'Report type',
-  immediateFailureRate: 'Immediate failure rate',
-  failureRate: 'Failure rate',
-  minSeconds: 'Min seconds',
-  maxSeconds: 'Max seconds',
-  seed: 'Seed',
-};
-
-/** The payload inputs of each built-in type (PayloadFields). */
-const PAYLOAD_FIELDS: Record<JobType, string[]> = {
-  email: ['to', 'subject', 'body'],
-  image_resize: ['imageBase64', 'width', 'height', 'format'],
-  report_generation: ['from', 'to', 'format'],
-  simulate: ['immediateFailureRate', 'failureRate', 'minSeconds', 'maxSeconds', 'seed'],
-};
+/** Can a payload of this form be sent as the schema's defaults fill it in? */
+export function sendableAsIs(plan: SchemaFormPlan): boolean {
+  if (plan.kind === 'raw') return false;
+  const errors = {};
+  buildSchemaPayload(plan, initialSchemaState(plan), errors);
+  return Object.keys(errors).length === 0;
+}
 
 /**
- * The labels of the payload inputs a form shows for `type`, keyed by their API path
- * (`${prefix}.<name>`): a built-in's hand-written fields, a custom type's schema-built fields
- * (`plan`; none in raw JSON, where the text area is `prefix` itself).
+ * The type a form that makes jobs starts on: the first type (`orderedTypes`) a live worker
+ * serves whose payload the schema's defaults make whole, so the form can be sent as it opens;
+ * else the first type a live worker serves; else the first listed; '' when none is listed.
  */
-export function payloadFieldLabels(
-  type: string,
-  plan: SchemaFormPlan | null,
-  rawMode: boolean,
-  prefix = 'payload',
-): Record<string, string> {
+export function defaultJobType(
+  listed: readonly JobTypeInfo[] | undefined,
+  planOf: (info: JobTypeInfo) => SchemaFormPlan,
+): string {
+  const types = orderedTypes(listed ?? []);
+  const served = types.filter((t) => t.liveWorkers > 0);
+  return (served.find((t) => sendableAsIs(planOf(t))) ?? served[0] ?? types[0])?.type ?? '';
+}
+
+/**
+ * The labels of the payload inputs a form shows, keyed by their API path (`${prefix}.<name>`):
+ * the fields built from the type's schema (`plan`; none in raw JSON, where the text area is
+ * `prefix` itself).
+ */
+export function payloadFieldLabels(plan: SchemaFormPlan | null, rawMode: boolean, prefix = 'payload'): Record<string, string> {
   const labels: Record<string, string> = {};
-  if (isBuiltinType(type)) {
-    for (const name of PAYLOAD_FIELDS[type]) {
-      labels[`${prefix}.${name}`] = type === 'report_generation' && name === 'to' ? 'To date' : PAYLOAD_LABELS[name] ?? name;
-    }
-  } else if (plan?.kind === 'form' && !rawMode) {
+  if (plan?.kind === 'form' && !rawMode) {
     for (const field of plan.fields) labels[`${prefix}.${field.name}`] = field.label;
   }
   return labels;

@@ -3,11 +3,11 @@ import type { DeadLetterItem } from '../api/types';
 import { parseBatchCsv, parseBatchJson, parseCsv } from './batch';
 import { snapshotPayload } from './deadLetters';
 import { parsePayload } from './json';
-import { apiFieldErrors, emptyJobForm, sniffImage, validateJobForm } from './jobForm';
+import { apiFieldErrors, emptyJobForm, validateJobForm } from './jobForm';
 import { mergeLines } from './logs';
 import { validateScheduleForm, emptyScheduleForm } from './scheduleForm';
 import { planSchemaForm } from './schemaFields';
-import { PYDANTIC_SCHEMA } from '../test/jobTypes';
+import { builtinSchema, PYDANTIC_SCHEMA } from '../test/jobTypes';
 
 describe('batch parsing', () => {
   it('reads quoted CSV with commas, quotes and line breaks', () => {
@@ -86,32 +86,23 @@ describe('dead letter payloads', () => {
 });
 
 describe('job form rules', () => {
-  it('knows image signatures', () => {
-    expect(sniffImage(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe('png');
-    expect(sniffImage(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe('jpeg');
-    expect(sniffImage(new TextEncoder().encode('RIFF1234WEBPVP8 '))).toBe('webp');
-    expect(sniffImage(new TextEncoder().encode('GIF89a'))).toBeNull();
-  });
-
   it('checks runAt at most a year ahead and never together with a delay', () => {
     const now = new Date('2030-01-01T00:00:00Z');
-    const values = { ...emptyJobForm(), when: 'runAt' as const, runAt: '2031-06-01T00:00' };
-    expect(validateJobForm(values, now).errors.runAt).toBe('At most 1 year ahead');
-    const ok = validateJobForm({ ...values, runAt: '2030-02-01T10:00' }, now);
+    const plan = planSchemaForm(builtinSchema('simulate'));
+    const values = { ...emptyJobForm(), type: 'simulate', when: 'runAt' as const, runAt: '2031-06-01T00:00' };
+    expect(validateJobForm(values, now, plan).errors.runAt).toBe('At most 1 year ahead');
+    const ok = validateJobForm({ ...values, runAt: '2030-02-01T10:00' }, now, plan);
     expect(ok.body?.runAt).toBe(new Date('2030-02-01T10:00').toISOString());
     expect(ok.body?.delaySeconds).toBeUndefined();
   });
 
-  it('checks report dates and simulate ranges', () => {
-    const report = emptyJobForm();
-    report.type = 'report_generation';
-    report.payload.report_generation = { from: '2030-02-01', to: '2030-01-01', format: 'json' };
-    expect(validateJobForm(report).errors['payload.to']).toBe("'From' must not be after 'to'");
-    const sim = emptyJobForm();
-    sim.payload.simulate = { immediateFailureRate: '1.5', failureRate: '', minSeconds: '10', maxSeconds: '5', seed: '' };
-    const { errors } = validateJobForm(sim);
-    expect(errors['payload.immediateFailureRate']).toMatch(/between 0 and 1/);
-    expect(errors['payload.maxSeconds']).toMatch(/not be below/);
+  it('checks the payload by the type\'s schema, and asks for a type it has no schema of', () => {
+    const plan = planSchemaForm(builtinSchema('simulate'));
+    const sim = { ...emptyJobForm(), type: 'simulate' };
+    sim.payloads = { simulate: { values: { immediateFailureRate: '1.5', failureRate: '', minSeconds: '1', maxSeconds: '4', seed: '' }, raw: '', rawMode: false } };
+    expect(validateJobForm(sim, new Date(), plan).errors).toEqual({ 'payload.immediateFailureRate': 'Must be 0 to 1' });
+    expect(validateJobForm(emptyJobForm()).errors.type).toBe('Choose a job type');
+    expect(validateJobForm({ ...emptyJobForm(), type: 'gone' }).errors.type).toBe('Unknown job type: choose one from the list');
   });
 
   it('folds dependsOn.N API errors onto the list field', () => {
@@ -130,9 +121,10 @@ describe('job form rules', () => {
 
 describe('schedule form rules', () => {
   it('builds the dashboard body and checks cron and zone', () => {
-    const values = { ...emptyScheduleForm('Europe/Berlin'), name: ' nightly ', cron: ' 0  3 * * * ' };
+    const plan = planSchemaForm(builtinSchema('simulate'));
+    const values = { ...emptyScheduleForm('Europe/Berlin'), type: 'simulate', name: ' nightly ', cron: ' 0  3 * * * ' };
     values.retry = { ...values.retry, mode: 'named', name: 'gentle' };
-    const { body, errors } = validateScheduleForm(values);
+    const { body, errors } = validateScheduleForm(values, plan);
     expect(errors).toEqual({});
     expect(body).toEqual({
       name: 'nightly',
@@ -145,7 +137,7 @@ describe('schedule form rules', () => {
         retryPolicyName: 'gentle',
       },
     });
-    const bad = validateScheduleForm({ ...values, name: '', cron: '* * *', timezone: 'Nowhere', maxAttempts: '30' });
+    const bad = validateScheduleForm({ ...values, name: '', cron: '* * *', timezone: 'Nowhere', maxAttempts: '30' }, plan);
     expect(Object.keys(bad.errors).sort()).toEqual(['cron', 'jobTemplate.maxAttempts', 'name', 'timezone']);
   });
 
@@ -158,7 +150,7 @@ describe('schedule form rules', () => {
     });
     const filled = {
       ...values,
-      custom: { 'acme.reverse': { values: { text: 'hi', ratio: '0.5', shout: 'false' }, raw: '', rawMode: false } },
+      payloads: { 'acme.reverse': { values: { text: 'hi', ratio: '0.5', shout: 'false' }, raw: '', rawMode: false } },
     };
     expect(validateScheduleForm(filled, plan).body?.jobTemplate).toEqual({
       type: 'acme.reverse',

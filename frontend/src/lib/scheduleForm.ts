@@ -1,12 +1,11 @@
 /**
  * The create-schedule form: values, validation (the dashboard's rules) and the request body.
- * The job template's type is a built-in (its hand-written payload fields) or a custom type (a
- * form from its schema, as on the submit form: `validateTypedPayload`).
+ * The job template's payload is checked against its type's schema, as on the submit form
+ * (`validateTypedPayload`).
  */
 import type { JobTemplate, ScheduleCreate } from '../api/types';
 import { cronError, isValidTimeZone, normalizeCron } from './cron';
 import {
-  emptyPayloads,
   emptyRetry,
   MAX_TIMEOUT_SECONDS,
   validateRetry,
@@ -32,10 +31,9 @@ export function emptyScheduleForm(timezone: string): ScheduleFormValues {
     name: '',
     cron: '*/5 * * * *',
     timezone,
-    type: 'simulate',
+    type: '',
     priority: '1',
-    payload: emptyPayloads(),
-    custom: {},
+    payloads: {},
     maxAttempts: '',
     timeoutSeconds: '',
     retry: emptyRetry(),
@@ -50,8 +48,8 @@ function intIn(raw: string, min: number, max: number): number | null | 'bad' {
   return value < min || value > max ? 'bad' : value;
 }
 
-/** Check the form and build the body; `plan` is the form of a custom type's payload schema
- * (`planSchemaForm`), without one a custom type is unknown here. */
+/** Check the form and build the body; `plan` is the form of the type's payload schema
+ * (`planSchemaForm`), without one the type is unknown here. */
 export function validateScheduleForm(
   values: ScheduleFormValues,
   plan?: SchemaFormPlan,

@@ -1,10 +1,11 @@
 /**
  * The fields of a payload form, read from a job type's JSON Schema as `GET /api/job-types`
- * lists it: a custom type's schema is pydantic's `model_json_schema(by_alias=True)` of the
- * handler's payload model (docs/sdk.md), so it uses `$defs`/`$ref`, `anyOf: [..., {type:
- * "null"}]` for optional fields, `enum`/`const`, bounds and formats.
+ * lists it, the built-in types' as any other: pydantic's `model_json_schema(by_alias=True)` of
+ * the handler's payload model (docs/sdk.md), so it uses `$defs`/`$ref`, `anyOf: [..., {type:
+ * "null"}]` for optional fields, `enum`/`const`, bounds, formats, `contentEncoding`, and the
+ * platform's `x-pattern-message` (what a value that misses `pattern` is told).
  *
- * `planSchemaForm` turns the schema into one field per property (text, choice, number,
+ * `planSchemaForm` turns the schema into one field per property (text, file, choice, number,
  * integer, boolean, or a JSON text area for arrays, objects and anything else), or says why it
  * cannot (the payload is then written as raw JSON). The inputs themselves: schemaForm.ts.
  */
@@ -13,7 +14,8 @@ import { isObject, type JsonObject } from './json';
 
 export type Scalar = string | number | boolean | null;
 
-export type SchemaFieldKind = 'text' | 'choice' | 'number' | 'integer' | 'boolean' | 'json';
+/** `file`: a string with `contentEncoding: "base64"`, chosen as a file and sent base64-encoded. */
+export type SchemaFieldKind = 'text' | 'file' | 'choice' | 'number' | 'integer' | 'boolean' | 'json';
 
 export interface SchemaField {
   /** The property name: the payload key and the last segment of the API field path. */
@@ -28,11 +30,15 @@ export interface SchemaField {
   default: { value: unknown } | undefined;
   /** choice: the allowed values. */
   options: readonly Scalar[];
-  // text
+  // text, file (lengths and pattern: of the base64 text)
   format: string | undefined;
   minLength: number | undefined;
   maxLength: number | undefined;
   pattern: string | undefined;
+  /** `x-pattern-message`: what a value that does not match `pattern` is told. */
+  patternMessage: string | undefined;
+  /** file: `contentMediaType` (the file input's `accept`), when the schema says it. */
+  mediaType: string | undefined;
   // number, integer
   minimum: number | undefined;
   maximum: number | undefined;
@@ -46,6 +52,9 @@ export interface SchemaField {
 export type SchemaFormPlan =
   | { kind: 'form'; fields: SchemaField[]; schema: JsonObject }
   | { kind: 'raw'; reason: string; schema: unknown };
+
+/** The keyword of the platform's schemas giving the message of a missed `pattern`. */
+export const PATTERN_MESSAGE = 'x-pattern-message';
 
 /** What the inputs of one type's payload hold. */
 const LONG_TEXT = 200; // longer strings get a text area
@@ -102,15 +111,15 @@ function resolve(node: unknown, root: JsonObject): JsonObject | null {
   }
 }
 
-/** pydantic's generated title of a field (`image_base64` -> "Image Base64", `imageBase64`
- * -> "Imagebase64"): Python's `str.title()`, underscores as spaces. */
+/** pydantic's generated title of a field (`photo_base64` -> "Photo Base64", `photoBase64`
+ * -> "Photobase64"): Python's `str.title()`, underscores as spaces. */
 function generatedTitle(name: string): string {
   return name
     .replace(/[A-Za-z]+/g, (word) => word.charAt(0).toUpperCase() + word.slice(1).toLowerCase())
     .replace(/_/g, ' ');
 }
 
-/** A label from a property name: `imageBase64` -> "Image base64", `max_len` -> "Max len". */
+/** A label from a property name: `photoBase64` -> "Photo base64", `max_len` -> "Max len". */
 export function humanize(name: string): string {
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
@@ -123,6 +132,15 @@ export function humanize(name: string): string {
 
 function labelOf(name: string, title: unknown): string {
   return typeof title === 'string' && title.trim() && title !== generatedTitle(name) ? title : humanize(name);
+}
+
+/** An integer's bounds past what a JavaScript number holds exactly (a signed 64-bit range)
+ * say nothing the form can check: every integer it sends is a safe one (schemaForm.ts). */
+function dropUnsafeBounds(field: SchemaField): void {
+  for (const key of NUMBER_KEYWORDS) {
+    const bound = field[key];
+    if (key !== 'multipleOf' && bound !== undefined && Math.abs(bound) > Number.MAX_SAFE_INTEGER) field[key] = undefined;
+  }
 }
 
 function describeField(name: string, node: unknown, root: JsonObject, required: boolean): SchemaField {
@@ -139,6 +157,8 @@ function describeField(name: string, node: unknown, root: JsonObject, required: 
     minLength: undefined,
     maxLength: undefined,
     pattern: undefined,
+    patternMessage: undefined,
+    mediaType: undefined,
     minimum: undefined,
     maximum: undefined,
     exclusiveMinimum: undefined,
@@ -186,15 +206,18 @@ function describeField(name: string, node: unknown, root: JsonObject, required: 
 
   switch (type) {
     case 'string':
-      field.kind = 'text';
+      field.kind = schema.contentEncoding === 'base64' ? 'file' : 'text';
       field.format = str(schema.format);
       for (const key of LENGTH_KEYWORDS) field[key] = num(schema[key]);
       field.pattern = str(schema.pattern);
+      field.patternMessage = str(schema[PATTERN_MESSAGE]);
+      field.mediaType = str(schema.contentMediaType);
       return field;
     case 'integer':
     case 'number':
       field.kind = type;
       for (const key of NUMBER_KEYWORDS) field[key] = num(schema[key]);
+      if (type === 'integer') dropUnsafeBounds(field);
       return field;
     case 'boolean':
       field.kind = 'boolean';
@@ -227,6 +250,14 @@ export function planSchemaForm(schema: unknown): SchemaFormPlan {
   return { kind: 'form', fields, schema };
 }
 
+/** What a payload schema says of the whole payload: its `title` and `description`. */
+export function schemaSummary(schema: unknown): { title: string | undefined; description: string | undefined } {
+  if (!isObject(schema)) return { title: undefined, description: undefined };
+  const title = str(schema.title)?.trim();
+  const description = str(schema.description)?.replace(/\s+/g, ' ').trim();
+  return { title: title || undefined, description: description || undefined };
+}
+
 // ---- how a field is shown ----
 
 /** Does a boolean field need a third state ("not set") instead of a checkbox? */
@@ -241,6 +272,25 @@ export function isMultiline(field: SchemaField): boolean {
 
 export function formatNumber(value: number): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: 20 });
+}
+
+/** The largest file whose base64 text fits in `maxLength` characters, or undefined. */
+export function maxFileBytes(field: SchemaField): number | undefined {
+  return field.maxLength === undefined ? undefined : Math.floor(field.maxLength / 4) * 3;
+}
+
+/** A byte count in words: "5 MB", "300 KB", "12 bytes". */
+export function formatBytes(bytes: number): string {
+  const round = (value: number) => formatNumber(Math.round(value * 10) / 10);
+  if (bytes >= 1024 * 1024) return `${round(bytes / (1024 * 1024))} MB`;
+  if (bytes >= 1024) return `${round(bytes / 1024)} KB`;
+  return `${formatNumber(bytes)} bytes`;
+}
+
+/** The message of a value that misses the field's `pattern`: `x-pattern-message`, else the pattern. */
+export function patternError(field: SchemaField): string {
+  const message = field.patternMessage?.trim();
+  return message ? message.charAt(0).toUpperCase() + message.slice(1) : `Must match ${field.pattern ?? ''}`;
 }
 
 /** What a number field accepts, in words ("0 to 5", "more than 0"), or undefined. */
@@ -284,7 +334,13 @@ export function fieldHint(field: SchemaField): string | undefined {
       if (min !== undefined && max !== undefined) parts.push(`${formatNumber(min)} to ${formatNumber(max)} characters.`);
       else if (max !== undefined) parts.push(`At most ${formatNumber(max)} characters.`);
       else if (min !== undefined && min > 0) parts.push(`At least ${formatNumber(min)} characters.`);
-      if (field.pattern) parts.push(`Pattern ${field.pattern}`);
+      // a pattern with a message of its own is told when missed, not shown as a regex
+      if (field.pattern && !field.patternMessage) parts.push(`Pattern ${field.pattern}`);
+      break;
+    }
+    case 'file': {
+      const bytes = maxFileBytes(field);
+      parts.push(bytes === undefined ? 'A file.' : `A file of at most ${formatBytes(bytes)}.`);
       break;
     }
     case 'number':

@@ -12,14 +12,18 @@ import {
   formatNumber,
   isTristate,
   numberRange,
+  patternError,
   type SchemaField,
   type SchemaFormPlan,
 } from './schemaFields';
 
 /** What the inputs of one type's payload hold. */
 export interface SchemaPayloadState {
-  /** Input text per property (checkbox: `'true'`/`'false'`; choice: the JSON of the value). */
+  /** Input text per property (checkbox: `'true'`/`'false'`; choice: the JSON of the value;
+   * file: its base64 text). */
   values: Record<string, string>;
+  /** The name of the file chosen for a file field, while its value is that file's. */
+  fileNames?: Record<string, string>;
   raw: string;
   rawMode: boolean;
 }
@@ -33,6 +37,8 @@ export function inputText(field: SchemaField, value: unknown): string | null {
     case 'text':
       if (typeof value !== 'string') return null;
       return field.format === 'date-time' ? isoToLocalInput(value) || value : value;
+    case 'file':
+      return typeof value === 'string' ? value : null;
     case 'number':
     case 'integer':
       return typeof value === 'number' ? String(value) : null;
@@ -62,7 +68,7 @@ export function initialSchemaState(plan: SchemaFormPlan): SchemaPayloadState {
 
 // ---- checks ----
 
-type Read = { omit: true } | { value: unknown } | { error: string };
+export type Read = { omit: true } | { value: unknown } | { error: string };
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -83,9 +89,9 @@ function empty(field: SchemaField, missing: string): Read {
   return field.nullable ? { value: null } : { error: missing };
 }
 
-function readText(field: SchemaField, text: string): Read {
+export function readText(field: SchemaField, text: string): Read {
   // a required string left empty is refused, though the schema may allow "" (raw JSON sends it)
-  if (text === '') return empty(field, 'Required');
+  if (text === '') return empty(field, field.kind === 'file' ? 'Choose a file' : 'Required');
   let value = text;
   switch (field.format) {
     case 'email':
@@ -121,7 +127,7 @@ function readText(field: SchemaField, text: string): Read {
     } catch {
       pattern = null; // a Python-only pattern: left to the API
     }
-    if (pattern && !pattern.test(value)) return { error: `Must match ${field.pattern}` };
+    if (pattern && !pattern.test(value)) return { error: patternError(field) };
   }
   return { value };
 }
@@ -132,6 +138,10 @@ function readNumber(field: SchemaField, text: string): Read {
   if (!NUMBER.test(trimmed)) return { error: field.kind === 'integer' ? 'Enter a whole number' : 'Enter a number' };
   const value = Number(trimmed);
   if (field.kind === 'integer' && !Number.isInteger(value)) return { error: 'Enter a whole number' };
+  if (field.kind === 'integer' && !Number.isSafeInteger(value)) {
+    // JSON would carry it rounded: beyond ±2^53 - 1 the form cannot send a whole number exactly
+    return { error: `Enter a whole number between ${formatNumber(-Number.MAX_SAFE_INTEGER)} and ${formatNumber(Number.MAX_SAFE_INTEGER)}` };
+  }
   const outside =
     (field.minimum !== undefined && value < field.minimum) ||
     (field.maximum !== undefined && value > field.maximum) ||
@@ -159,6 +169,7 @@ function readJson(field: SchemaField, text: string): Read {
 function readField(field: SchemaField, text: string): Read {
   switch (field.kind) {
     case 'text':
+    case 'file':
       return readText(field, text);
     case 'number':
     case 'integer':
@@ -217,7 +228,11 @@ export function switchRawMode(
     if (text === null) return { error: `The form cannot show the value of ${field.name}` };
     values[field.name] = text;
   }
-  return { state: { ...state, values, rawMode } };
+  // a file's name stays with its value only when the JSON left that value as it was
+  const fileNames = Object.fromEntries(
+    Object.entries(state.fileNames ?? {}).filter(([name]) => values[name] === state.values[name]),
+  );
+  return { state: { ...state, values, fileNames, rawMode } };
 }
 
 /**

@@ -2,40 +2,41 @@ import { useState } from 'react';
 import { listRetryPolicies } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
 import { useScopedQuery } from '../project/useScopedQuery';
-import { customPayloadState, type FieldErrors, type PayloadValues, type TypedPayloadValues } from './jobForm';
+import { payloadState, type FieldErrors, type TypedPayloadValues } from './jobForm';
 import { foldPayloadErrors, type SchemaPayloadState } from './schemaForm';
 import { useJobTypeForm } from './useJobTypes';
 
 /**
- * The state of a form that makes jobs (the submit and the schedule form): its values, the type
- * list and the chosen type as listed (`useJobTypeForm`: a custom type's schema form is `plan`),
- * the custom type's payload inputs (`customState`) and the stored retry policies.
+ * The state of a form that makes jobs (the submit and the schedule form): its values (with the
+ * type the form shows: the one chosen, else the registry's default, `useJobTypeForm`), the type
+ * list, the chosen type as listed with the form of its payload schema (`plan`), the payload's
+ * inputs (`payload`) and the stored retry policies. Every type's form is built from its schema.
  */
 export function useJobTemplateForm<V extends TypedPayloadValues>(initial: () => V) {
-  const [values, setValues] = useState<V>(initial);
+  const [chosen, setValues] = useState<V>(initial);
   const policies = useScopedQuery({
     queryKey: queryKeys.retryPolicies,
     queryFn: ({ signal }) => listRetryPolicies(signal),
     staleTime: 60_000,
   });
-  // built-ins keep their hand-written fields; a custom type gets a form from its schema
-  const { jobTypes, customTypes, selected, plan } = useJobTypeForm(values.type);
-  const customState = plan ? customPayloadState(values, plan) : null;
+  const { jobTypes, types, type, selected, plan } = useJobTypeForm(chosen.type);
+  const values: V = type === chosen.type ? chosen : { ...chosen, type };
+  const payload = plan ? payloadState(values, plan) : null;
   return {
     values,
     setValues,
-    set: (patch: Partial<V>) => setValues((v) => ({ ...v, ...patch })),
-    setPayload: (payload: PayloadValues) => setValues((v) => ({ ...v, payload })),
-    setCustom: (state: SchemaPayloadState) => setValues((v) => ({ ...v, custom: { ...v.custom, [v.type]: state } })),
-    /** The API's field errors, a custom type's payload errors folded onto its inputs (`foldPayloadErrors`). */
+    set: (patch: Partial<V>) => setValues((v) => ({ ...v, type, ...patch })),
+    setPayload: (state: SchemaPayloadState) =>
+      setValues((v) => ({ ...v, type, payloads: { ...v.payloads, [type]: state } })),
+    /** The API's field errors, the payload's folded onto its inputs (`foldPayloadErrors`). */
     foldErrors: (errors: FieldErrors, prefix?: string): FieldErrors =>
-      plan && customState ? foldPayloadErrors(errors, plan, customState, prefix) : errors,
+      plan && payload ? foldPayloadErrors(errors, plan, payload, prefix) : errors,
     policies,
     jobTypes,
-    customTypes,
+    types,
     selected,
     plan,
-    customState,
+    payload,
   };
 }
 

@@ -1,10 +1,10 @@
 import { useMemo } from 'react';
 import { listJobTypes } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
-import { isBuiltinType } from '../api/types';
+import type { JobTypeInfo } from '../api/types';
 import { useScopedQuery } from '../project/useScopedQuery';
-import { typeFilterOptions } from './jobTypes';
-import { planSchemaForm } from './schemaFields';
+import { defaultJobType, orderedTypes, typeFilterOptions } from './jobTypes';
+import { planSchemaForm, type SchemaFormPlan } from './schemaFields';
 
 /**
  * The job types the platform knows (GET /api/job-types). No live event carries them: workers
@@ -22,21 +22,26 @@ export function useJobTypes({ poll = false }: { poll?: boolean } = {}) {
 }
 
 /**
- * What a form that makes jobs (submit, schedule) needs of its chosen `type`: the type list
- * (`jobTypes`), its custom types in the listed order, the chosen type as listed (`selected`)
- * and, for a custom type, the form of its payload schema (`plan`; null for a built-in, which
- * keeps its hand-written fields, and while the list loads or lacks the type).
+ * What a form that makes jobs (submit, schedule) needs of its chosen `type` ('' for none yet):
+ * the type list (`jobTypes`), the listed types in the order the select offers them (`types`),
+ * the type the form shows (`type`: the chosen one, else `defaultJobType`), that type as listed
+ * (`selected`) and the form of its payload schema (`plan`; null while the list loads or lacks
+ * the type).
  */
-export function useJobTypeForm(type: string) {
+export function useJobTypeForm(chosen: string) {
   const jobTypes = useJobTypes();
-  const types = jobTypes.data?.types;
-  const customTypes = useMemo(() => (types ?? []).filter((t) => !isBuiltinType(t.type)), [types]);
-  const selected = types?.find((t) => t.type === type);
-  const plan = useMemo(
-    () => (selected && !isBuiltinType(selected.type) ? planSchemaForm(selected.payloadSchema) : null),
-    [selected],
+  const listed = jobTypes.data?.types;
+  // the form of every listed type's schema: the default type is the first one sendable as is
+  const plans = useMemo(
+    () => new Map((listed ?? []).map((info) => [info.type, planSchemaForm(info.payloadSchema)] as const)),
+    [listed],
   );
-  return { jobTypes, customTypes, selected, plan };
+  const planOf = (info: JobTypeInfo): SchemaFormPlan => plans.get(info.type) ?? planSchemaForm(info.payloadSchema);
+  const types = useMemo(() => orderedTypes(listed ?? []), [listed]);
+  const type = chosen || defaultJobType(listed, planOf);
+  const selected = listed?.find((t) => t.type === type);
+  const plan = selected ? planOf(selected) : null;
+  return { jobTypes, types, type, selected, plan };
 }
 
 /** The options of a list's type filter (`typeFilterOptions`), `current` its value. */

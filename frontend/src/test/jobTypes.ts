@@ -1,8 +1,9 @@
-import { isBuiltinType, JOB_TYPES, type JobTypeInfo } from '../api/types';
+import type { JobTypeInfo } from '../api/types';
+import BUILTIN_PAYLOAD_SCHEMAS from './builtinPayloadSchemas.json';
 
-/** A job type as GET /api/job-types lists it (a custom one unless `builtin`). */
+/** A job type as GET /api/job-types lists it (a custom one unless `overrides.builtin`). */
 export function jobType(type: string, overrides: Partial<JobTypeInfo> = {}): JobTypeInfo {
-  const builtin = isBuiltinType(type);
+  const builtin = overrides.builtin ?? false;
   return {
     type,
     builtin,
@@ -18,7 +19,20 @@ export function jobType(type: string, overrides: Partial<JobTypeInfo> = {}): Job
   };
 }
 
-export const builtinTypes = (): JobTypeInfo[] => JOB_TYPES.map((type) => jobType(type, { liveWorkers: 2 }));
+/**
+ * The built-in types as a worker announces them: their payload schemas are the worker's models'
+ * (builtinPayloadSchemas.json, kept equal to jobs_worker/handlers/payloads.py by
+ * tests/architecture/test_one_type_registry.py).
+ */
+export const builtinTypes = (): JobTypeInfo[] =>
+  Object.entries(BUILTIN_PAYLOAD_SCHEMAS).map(([type, payloadSchema]) =>
+    jobType(type, { builtin: true, payloadSchema, liveWorkers: 2, announcedAt: '2030-01-01T00:00:00Z' }),
+  );
+
+/** The payload schema of the built-in type `type` (builtinPayloadSchemas.json). */
+export function builtinSchema(type: keyof typeof BUILTIN_PAYLOAD_SCHEMAS): JobTypeInfo['payloadSchema'] {
+  return BUILTIN_PAYLOAD_SCHEMAS[type];
+}
 
 /** What pydantic's model_json_schema(by_alias=True) writes for a payload model with one field
  * of each kind the form renders (as a handler module would declare it). */
@@ -44,5 +58,6 @@ export const PYDANTIC_SCHEMA = {
   type: 'object',
 } as const;
 
-/** The first options of a list's type filter: "Any" (''), then the built-ins in their fixed order. */
+/** The first options of a list's type filter with `builtinTypes()` listed: "Any" (''), then
+ * the built-ins (the registry's `builtin` flag) by name. */
 export const BUILTIN_FILTER_OPTIONS = ['', 'email', 'image_resize', 'report_generation', 'simulate'] as const;

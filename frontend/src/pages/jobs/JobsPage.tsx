@@ -30,7 +30,6 @@ import { listingOf, MAX_OFFSET_ROWS, pageTarget, rememberCursors } from '../../l
 import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
-import { typeLabel } from '../../lib/jobTypes';
 import { useTypeFilterOptions } from '../../lib/useJobTypes';
 import { useSelection } from '../../lib/useSelection';
 import { deniedReason, rightsIn, useProjectAccess, useRights } from '../../project/access';
@@ -251,7 +250,6 @@ export function JobsPage() {
             value={filters.type}
             options={typeOptions}
             onChange={(type) => update({ type })}
-            optionLabel={typeLabel}
           />
           <div className="field">
             <label htmlFor="filter-priority">Priority</label>

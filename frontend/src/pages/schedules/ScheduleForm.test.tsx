@@ -33,13 +33,14 @@ describe('<ScheduleForm> with custom types', () => {
     });
   });
 
-  it('offers the custom types; a built-in keeps its fields, a custom one gets fields from its schema', async () => {
+  it('offers the custom types; every type, built-in or custom, gets fields from its schema', async () => {
     renderWithProviders(<ScheduleForm />);
     const select = screen.getByLabelText('Job type');
     const custom = await within(select).findByRole('group', { name: 'Custom (announced by workers)' });
     expect(within(custom).getAllByRole('option').map((o) => o.textContent)).toEqual(['acme.reverse']);
     expect(select).toHaveValue('simulate');
-    expect(screen.getByLabelText('Min seconds')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Min seconds' })).toHaveValue('1');
+    expect(screen.getByRole('textbox', { name: 'Min seconds' })).toHaveAttribute('id', 'field-jobTemplate-payload-minSeconds');
 
     await chooseType('acme.reverse');
     expect(screen.queryByLabelText('Min seconds')).toBeNull();

@@ -36,14 +36,14 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
   const client = useQueryClient();
   const zones = useMemo(() => timeZones(), []);
   const form = useJobTemplateForm(() => emptyScheduleForm(browserTimeZone()));
-  const { values, setValues, set, policies, customTypes, plan, customState } = form;
+  const { values, setValues, set, policies, jobTypes, types, plan, payload } = form;
   const [errors, setErrors] = useState<FieldErrors>({});
   const [message, setMessage] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [busy, setBusy] = useState(false);
   const labels = useMemo(
-    () => ({ ...LABELS, ...payloadFieldLabels(values.type, plan, customState?.rawMode === true, PAYLOAD) }),
-    [values.type, plan, customState?.rawMode],
+    () => ({ ...LABELS, ...payloadFieldLabels(plan, payload?.rawMode === true, PAYLOAD) }),
+    [plan, payload?.rawMode],
   );
 
   const submit = async (event: SyntheticEvent) => {
@@ -138,7 +138,13 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
         <div className="field-row">
           <Field path="jobTemplate.type" label="Job type" error={errors['jobTemplate.type']}>
             {(p) => (
-              <JobTypeSelect {...p} value={values.type} onChange={(type) => set({ type })} customTypes={customTypes} />
+              <JobTypeSelect
+                {...p}
+                value={values.type}
+                onChange={(type) => set({ type })}
+                types={types}
+                loading={jobTypes.isPending}
+              />
             )}
           </Field>
           <Field path="jobTemplate.priority" label="Priority" error={errors['jobTemplate.priority']}>

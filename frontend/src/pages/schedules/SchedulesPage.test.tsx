@@ -34,6 +34,8 @@ function schedule(name: string, projectId: string): ScheduleView {
     lastJobId: null,
     createdAt: '2030-01-01T00:00:00Z',
     updatedAt: '2030-01-01T00:00:00Z',
+    declaredIn: null,
+    declaredAt: null,
   };
 }
 
@@ -77,6 +79,17 @@ describe('<SchedulesPage> by role', () => {
     expect(within(row('alpha-nightly')).getByRole('button', { name: 'Delete' })).toBeEnabled();
     expect(screen.getByTestId('schedule-target')).toHaveTextContent('Creating in Alpha (Acme Corp).');
     expect(screen.getByRole('form', { name: 'Create a schedule' })).toBeInTheDocument();
+  });
+
+  it('marks a schedule declared in code with its module, and only that one', async () => {
+    const declared = { ...schedule('nightly-report', PERSONAL_PROJECT), owner: 'code', declaredIn: 'acme_jobs.reports', declaredAt: '2030-01-01T00:00:00Z' };
+    vi.mocked(endpoints.listSchedules).mockResolvedValue(page([declared, schedule('my-nightly', PERSONAL_PROJECT)]));
+    const { container } = renderWithProviders(<SchedulesPage />, { route: '/schedules', access: teamAccess({ role: 'member' }) });
+    await waitFor(() => expect(screen.getAllByTestId('schedule-row')).toHaveLength(2));
+    expect(within(row('nightly-report')).getByTestId('schedule-declared')).toHaveTextContent('Declared in code: acme_jobs.reports');
+    expect(within(row('nightly-report')).getByRole('rowheader')).toHaveTextContent(/^nightly-reportDeclared in code/);
+    expect(within(row('my-nightly')).queryByTestId('schedule-declared')).toBeNull();
+    expect(await seriousViolations(container)).toEqual([]);
   });
 
   it("with all projects chosen, each row's project decides; new ones go to the personal project", async () => {

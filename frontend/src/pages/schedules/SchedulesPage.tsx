@@ -85,7 +85,15 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
   return (
     <>
       <tr data-testid="schedule-row" data-schedule-name={schedule.name}>
-        <th scope="row">{schedule.name}</th>
+        <th scope="row">
+          {schedule.name}
+          {schedule.declaredIn ? (
+            <div className="muted" data-testid="schedule-declared" style={{ fontWeight: 'normal' }}>
+              Declared in code: <code>{schedule.declaredIn}</code>
+              {schedule.declaredAt ? <div>last changed by code {formatDateTime(schedule.declaredAt)}</div> : null}
+            </div>
+          ) : null}
+        </th>
         <td>
           <code>{schedule.cron}</code>
           <div className="muted">{schedule.timezone}</div>

@@ -5,17 +5,18 @@ import type { BatchCreate, ErrorDetail } from '../../api/types';
 import { BatchProgress } from '../../components/BatchProgress';
 import { Field } from '../../components/Field';
 import { parseBatchCsv, parseBatchJson } from '../../lib/batch';
+import { batchCsvExample, batchJsonExample } from '../../lib/batchExamples';
 import { newIdempotencyKey } from '../../lib/ids';
 import { notify } from '../../lib/notices';
+import { buildSchemaPayload, initialSchemaState } from '../../lib/schemaForm';
+import { useJobTypeForm } from '../../lib/useJobTypes';
 
-const JSON_EXAMPLE = `[
-  {"ref": "extract", "type": "simulate", "priority": 2, "payload": {"failureRate": 0, "immediateFailureRate": 0}},
-  {"ref": "load", "type": "simulate", "priority": 2, "payload": {}, "dependsOn": ["ref:extract"]}
-]`;
-
-const CSV_EXAMPLE = `type,priority,ref,dependsOn,payload.to,payload.subject,payload.body
-email,3,welcome,,a@example.com,Hello,Welcome aboard
-email,1,,ref:welcome,b@example.com,Follow-up,How is it going?`;
+/** The examples' type (the forms' default) and the payload its schema's defaults make. */
+function useExampleSpec(): { type: string; payload: Record<string, unknown> } | null {
+  const { type, plan } = useJobTypeForm('');
+  if (!type || !plan) return null;
+  return { type, payload: buildSchemaPayload(plan, initialSchemaState(plan), {}) };
+}
 
 export function BatchForm() {
   const [format, setFormat] = useState<'json' | 'csv'>('json');
@@ -26,6 +27,7 @@ export function BatchForm() {
   const [apiError, setApiError] = useState<{ message: string; details: readonly ErrorDetail[] } | null>(null);
   const [submitting, setSubmitting] = useState(false);
   const [batch, setBatch] = useState<{ id: string; name: string | null } | null>(null);
+  const example = useExampleSpec();
 
   const parse = (): BatchCreate | null => {
     const result = format === 'json' ? parseBatchJson(text, name) : parseBatchCsv(text, name);
@@ -107,9 +109,21 @@ export function BatchForm() {
           </span>
         ) : null}
         <div className="toolbar">
-          <button type="button" className="link" onClick={() => setText(format === 'json' ? JSON_EXAMPLE : CSV_EXAMPLE)}>
-            Insert an example
-          </button>
+          {example ? (
+            <button
+              type="button"
+              className="link"
+              onClick={() =>
+                setText(
+                  format === 'json'
+                    ? batchJsonExample(example.type, example.payload)
+                    : batchCsvExample(example.type, example.payload),
+                )
+              }
+            >
+              Insert an example
+            </button>
+          ) : null}
         </div>
       </div>
       {preview ? (

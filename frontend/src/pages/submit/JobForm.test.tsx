@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
-import { errorOf } from '../../test/forms';
+import { chooseType, errorOf } from '../../test/forms';
 import { builtinTypes } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobForm } from './JobForm';
@@ -32,8 +32,8 @@ describe('<JobForm>', () => {
   it('validates on the client like the API: nothing is sent while fields are wrong', async () => {
     const user = userEvent.setup();
     renderWithProviders(<JobForm />);
-    await user.selectOptions(screen.getByLabelText('Job type'), 'email');
-    await user.type(screen.getByLabelText('To'), 'not-an-email');
+    await chooseType('email');
+    await user.type(screen.getByRole('textbox', { name: 'To' }), 'not-an-email');
     await user.type(screen.getByLabelText('Max attempts', { exact: false }), '25');
     await user.click(screen.getByRole('radio', { name: 'After a delay' }));
     await user.type(screen.getByLabelText('Delay (seconds)'), '1.5');
@@ -44,10 +44,10 @@ describe('<JobForm>', () => {
     await user.click(screen.getByRole('button', { name: 'Submit job' }));
 
     expect(submitJob).not.toHaveBeenCalled();
-    const to = screen.getByLabelText('To');
+    const to = screen.getByRole('textbox', { name: 'To' });
     expect(to).toHaveAttribute('aria-invalid', 'true');
     expect(errorOf(to)).toBe('Enter a valid email address');
-    expect(errorOf(screen.getByLabelText('Subject'))).toBe('Required');
+    expect(errorOf(screen.getByRole('textbox', { name: 'Subject' }))).toBe('Required');
     expect(errorOf(screen.getByLabelText('Max attempts', { exact: false }))).toBe('Max attempts must be between 1 and 20');
     expect(errorOf(screen.getByLabelText('Delay (seconds)'))).toBe('Enter a whole number');
     expect(errorOf(screen.getByLabelText('Max delay (ms)'))).toBe('Max delay must be at least the base delay');
@@ -105,19 +105,20 @@ describe('<JobForm>', () => {
       ]),
     );
     renderWithProviders(<JobForm />);
-    await user.selectOptions(screen.getByLabelText('Job type'), 'email');
-    await user.type(screen.getByLabelText('To'), 'a@nowhere.example');
-    await user.type(screen.getByLabelText('Subject'), 'Hi');
+    await chooseType('email');
+    await user.type(screen.getByRole('textbox', { name: 'To' }), 'a@nowhere.example');
+    await user.type(screen.getByRole('textbox', { name: 'Subject' }), 'Hi');
+    await user.type(screen.getByRole('textbox', { name: 'Body' }), 'Hello');
     await user.type(screen.getByLabelText('Depends on'), parent);
     await user.click(screen.getByRole('button', { name: 'Submit job' }));
 
     await waitFor(() => expect(submitJob).toHaveBeenCalledTimes(1));
     expect(submitJob.mock.calls[0]![0]).toMatchObject({
       type: 'email',
-      payload: { to: 'a@nowhere.example', subject: 'Hi', body: '' },
+      payload: { to: 'a@nowhere.example', subject: 'Hi', body: 'Hello' },
       dependsOn: [parent],
     });
-    const to = screen.getByLabelText('To');
+    const to = screen.getByRole('textbox', { name: 'To' });
     await waitFor(() => expect(to).toHaveAttribute('aria-invalid', 'true'));
     expect(errorOf(to)).toBe('value is not a valid email address: the domain does not exist');
     expect(errorOf(screen.getByLabelText('Depends on'))).toBe('22222222: unknown job');
@@ -141,7 +142,7 @@ describe('<JobForm>', () => {
     await user.click(screen.getByRole('radio', { name: 'Stored policy' }));
     await screen.findByRole('option', { name: /gentle/ });
     expect(await seriousViolations(container)).toEqual([]);
-    await user.selectOptions(screen.getByLabelText('Job type'), 'email');
+    await chooseType('email');
     await user.click(screen.getByRole('button', { name: 'Submit job' }));
     expect(await seriousViolations(container)).toEqual([]);
   });

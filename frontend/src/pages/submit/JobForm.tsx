@@ -16,7 +16,6 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { newIdempotencyKey } from '../../lib/ids';
 import {
   apiFieldErrors,
-  customPayloadState,
   emptyJobForm,
   parseIdList,
   validateJobForm,
@@ -25,6 +24,7 @@ import {
 } from '../../lib/jobForm';
 import { notify } from '../../lib/notices';
 import type { SchemaFormPlan } from '../../lib/schemaFields';
+import type { SchemaPayloadState } from '../../lib/schemaForm';
 import { useJobTemplateForm } from '../../lib/useJobTemplateForm';
 import { useJobRecorded, usePollWhileOffline } from '../../live/context';
 import { Link } from '../../project/links';
@@ -33,12 +33,9 @@ import { useScopedQuery } from '../../project/useScopedQuery';
 function fieldLabels(
   values: JobFormValues,
   plan: SchemaFormPlan | null,
+  payload: SchemaPayloadState | null,
 ): { labels: Record<string, string>; known: Set<string> } {
-  const payloadLabels = payloadFieldLabels(
-    values.type,
-    plan,
-    plan !== null && customPayloadState(values, plan).rawMode,
-  );
+  const payloadLabels = payloadFieldLabels(plan, payload?.rawMode === true);
   const labels: Record<string, string> = {
     type: 'Job type',
     priority: 'Priority',
@@ -108,7 +105,7 @@ export function JobForm() {
   const isAdmin = useIsAdmin();
   const client = useQueryClient();
   const form = useJobTemplateForm(emptyJobForm);
-  const { values, setValues, set, policies, customTypes, selected, plan } = form;
+  const { values, setValues, set, policies, jobTypes, types, selected, plan, payload } = form;
   const [errors, setErrors] = useState<FieldErrors>({});
   const [message, setMessage] = useState<string | null>(null);
   const [submitting, setSubmitting] = useState(false);
@@ -118,7 +115,7 @@ export function JobForm() {
   // the first answer instead of creating a second job); anything else gets a fresh key.
   const pendingKey = useRef<{ body: string; key: string } | null>(null);
 
-  const { labels, known } = useMemo(() => fieldLabels(values, plan), [values, plan]);
+  const { labels, known } = useMemo(() => fieldLabels(values, plan, payload), [values, plan, payload]);
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
@@ -174,7 +171,13 @@ export function JobForm() {
       <div className="field-row">
         <Field path="type" label="Job type" error={errors.type}>
           {(p) => (
-            <JobTypeSelect {...p} value={values.type} onChange={(type) => set({ type })} customTypes={customTypes} />
+            <JobTypeSelect
+              {...p}
+              value={values.type}
+              onChange={(type) => set({ type })}
+              types={types}
+              loading={jobTypes.isPending}
+            />
           )}
         </Field>
         <fieldset className="field" aria-describedby={errors.priority ? `${fieldId('priority')}-error` : undefined}>

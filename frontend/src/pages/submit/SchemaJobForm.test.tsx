@@ -37,8 +37,8 @@ describe('<JobForm> with custom types', () => {
     const select = screen.getByLabelText('Job type');
     const custom = await within(select).findByRole('group', { name: 'Custom (announced by workers)' });
     expect(within(custom).getAllByRole('option').map((o) => o.textContent)).toEqual([
-      'acme.reverse',
       'acme.idle (no live worker)',
+      'acme.reverse',
       'acme.union',
     ]);
     const builtin = within(select).getByRole('group', { name: 'Built-in' });
@@ -48,8 +48,9 @@ describe('<JobForm> with custom types', () => {
       'report_generation',
       'simulate',
     ]);
-    // the built-ins keep their own fields
-    expect(screen.getByLabelText('Min seconds')).toBeInTheDocument();
+    // the form opens on a built-in its defaults make whole, built from its schema too
+    expect(select).toHaveValue('simulate');
+    expect(screen.getByRole('textbox', { name: 'Min seconds' })).toHaveValue('1');
     expect(await screen.findByTestId('job-type-info')).toHaveTextContent('Built-in type · queue default · 2 live workers');
 
     await chooseType('acme.idle');

@@ -4,6 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
+import { chooseType } from '../../test/forms';
 import { builtinTypes } from '../../test/jobTypes';
 import { ALPHA, ME, teamAccess } from '../../test/tenancy';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
@@ -72,7 +73,7 @@ describe('<SubmitPage> and the project', () => {
       route: `/submit?project=${ALPHA}`,
       access: teamAccess({ role: 'member', projectId: ALPHA }),
     });
-    await user.selectOptions(await screen.findByLabelText('Job type'), 'simulate');
+    await chooseType('simulate');
     await user.click(screen.getByRole('button', { name: 'Submit job' }));
     expect(await screen.findByTestId('error-summary')).toHaveTextContent('a viewer may not submit jobs in this project');
   });
