@@ -20,6 +20,10 @@ in listings): their schemas come from the registry all the same."""
 
 MAX_PAYLOAD_BYTES: Final = 256 * 1024
 MAX_PAYLOAD_BYTES_KEYWORD: Final = "x-max-payload-bytes"
+# Pairs of a payload's top-level fields where the first must not exceed the second (numbers,
+# or dates as YYYY-MM-DD): ``[{"lower": "minSeconds", "upper": "maxSeconds", "message": ...}]``,
+# a rule JSON Schema cannot say; the submission service checks it as it checks the schema.
+ORDERED_KEYWORD: Final = "x-ordered"
 """The keyword of a payload schema that raises its type's bound (an image's, say)."""
 
 # C0 controls (CR, LF, TAB, NUL...), DEL, C1 controls (NEL), the Unicode line separators.

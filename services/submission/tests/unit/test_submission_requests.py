@@ -113,6 +113,37 @@ def test_invalid_field_is_reported_with_its_path(body: dict[str, Any], field: st
     assert field in fields_of(body)
 
 
+REPORT = {"reportType": "jobs_summary", "format": "csv"}
+
+
+@pytest.mark.parametrize(
+    ("job_type", "disordered", "ordered", "field"),
+    [
+        (
+            "simulate",
+            {"minSeconds": 5, "maxSeconds": 1},
+            {"minSeconds": 1, "maxSeconds": 5},
+            "maxSeconds",
+        ),
+        ("simulate", {"maxSeconds": 0.5}, {"maxSeconds": 1}, "maxSeconds"),  # the default min: 1
+        (
+            "report_generation",
+            {**REPORT, "from": "2026-03-02", "to": "2026-03-01"},
+            {**REPORT, "from": "2026-03-01", "to": "2026-03-01"},
+            "to",
+        ),
+    ],
+)
+def test_fields_out_of_order_are_refused_at_submission(
+    job_type: str, disordered: dict[str, Any], ordered: dict[str, Any], field: str
+) -> None:
+    """x-ordered: what the handler's model refuses (minSeconds > maxSeconds, from after to)
+    is a 422 on the upper field, not a job that dies on its first attempt."""
+    refused = fields_of({"type": job_type, "priority": 2, "payload": disordered})
+    assert list(refused) == [f"payload.{field}"]
+    validate_job({"type": job_type, "priority": 2, "payload": ordered})
+
+
 def test_all_problems_are_reported_together() -> None:
     fields = fields_of(email_body(priority=9, payload={"to": "x", "subject": "s", "body": "b"}))
     assert set(fields) == {"priority", "payload.to"}

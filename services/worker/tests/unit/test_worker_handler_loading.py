@@ -29,7 +29,7 @@ def shout(ctx, payload):
     return {"text": payload.text.upper()}
 
 @resource("acme.client")
-async def client(settings):
+async def client():
     yield object()
 """
 

@@ -9,9 +9,10 @@ A payload is stored with the defaults its schema gives the top-level properties 
 (``{}`` and the same with every default spelled out are one request, for idempotency too).
 A missing or unexpected property is reported at its own path (``payload.body``).
 
-Two keywords of our own, ignored by any other reader of the schema: a type's payload bound
-(``x-max-payload-bytes``, else the platform's 256 KiB) and the message of a field's pattern
-(``x-pattern-message``), said instead of "does not match <regex>"."""
+Keywords of our own, ignored by any other reader of the schema: a type's payload bound
+(``x-max-payload-bytes``, else the platform's 256 KiB), the message of a field's pattern
+(``x-pattern-message``), said instead of "does not match <regex>", and pairs of fields where
+one must not exceed the other (``x-ordered``: ``minSeconds`` and ``maxSeconds``)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,12 @@ from jsonschema.exceptions import SchemaError
 
 from jobs_common.body_limit import JOB_MAX_BODY_BYTES
 from jobs_common.errors import ErrorDetail
-from jobs_common.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_KEYWORD, json_size
+from jobs_common.payloads import (
+    MAX_PAYLOAD_BYTES,
+    MAX_PAYLOAD_BYTES_KEYWORD,
+    ORDERED_KEYWORD,
+    json_size,
+)
 
 MAX_DETAILS = 20  # field errors reported for one payload
 PATTERN_MESSAGE_KEYWORD = "x-pattern-message"
@@ -43,6 +49,7 @@ class PayloadSchema:
     max_bytes: int
     validator: jsonschema_rs.Validator | None  # None: not valid JSON Schema
     defaults: tuple[tuple[str, Any], ...] = ()
+    ordered: tuple[tuple[str, str, str], ...] = ()  # x-ordered: (lower, upper, message)
 
     def check(
         self, payload: Mapping[str, Any], *, at: str
@@ -60,7 +67,12 @@ class PayloadSchema:
             for name, default in self.defaults:
                 if name not in instance:
                     instance[name] = copy.deepcopy(default)
-            return instance, []
+            disordered = [
+                ErrorDetail(field=_joined(at, [upper]), message=message)
+                for lower, upper, message in self.ordered
+                if _exceeds(instance.get(lower), instance.get(upper))
+            ]
+            return (None, disordered) if disordered else (instance, [])
         errors = sorted(self.validator.iter_errors(instance), key=lambda e: _path(e.instance_path))
         return None, [
             ErrorDetail(field=_joined(at, _field_path(error)), message=self._message(error))
@@ -89,8 +101,33 @@ def _compiled(canonical: bytes) -> PayloadSchema:
     except (SchemaError, jsonschema_rs.ValidationError, ValueError):
         validator = None
     return PayloadSchema(
-        schema=schema, max_bytes=_bound(schema), validator=validator, defaults=_defaults(schema)
+        schema=schema,
+        max_bytes=_bound(schema),
+        validator=validator,
+        defaults=_defaults(schema),
+        ordered=_ordered(schema),
     )
+
+
+def _ordered(schema: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """The ``x-ordered`` pairs a schema declares (malformed entries ignored)."""
+    declared = schema.get(ORDERED_KEYWORD)
+    if not isinstance(declared, list):
+        return ()
+    return tuple(
+        (entry["lower"], entry["upper"], str(entry.get("message") or "out of order"))
+        for entry in declared
+        if isinstance(entry, Mapping)
+        and isinstance(entry.get("lower"), str)
+        and isinstance(entry.get("upper"), str)
+    )
+
+
+def _exceeds(lower: Any, upper: Any) -> bool:
+    """Both given, of one kind (numbers, or texts such as dates), and ``lower`` > ``upper``."""
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (lower, upper))
+    texts = isinstance(lower, str) and isinstance(upper, str)
+    return (numbers or texts) and lower > upper
 
 
 def _defaults(schema: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 from jobs_common.payloads import (
     MAX_PAYLOAD_BYTES,
     MAX_PAYLOAD_BYTES_KEYWORD,
+    ORDERED_KEYWORD,
     header_safe,
     json_size,
 )
@@ -94,6 +95,9 @@ class Payload(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     max_json_bytes: ClassVar[int] = MAX_PAYLOAD_BYTES
+    # (lower, upper, message) by alias: announced as x-ordered, so the submission refuses
+    # what the model's own validator would (the worker still checks it).
+    ordered: ClassVar[tuple[tuple[str, str, str], ...]] = ()
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> JsonDict:
@@ -101,6 +105,11 @@ class Payload(BaseModel):
         schema = handler.resolve_ref_schema(schema)
         if cls.max_json_bytes != MAX_PAYLOAD_BYTES:
             schema[MAX_PAYLOAD_BYTES_KEYWORD] = cls.max_json_bytes
+        if cls.ordered:
+            schema[ORDERED_KEYWORD] = [
+                {"lower": lower, "upper": upper, "message": message}
+                for lower, upper, message in cls.ordered
+            ]
         return schema
 
     @model_validator(mode="before")
@@ -209,10 +218,12 @@ class ReportPayload(Payload):
     )
     format: Literal["csv", "json"] = Field(title="Format")
 
+    ordered = (("from", "to", "'from' must not be after 'to'"),)
+
     @model_validator(mode="after")
     def _ordered_range(self) -> ReportPayload:
         if self.from_ and self.to and self.from_ > self.to:
-            raise ValueError("'from' must not be after 'to'")
+            raise ValueError(self.ordered[0][2])
         return self
 
 
@@ -258,8 +269,10 @@ class SimulatePayload(Payload):
         description="Makes the outcome the same every time.",
     )
 
+    ordered = (("minSeconds", "maxSeconds", "minSeconds must not exceed maxSeconds"),)
+
     @model_validator(mode="after")
     def _ordered_durations(self) -> SimulatePayload:
         if self.min_seconds > self.max_seconds:
-            raise ValueError("minSeconds must not exceed maxSeconds")
+            raise ValueError(self.ordered[0][2])
         return self
