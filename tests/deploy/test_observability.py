@@ -329,6 +329,8 @@ def test_every_alert_waits_is_labelled_and_unit_tested(alerts: dict[str, Any]) -
         "SchedulerDown",
         "SchedulerConsumerLag",
         "RetentionBehind",
+        "JobStoreDeadRowsHigh",
+        "JobStoreAutovacuumOff",
         "QueuePausedWithWorkWaiting",
     }
 

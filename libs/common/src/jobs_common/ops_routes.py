@@ -17,6 +17,8 @@ from jobs_common.liveness import LiveCheck, Watchdog
 from jobs_common.settings import ServiceSettings
 
 ReadyCheck = Callable[[], Awaitable[dict[str, bool]]]
+# What is wrong but leaves the service ready (for example ``autovacuum_off``).
+Warnings = Callable[[], list[str]]
 
 
 class HealthReport(BaseModel):
@@ -31,10 +33,12 @@ class HealthReport(BaseModel):
 
 class ReadyReport(BaseModel):
     """``/ready``: ``ready`` (200) when every check passes, else ``not_ready`` (503); ``checks``
-    names each dependency with whether it answered."""
+    names each dependency with whether it answered; ``warnings`` (absent when none) what an
+    operator should mend although the service works."""
 
     status: Literal["ready", "not_ready"]
     checks: dict[str, bool]
+    warnings: list[str] | None = None
 
 
 def add_ops_routes(
@@ -44,12 +48,14 @@ def add_ops_routes(
     live: LiveCheck | None = None,
     settings: ServiceSettings | None = None,
     metrics: bool = True,
+    warnings: Warnings | None = None,
 ) -> None:
     """/health (liveness: the process and its own parts), /ready (its dependencies answer),
     /metrics (unless ``metrics`` is false: the gateway serves its metrics on a port of their
     own). With ``live`` (the service's own parts: broker channels, consumers, loops), a
     :class:`~jobs_common.liveness.Watchdog` runs while the app does: /health reports a part
-    failing, and the process exits once one failed for ``settings.liveness_give_up_seconds``."""
+    failing, and the process exits once one failed for ``settings.liveness_give_up_seconds``.
+    ``warnings`` are carried by /ready without making it fail."""
     watchdog: Watchdog | None = None
     if live is not None:
         options = settings or ServiceSettings()
@@ -76,15 +82,17 @@ def add_ops_routes(
         "/ready",
         tags=["ops"],
         response_model=ReadyReport,
+        response_model_exclude_none=True,
         responses={503: {"model": ReadyReport, "description": "A dependency is not ready"}},
     )
     async def readiness() -> JsonResponse:
         checks = await ready()
         ok = all(checks.values())
-        return JsonResponse(
-            {"status": "ready" if ok else "not_ready", "checks": checks},
-            status_code=200 if ok else 503,
-        )
+        body: dict[str, Any] = {"status": "ready" if ok else "not_ready", "checks": checks}
+        found = warnings() if warnings is not None else []
+        if found:
+            body["warnings"] = found
+        return JsonResponse(body, status_code=200 if ok else 503)
 
     if metrics:
         app.add_api_route(

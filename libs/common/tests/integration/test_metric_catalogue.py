@@ -60,6 +60,10 @@ CATALOGUE: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
         frozenset({"scheduler"}),
     ),
     "scheduler_retention_behind_seconds": ("gauge", ("status",), frozenset({"scheduler"})),
+    # The job store's health (docs/operations.md, "After a prune").
+    "jobstore_dead_rows": ("gauge", ("table",), frozenset({"scheduler"})),
+    "jobstore_autovacuum_enabled": ("gauge", ("table",), frozenset({"scheduler"})),
+    "scheduler_store_maintenance_total": ("counter", ("table", "action"), frozenset({"scheduler"})),
     "worker_active_jobs": ("gauge", (), frozenset({"worker"})),
     "worker_up": ("gauge", ("worker",), frozenset({"dashboard"})),
     "workers_up": ("gauge", (), frozenset({"dashboard"})),

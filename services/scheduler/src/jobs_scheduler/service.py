@@ -8,7 +8,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -34,6 +34,7 @@ from jobs_scheduler.adapters.ready_window import ReadyWindow
 from jobs_scheduler.adapters.retried import commit_retried
 from jobs_scheduler.adapters.routing import RoutingView
 from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.adapters.store_stats import STORE_TABLES
 from jobs_scheduler.api.dead_letters import router as dead_letters_router
 from jobs_scheduler.api.project_flow import router as project_flow_router
 from jobs_scheduler.api.project_queues import router as project_queues_router
@@ -41,12 +42,14 @@ from jobs_scheduler.api.queues import SchedulerConsumers
 from jobs_scheduler.api.retry_policies import router as retry_policies_router
 from jobs_scheduler.api.schedules import router as schedules_router
 from jobs_scheduler.api.sweeps import Loop, sweeps_for
+from jobs_scheduler.app.store_upkeep import StoreUpkeep
 from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_scheduler.app.waiting import mark_waiting
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.leases import dead_predecessors
 from jobs_scheduler.domain.retry import RetryPolicy
 from jobs_scheduler.domain.routing import Wait
+from jobs_scheduler.domain.vacuum import VacuumPolicy
 from jobs_scheduler.migrate import upgrade_async
 from jobs_scheduler.settings import Settings
 
@@ -84,6 +87,7 @@ class Runtime:
     replica_id: str
     live: LiveEvents
     work: UnitOfWork  # the internal API's commands (api/)
+    upkeep: StoreUpkeep
 
     async def ready(self) -> dict[str, bool]:
         try:
@@ -162,17 +166,28 @@ async def start_runtime(settings: Settings) -> Runtime:
         await work.run(partial(mark_waiting, waits=waits))
 
     outbox_relay.on_waiting = wait_for_workers
+    upkeep = StoreUpkeep(
+        engine,
+        self_vacuum=settings.vacuum_after_prune,
+        policy=VacuumPolicy(
+            min_dead_rows=settings.vacuum_dead_rows, dead_ratio=settings.vacuum_dead_ratio
+        ),
+    )
     for name, (sweep, interval, batch) in sweeps_for(
-        settings, defaults, replica_id=replica_id, routing=routing
+        settings, defaults, replica_id=replica_id, routing=routing, pruned=upkeep.pruned
     ).items():
-        loops.append(
-            Loop(
-                name,
-                partial(work.run, sweep),
-                interval=interval,
-                full_batch=batch,
-            )
+        step: Callable[[], Awaitable[int]] = partial(work.run, sweep)
+        if name == "retention":
+            step = upkeep.after_pass(step, full_batch=batch)
+        loops.append(Loop(name, step, interval=interval, full_batch=batch))
+    loops.append(
+        Loop(
+            "store_stats",
+            upkeep.observe,
+            interval=settings.store_stats_interval_seconds,
+            full_batch=len(STORE_TABLES) + 1,  # never: one pass per interval
         )
+    )
     for loop in loops:
         loop.start()
     consumers = SchedulerConsumers(
@@ -205,7 +220,7 @@ async def start_runtime(settings: Settings) -> Runtime:
     after_outage = BrokerOutageLeases(engine, lease_seconds=settings.lease_seconds)
     bus.connection.reconnect_callbacks.add(after_outage.on_reconnected)
     log.info("scheduler started", extra={"action": "started", "replica_id": replica_id})
-    return Runtime(engine, bus, consumers, loops, replica_id, live, work)
+    return Runtime(engine, bus, consumers, loops, replica_id, live, work, upkeep)
 
 
 async def _mend_consumers(bus: RabbitBus, consumers: SchedulerConsumers, *, prefetch: int) -> int:
@@ -348,7 +363,11 @@ def create_app(settings: Settings) -> FastAPI:
         runtime: Runtime | None = getattr(app.state, "runtime", None)
         return await runtime.own_parts() if runtime else {}
 
-    add_ops_routes(app, ready, live=live, settings=settings)
+    def warnings() -> list[str]:
+        runtime: Runtime | None = getattr(app.state, "runtime", None)
+        return runtime.upkeep.warnings() if runtime else []
+
+    add_ops_routes(app, ready, live=live, settings=settings, warnings=warnings)
     app.include_router(schedules_router)
     app.include_router(retry_policies_router)
     app.include_router(dead_letters_router)

@@ -84,6 +84,17 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     retention_audit_days: float = Field(default=90.0, ge=0)
     retention_interval_seconds: float = Field(default=60.0, gt=0)
     retention_batch_size: int = Field(default=1_000, ge=1, le=50_000)
+    # After a pass drained (docs/operations.md, "After a prune"): the tables it pruned are
+    # analyzed, and vacuumed by the scheduler (one replica at a time) where autovacuum is off
+    # for the server or the table, or behind: at least vacuum_dead_rows dead rows and more
+    # than vacuum_dead_ratio of the live ones. False: analyze only, and log what needs a
+    # vacuum (an operator who runs VACUUM elsewhere).
+    vacuum_after_prune: bool = True
+    vacuum_dead_rows: int = Field(default=100_000, ge=1)
+    vacuum_dead_ratio: float = Field(default=0.2, ge=0)
+    # How often the jobstore_dead_rows and jobstore_autovacuum_enabled gauges (and /ready's
+    # autovacuum warning) are refreshed from pg_stat_user_tables.
+    store_stats_interval_seconds: float = Field(default=60.0, gt=0)
     # Where pruned jobs are written first, as gzip JSON lines, a file per hour and replica
     # (docs/operations.md, "Archive"); unset: they are not archived.
     archive_dir: Path | None = None

@@ -155,3 +155,21 @@ RETENTION_BEHIND = Gauge(
     "status (0: pruning keeps up).",
     ["status"],
 )
+# The job store's health (app/store_upkeep.py), refreshed by the store_stats loop.
+JOBSTORE_DEAD_ROWS = Gauge(
+    "jobstore_dead_rows",
+    "Dead rows in a job store table (pg_stat_user_tables.n_dead_tup): what VACUUM has not "
+    "reclaimed yet.",
+    ["table"],
+)
+JOBSTORE_AUTOVACUUM = Gauge(
+    "jobstore_autovacuum_enabled",
+    "1 when PostgreSQL's autovacuum looks after the table (on for the server and the table), "
+    "else 0.",
+    ["table"],
+)
+STORE_MAINTENANCE = Counter(
+    "scheduler_store_maintenance_total",
+    "ANALYZE and VACUUM (ANALYZE) runs the scheduler made on tables the retention pruned.",
+    ["table", "action"],
+)

@@ -201,3 +201,9 @@ async def oldest_finished(connection: AsyncConnection, status: JobStatus) -> dat
         select(func.min(jobs.c.finished_at)).where(jobs.c.status == status.value)
     )
     return oldest
+
+
+# The tables a job's delete reaches through ON DELETE CASCADE (their rows are dead too).
+CASCADED: dict[str, tuple[str, ...]] = {
+    "jobs": ("job_attempts", "job_events", "job_dependencies", "dead_letters"),
+}

@@ -49,8 +49,10 @@ def sweeps_for(
     *,
     replica_id: str = "scheduler",
     routing: RoutingView | None = None,
+    pruned: Callable[[str, int], None] | None = None,
 ) -> dict[str, tuple[Sweep, float, int]]:
-    """Every time-driven sweep: name -> (sweep, interval seconds, batch size)."""
+    """Every time-driven sweep: name -> (sweep, interval seconds, batch size). ``pruned``
+    is told what each retention pass removed, by table (``app/store_upkeep.py``)."""
     batch = settings.sweep_batch_size
 
     async def promotion(c: AsyncConnection, ch: Changes) -> int:
@@ -108,7 +110,7 @@ def sweeps_for(
     archive = None if settings.archive_dir is None else JobArchive(settings.archive_dir, replica_id)
 
     async def retention(c: AsyncConnection, ch: Changes) -> int:
-        return await prune(c, ch, keep, windows, prune_batch, archive)
+        return await prune(c, ch, keep, windows, prune_batch, archive, pruned)
 
     async def rollups(c: AsyncConnection, ch: Changes) -> int:
         return await fold_rollups(c, settings.rollup_batch_size)

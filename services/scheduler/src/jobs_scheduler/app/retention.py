@@ -7,12 +7,13 @@ there (``adapters/archive.py``) before its delete commits. Each call is one tran
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from jobs_scheduler.adapters import jobs, retention
+from jobs_scheduler.adapters import jobs, retention, store_stats
 from jobs_scheduler.adapters.archive import JobArchive, read_records
 from jobs_scheduler.adapters.metrics import (
     RETENTION_BEHIND,
@@ -39,9 +40,13 @@ async def prune(
     windows: Windows,
     limit: int,
     archive: JobArchive | None = None,
+    pruned: Callable[[str, int], None] | None = None,
 ) -> int:
     """One pass: at most ``limit`` rows of each kind. Returns how many jobs and rows beside
-    them it removed (the sweep runs again at once while that fills a batch)."""
+    them it removed (the sweep runs again at once while that fills a batch). ``pruned`` is
+    told the rows removed by table (the store upkeep maintains those tables,
+    ``app/store_upkeep.py``)."""
+    removed_by_table: dict[str, int] = {}
     now = await jobs.database_now(connection)
     cutoffs = keep.cutoffs(now)
     removed_in_all = 0
@@ -53,6 +58,7 @@ async def prune(
         removed = await retention.delete_jobs(connection, found)
         for table, count in removed.items():
             RETENTION_PRUNED.labels(table).inc(count)
+            removed_by_table[table] = removed_by_table.get(table, 0) + count
         removed_in_all += len(found)
         oldest = await retention.oldest_finished(connection, status)
         RETENTION_OLDEST.labels(status.value).set(
@@ -74,5 +80,11 @@ async def prune(
         if window > timedelta(0):
             count = await retention.delete_older(connection, table, now - window, limit)
             RETENTION_PRUNED.labels(table).inc(count)
+            removed_by_table[table] = count
             removed_in_all += count
+    if removed_in_all:
+        await store_stats.flush_own_stats(connection)  # the dead rows seen once committed
+    if pruned is not None:
+        for table, count in removed_by_table.items():
+            pruned(table, count)
     return removed_in_all
