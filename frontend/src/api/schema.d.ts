@@ -2553,7 +2553,8 @@ export interface components {
         /**
          * ReadyReport
          * @description ``/ready``: ``ready`` (200) when every check passes, else ``not_ready`` (503); ``checks``
-         *     names each dependency with whether it answered.
+         *     names each dependency with whether it answered; ``warnings`` (absent when none) what an
+         *     operator should mend although the service works.
          */
         ReadyReport: {
             /** Checks */
@@ -2565,6 +2566,8 @@ export interface components {
              * @enum {string}
              */
             status: "ready" | "not_ready";
+            /** Warnings */
+            warnings?: string[] | null;
         };
         /** RefreshRequest */
         RefreshRequest: {
