@@ -20,7 +20,7 @@ from jobs_common.mongo import create_client
 from jobs_submission.adapters.job_types import JobTypeStore
 from jobs_testing.builtin_types import builtin_types
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.registry]  # payload checks
 
 SIMULATE = {"type": "simulate", "priority": 2, "payload": {"minSeconds": 0, "maxSeconds": 2}}
 

@@ -175,6 +175,7 @@ async def dispatches(engine: AsyncEngine, job_id: uuid.UUID) -> list[JobDispatch
         return [parse_message(JobDispatch, body) for body in bodies]
 
 
+@pytest.mark.registry  # the edited payload is checked
 async def test_requeue_runs_the_job_again_with_the_edited_payload_and_audits(
     client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:
@@ -233,6 +234,7 @@ async def test_two_requeues_of_one_letter_at_once_run_the_job_once(
     assert [r.action for r in await audit_rows(store_engine)] == ["requeue"]
 
 
+@pytest.mark.registry  # the edited payload is checked
 async def test_requeue_with_an_invalid_payload_is_422_and_changes_nothing(
     client: httpx.AsyncClient, auth: Any, job_factory: Any, store_engine: AsyncEngine
 ) -> None:

@@ -172,6 +172,7 @@ async def test_a_member_acts_on_a_colleagues_jobs_and_the_actor_is_recorded(
     assert retried.status_code == 202, retried.text
 
 
+@pytest.mark.registry  # the edited payload is checked
 async def test_schedules_are_the_projects_and_take_an_admin(
     client: httpx.AsyncClient, job_factory: Any
 ) -> None:

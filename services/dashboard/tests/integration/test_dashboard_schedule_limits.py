@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.jobstore import schedules
 from jobs_dashboard.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.registry]  # payload checks
 
 SIMULATE = {"type": "simulate", "priority": 1, "payload": {}}
 

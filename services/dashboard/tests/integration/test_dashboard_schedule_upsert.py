@@ -18,7 +18,7 @@ from jobs_common.tenancy import OrgRole
 
 from .conftest import INTERNAL_TOKEN
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.registry]  # payload checks
 
 TEAM = uuid.uuid4()
 

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from jobs_common.cron import next_fire_after
 from jobs_common.jobstore import schedule_fires, schedules
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.registry]  # payload checks
 
 
 def schedule_body(**overrides: Any) -> dict[str, Any]:
