@@ -11,7 +11,7 @@ WORKERS ?= 2
 SCHEDULERS ?= 1
 HANDLERS ?=
 # Test processes per suite (pytest-xdist); each has its own MongoDB stand-in and session fixtures.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 UI := frontend
 UI_STAMP := $(UI)/node_modules/.installed
 
@@ -84,8 +84,8 @@ test-ui: ui-install
 # The end-to-end files go whole to each of two processes (one stack per process), with the
 # short chaos pass beside them (one small round per fault kind on infrastructure of its own,
 # docs/reliability.md; scripts/beside_chaos.sh prints its output last).
-# schemathesis through the gateway: 20 examples per operation and mode (FUZZ_MAX_EXAMPLES).
-E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-20} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile --durations=25 tests/e2e
+# schemathesis through the gateway: 12 examples per operation and mode (FUZZ_MAX_EXAMPLES).
+E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-12} $(BIN)/pytest -m e2e -q -n 2 --dist loadfile --durations=25 tests/e2e
 
 test-e2e: install infra
 	bash scripts/beside_chaos.sh "$(E2E)"

@@ -36,7 +36,7 @@ CHECKS = [
     negative_data_rejection,
     ignored_auth,
 ]
-# Examples per operation and mode: `make test` runs 20 (FUZZ_MAX_EXAMPLES; 100 took about 5
+# Examples per operation and mode: `make test` runs 12 (FUZZ_MAX_EXAMPLES; 100 took about 5
 # minutes of the two processes' time on 2 cores beside the other e2e files, in four parts, 40
 # about 5.7 minutes of test time, and with the rest of the suite kept `make test` near its 20
 # minutes); 12 when run alone without it (a minute).
