@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pydantic import BaseModel, ValidationError
 
@@ -111,34 +111,24 @@ class HandlerRun:
         return None if self.error is None else self.error.retry_after_seconds
 
 
+class RunOptions(TypedDict, total=False):
+    """The keyword arguments :func:`run` passes on to :func:`run_async`."""
+
+    attempt: int
+    resources: Mapping[str, Any] | None
+    cancel_after: float | None
+    timeout_seconds: float | None
+    config: Any
+    parents: Mapping[str | uuid.UUID, Mapping[str, Any] | BaseModel | None] | None
+    follow_ups: FollowUpRecorder | None
+    job_id: uuid.UUID | None
+
+
 def run(
-    handler: Any,
-    payload: Mapping[str, Any] | BaseModel,
-    *,
-    attempt: int = 1,
-    resources: Mapping[str, Any] | None = None,
-    cancel_after: float | None = None,
-    timeout_seconds: float | None = None,
-    config: Any = None,
-    parents: Mapping[str | uuid.UUID, Mapping[str, Any] | BaseModel | None] | None = None,
-    follow_ups: FollowUpRecorder | None = None,
-    job_id: uuid.UUID | None = None,
+    handler: Any, payload: Mapping[str, Any] | BaseModel, **options: Unpack[RunOptions]
 ) -> HandlerRun:
     """:func:`run_async` in an event loop of its own (not from inside a running loop)."""
-    return asyncio.run(
-        run_async(
-            handler,
-            payload,
-            attempt=attempt,
-            resources=resources,
-            cancel_after=cancel_after,
-            timeout_seconds=timeout_seconds,
-            config=config,
-            parents=parents,
-            follow_ups=follow_ups,
-            job_id=job_id,
-        )
-    )
+    return asyncio.run(run_async(handler, payload, **options))
 
 
 async def run_async(
