@@ -69,10 +69,11 @@ test-unit: install
 compose-config:
 	docker-compose --env-file .env.example config
 
-# In PYTEST_WORKERS processes (every test has a database and vhost of its own); the few
-# marked serial, bound to the machine's pace, run alone afterwards.
+# In PYTEST_WORKERS processes (every test has a database and vhost of its own; worksteal: a
+# process that runs out takes tests queued for a busy one, so the long ones do not end the run
+# on one process); the few marked serial, bound to the machine's pace, run alone afterwards.
 test-integration: install infra
-	$(BIN)/pytest -m "integration and not serial" -q -n $(PYTEST_WORKERS) --durations=15 libs/common/tests services
+	$(BIN)/pytest -m "integration and not serial" -q -n $(PYTEST_WORKERS) --dist worksteal --durations=15 libs/common/tests services
 	$(BIN)/pytest -m "integration and serial" -q libs/common/tests services
 
 # Lint, API types against the gateway's contract, component tests, then the build the
@@ -90,9 +91,13 @@ E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-12} $(BIN)/pytest -m e2e -q -n 2 
 test-e2e: install infra
 	bash scripts/beside_chaos.sh "$(E2E)"
 
-# The chaos pass starts with the UI suite (it builds what the browser tests drive).
-test: install infra lint test-unit test-integration ui-install
-	bash scripts/beside_chaos.sh "$(MAKE) --no-print-directory test-ui" "$(E2E)"
+# Lint, the unit tests and the UI suite (it builds what the browser tests drive) side by side
+# (scripts/together.sh prints their output in turn), then the integration tests, then the
+# end-to-end files with the chaos pass beside them.
+test: install infra ui-install
+	bash scripts/together.sh "$(MAKE) --no-print-directory lint" "$(MAKE) --no-print-directory test-unit" "$(MAKE) --no-print-directory test-ui"
+	$(MAKE) --no-print-directory test-integration
+	bash scripts/beside_chaos.sh "$(E2E)"
 
 # docker-compose.yml built and run for real under podman (no Docker engine, no registry):
 # Debian's podman, podman-compose and debootstrap, local base and infrastructure images (cached
