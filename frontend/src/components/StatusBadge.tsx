@@ -11,6 +11,7 @@ const GLYPHS: Record<string, string> = {
   cancelled: '–',
   alive: '●',
   stopping: '◐',
+  quiet: '◑',
   unknown: '?',
   paused: '❚❚',
   active: '▶',

@@ -1,26 +1,19 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { isApiError } from '../../api/client';
 import { listWorkers } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { WorkerList } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
-import { ProgressBar } from '../../components/ProgressBar';
-import { StatusBadge } from '../../components/StatusBadge';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryList } from '../../components/QueryList';
 import { formatAge, formatDateTime } from '../../lib/format';
+import { useNow } from '../../lib/time';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { Link } from '../../project/links';
 import { useScopedQuery } from '../../project/useScopedQuery';
-
-function useNow(intervalMs: number): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), intervalMs);
-    return () => clearInterval(timer);
-  }, [intervalMs]);
-  return now;
-}
+import { DeadWorkers } from './DeadWorkers';
+import { WorkerCard } from './WorkerCard';
+import { groupWorkers } from './workerOrder';
 
 /** The scheduler's reading may trail the clock by a tick or a batch; say so past this lag. */
 const LAG_WORTH_SAYING_MS = 5_000;
@@ -47,6 +40,16 @@ function Judgement({ workers, now }: { workers: WorkerList; now: number }) {
   );
 }
 
+function Counts({ counts }: { counts: WorkerList['counts'] }) {
+  const n = (status: string) => counts[status] ?? 0;
+  return (
+    <p role="status" data-testid="workers-counts">
+      {n('alive')} alive, {n('quiet')} quiet, {n('stopping')} stopping, {n('dead')} dead
+      {n('unknown') ? `, ${n('unknown')} not judged` : ''}
+    </p>
+  );
+}
+
 function AdminsOnly() {
   return (
     <div className="card" data-testid="admins-only">
@@ -68,7 +71,8 @@ export function WorkersPage() {
     queryKey: [...queryKeys.workers, includeDead],
     queryFn: ({ signal }) => listWorkers(includeDead, signal),
     enabled: isAdmin,
-    // heartbeats do not travel on the live socket: this page polls
+    // heartbeats do not travel on the live socket: this page polls (and a job starting or
+    // ending on the socket refreshes it, live/cache.ts)
     refetchInterval: 3_000,
   });
 
@@ -94,62 +98,26 @@ export function WorkersPage() {
           </select>
         </div>
       </PageHeader>
-      {workers.data ? (
-        <p role="status" data-testid="workers-counts">
-          {workers.data.counts.alive ?? 0} alive, {workers.data.counts.stopping ?? 0} stopping, {workers.data.counts.dead ?? 0} dead
-          {workers.data.counts.unknown ? `, ${workers.data.counts.unknown} not judged` : ''}
-        </p>
-      ) : null}
+      {workers.data ? <Counts counts={workers.data.counts} /> : null}
       {workers.data ? <Judgement workers={workers.data} now={now} /> : null}
       <QueryList query={workers} loadingLabel="Loading workers…" empty="No worker has sent a heartbeat recently.">
-        {(rows) => (
-          <ul className="grid grid-cards" style={{ listStyle: 'none', padding: 0 }} data-testid="workers-grid">
-            {rows.map((worker) => (
-              <li
-                key={worker.id}
-                className="card worker-card"
-                data-testid="worker-card"
-                data-status={worker.status}
-                data-worker-id={worker.id}
-              >
-                <header>
-                  <h2>{worker.id}</h2>
-                  <StatusBadge status={worker.status} label={worker.status === 'unknown' ? 'not judged' : undefined} />
-                </header>
-                {worker.status === 'dead' ? (
-                  // what it last reported is not running any more: its attempts go elsewhere
-                  <p className="muted">No active jobs: the worker is dead.</p>
-                ) : (
-                  <ProgressBar
-                    label={worker.status === 'unknown' ? 'Active jobs (last reported)' : 'Active jobs'}
-                    value={worker.activeJobs}
-                    max={worker.concurrency}
-                  />
-                )}
-                <dl className="props">
-                  <dt>Last heartbeat</dt>
-                  <dd>
-                    <time dateTime={worker.lastHeartbeatAt} title={formatDateTime(worker.lastHeartbeatAt)}>
-                      {formatAge(worker.lastHeartbeatAt, now)}
-                    </time>
-                  </dd>
-                  <dt>Host</dt>
-                  <dd>
-                    {worker.hostname} (pid {worker.pid})
-                  </dd>
-                  <dt>Queues</dt>
-                  <dd>{worker.queues.map((queue) => queue.replace('jobs.ready.', '')).join(', ')}</dd>
-                  <dt>Concurrency</dt>
-                  <dd>{worker.concurrency}</dd>
-                  <dt>Version</dt>
-                  <dd>{worker.version}</dd>
-                  <dt>Started</dt>
-                  <dd>{formatDateTime(worker.startedAt)}</dd>
-                </dl>
-              </li>
-            ))}
-          </ul>
-        )}
+        {(rows) => {
+          const { live, dead } = groupWorkers(rows);
+          return (
+            <>
+              {live.length > 0 ? (
+                <ul className="grid grid-cards worker-grid" data-testid="workers-grid">
+                  {live.map((worker) => (
+                    <WorkerCard key={worker.id} worker={worker} now={now} canCommand={isAdmin} />
+                  ))}
+                </ul>
+              ) : (
+                <p className="muted">No live worker.</p>
+              )}
+              <DeadWorkers workers={dead} now={now} />
+            </>
+          );
+        }}
       </QueryList>
     </>
   );

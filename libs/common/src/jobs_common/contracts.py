@@ -362,6 +362,12 @@ class WorkerHeartbeat(Message):
     # The job types this worker serves: the scheduler dispatches a job only where a live
     # worker serves its type (empty from workers that predate the field: they serve all).
     types: list[str] = Field(default_factory=list)
+    # Quiet: an admin told it to take no new jobs (``WorkerControl``); it finishes its own.
+    quiet: bool = False
+    # Attempts this process ran to an outcome since it started, and those that failed
+    # (cumulative: a redelivered or late heartbeat never counts one twice).
+    processed: int = Field(default=0, ge=0)
+    failed: int = Field(default=0, ge=0)
 
 
 class JobTypeInfo(BaseModel):
@@ -433,6 +439,21 @@ class CancelAttempt(Message):
     reason: str
     # Only this worker acts on it (an attempt it lost); None: every worker (a cancelled job).
     worker_id: str | None = None
+
+
+WorkerCommand = Literal["quiet", "stop"]
+
+
+class WorkerControl(Message):
+    """dashboard -> one worker (jobs.events, routing key ``control.worker``, seen by every
+    worker, acted on by ``worker_id`` only): an admin's ``quiet`` (take no new jobs) or
+    ``stop`` (quiet, then exit once the jobs it runs have finished)."""
+
+    type: Literal["control.worker"] = "control.worker"
+    worker_id: str = Field(min_length=1, max_length=200)
+    command: WorkerCommand
+    requested_by: str = Field(max_length=320)
+    requested_at: AwareDatetime
 
 
 ClaimAnswer = Literal["run", "skip", "wait"]

@@ -48,6 +48,15 @@ def set_stop_hook(hook: Callable[[], None]) -> None:
     _stop_hook = hook
 
 
+def stop_gracefully() -> None:
+    """Stop this process as on SIGTERM, for a clean exit (status 0): it was asked to stop
+    (a worker's ``stop`` command), it did not give up on itself."""
+    if _stop_hook is not None:
+        _stop_hook()
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def stop_this_process() -> None:
     """Stop this process as on SIGTERM (through the stop hook, else the signal), and exit at
     once if that hangs."""

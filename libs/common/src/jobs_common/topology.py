@@ -48,6 +48,7 @@ SCHEDULES: Final = "jobs.schedules"  # WorkerSchedules: schedules declared in co
 # Routing keys on jobs.events: scheduler -> workers control, and live UI events.
 CONTROL_CANCEL: Final = "control.cancel"
 CONTROL_CLAIM: Final = "control.claim"  # ClaimVerdict: the answer to a redelivered attempt
+CONTROL_WORKER: Final = "control.worker"  # WorkerControl: an admin's quiet or stop
 CONTROL_PATTERN: Final = "control.#"
 JOB_EVENT_PATTERN: Final = "job.#"
 JOB_CHANGES: Final = "job.changes"  # JobChanges: status changes, for live views

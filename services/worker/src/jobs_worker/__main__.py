@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import uvloop
@@ -19,11 +20,16 @@ EXIT_BAD_HANDLERS = 3
 
 
 async def run_burst(settings: Settings, handlers: Handlers) -> None:
-    """Process what is queued, then exit (no HTTP server)."""
+    """Process what is queued, then exit (no HTTP server); an admin's ``stop`` ends it too."""
     runtime = WorkerRuntime(settings, handlers=handlers)
     await runtime.start()
     try:
-        await runtime.run_until_idle()
+        idle = asyncio.create_task(runtime.run_until_idle())
+        asked = asyncio.create_task(runtime.exit_requested.wait())
+        await asyncio.wait({idle, asked}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (idle, asked):
+            task.cancel()
+        await asyncio.gather(idle, asked, return_exceptions=True)
     finally:
         await runtime.stop()
 

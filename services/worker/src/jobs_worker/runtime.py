@@ -1,6 +1,12 @@
 """The worker runtime: one connection, one channel and consumer per ready queue with its own
-prefetch, one task per delivery, a control consumer (cancellations), a heartbeat loop, a job
-log shipper, graceful drain on shutdown and a burst (run-until-idle) mode.
+prefetch, one task per delivery, a control consumer (cancellations, an admin's quiet and
+stop), a heartbeat loop, a job log shipper, graceful drain on shutdown and a burst
+(run-until-idle) mode.
+
+Quiet (Sidekiq's quiet): the ready-queue consumers are cancelled, deliveries that have not
+started are handed back at once, the jobs running finish, the heartbeat says ``quiet``.
+Stop: quiet, then once nothing runs :attr:`WorkerRuntime.exit_requested` is set, and the
+process takes its ordinary shutdown path, as on SIGTERM (``service.py``), and exits 0.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractQueue
 from aio_pika.exceptions import AMQPConnectionError
 
+from jobs_common.contracts import WorkerControl
 from jobs_common.rabbit import Publisher, RabbitBus, consumes, open_channel
 from jobs_common.topology import (
     DEFAULT_QUEUE,
@@ -69,7 +76,10 @@ class WorkerRuntime:
             capacity=settings.cancelled_capacity, ttl=settings.cancelled_ttl
         )
         self.control = ControlConsumer(
-            worker_id=self.worker_id, cancelled=self.cancelled, active=self.active
+            worker_id=self.worker_id,
+            cancelled=self.cancelled,
+            active=self.active,
+            commands=self._on_command,
         )
         self.heartbeat: HeartbeatLoop | None = None
         self.announcer: TypeAnnouncer | None = None
@@ -84,7 +94,11 @@ class WorkerRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         self._deliveries = 0
         self._stopping = False
+        self._quiet = False
         self._closed = False
+        self._commanded: set[asyncio.Task[None]] = set()
+        # Set by a ``stop`` command once the jobs running here have finished.
+        self.exit_requested = asyncio.Event()
 
     @property
     def bus(self) -> RabbitBus:
@@ -145,6 +159,8 @@ class WorkerRuntime:
             active=self.active,
             interval=self.settings.heartbeat_interval,
             stopping=lambda: self._stopping,
+            quiet=lambda: self._quiet,
+            tally=self._executor.tally,
         )
         await self.heartbeat.start()
         self.announcer = TypeAnnouncer(
@@ -202,7 +218,7 @@ class WorkerRuntime:
 
     async def _on_delivery(self, queue: str, message: AbstractIncomingMessage) -> None:
         self._deliveries += 1
-        if self._stopping or self._executor is None:
+        if self._stopping or self._quiet or self._executor is None:
             # Sent before our cancel took effect: hand it straight back to another worker.
             try:
                 await message.nack(requeue=True)
@@ -236,11 +252,59 @@ class WorkerRuntime:
                 )
             consumer.consumer_tag = None
 
+    def _on_command(self, command: WorkerControl) -> None:
+        """An admin's quiet or stop (the control queue): carried out in a task of its own."""
+        work = self.quiet() if command.command == "quiet" else self.stop_after_current()
+        task = asyncio.create_task(work, name=f"worker-{command.command}")
+        self._commanded.add(task)
+        task.add_done_callback(self._commanded.discard)
+
+    @property
+    def quiet_mode(self) -> bool:
+        return self._quiet
+
+    async def quiet(self) -> None:
+        """Take no new job: cancel the ready-queue consumers, then hand back every delivery
+        that has not started (its consumer's prefetch); the jobs running finish here."""
+        if self._quiet or self._closed:
+            return
+        await self._stop_consuming()
+        self._quiet = True
+        if self._executor is not None:
+            self._executor.quiet.set()
+        metrics.WORKER_MODE.set(1)
+        if self.heartbeat is not None:
+            self.heartbeat.poke()
+        log.info("worker quiet", extra={"action": "worker_quiet", "worker_id": self.worker_id})
+
+    async def stop_after_current(self) -> None:
+        """Quiet, then wait for the jobs running here (no timeout: they finish), then ask
+        for the ordinary shutdown (:attr:`exit_requested`)."""
+        await self.quiet()
+        if self._closed:
+            return
+        self._stopping = True
+        if self.heartbeat is not None:
+            self.heartbeat.poke()  # shown as stopping at once
+        log.info(
+            "worker stops after its current jobs",
+            extra={
+                "action": "worker_stop",
+                "worker_id": self.worker_id,
+                "in_flight": self.in_flight,
+            },
+        )
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+        self.exit_requested.set()
+
     async def stop(self) -> None:
         """Stop consuming, let in-flight jobs finish (up to ``drain_timeout``), then close.
         Jobs still running after that are cancelled and left unacked: redelivered elsewhere."""
         if self._closed:
             return
+        for command in set(self._commanded):
+            command.cancel()
         self._stopping = True
         if self.heartbeat is not None:
             self.heartbeat.poke()  # tell the scheduler at once that this worker drains
@@ -325,7 +389,9 @@ class WorkerRuntime:
             and not bus.channel.is_closed
             and not self._stopping
         }
-        for name in self.ready_queues:
+        # A quiet worker consumes no ready queue on purpose: not a part that broke (the
+        # liveness watchdog would end it), so those checks are left out.
+        for name in [] if self._quiet else self.ready_queues:
             consumer = self._consumers.get(name)
             checks[f"consumers:{name}"] = (
                 checks["amqp"]

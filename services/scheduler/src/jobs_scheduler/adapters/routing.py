@@ -21,7 +21,8 @@ from jobs_scheduler.domain.routing import LiveWorker
 async def live_workers(
     connection: AsyncConnection, *, lease_seconds: float, stale_after: float
 ) -> list[LiveWorker]:
-    """Workers not stopping whose latest heartbeat is within a lease of how far the
+    """Workers not stopping nor quiet (an admin's quiet: it consumes no ready queue) whose
+    latest heartbeat is within a lease of how far the
     scheduler has read the heartbeats (the lease horizon, as for leases), never of its own
     clock: a scheduler back from a crash or a pause has not yet read the heartbeats sent
     meanwhile, and would take every worker for dead and hold every dispatch back. With no
@@ -36,6 +37,7 @@ async def live_workers(
                 workers.c.last_heartbeat_at
                 > func.now() - interval_seconds(stale_after + lease_seconds),
                 workers.c.stopping.is_(False),
+                workers.c.quiet.is_(False),
             )
         )
     ).all()

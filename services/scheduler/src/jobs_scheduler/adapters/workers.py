@@ -76,7 +76,9 @@ REPORTED_ATTEMPTS = select(
 
 async def record_heartbeats(connection: AsyncConnection, beats: Iterable[WorkerHeartbeat]) -> None:
     """Upsert each worker's row from its heartbeat (one per worker); a heartbeat applied late
-    (redelivered) never moves ``last_heartbeat_at`` back."""
+    (redelivered) never moves ``last_heartbeat_at`` back, nor its counts (cumulative, so the
+    greater is the later), nor a quiet worker back to taking jobs (quiet lasts as long as the
+    process)."""
     rows = [
         {
             "id": b.worker_id,
@@ -90,6 +92,9 @@ async def record_heartbeats(connection: AsyncConnection, beats: Iterable[WorkerH
             "started_at": b.started_at,
             "last_heartbeat_at": vouched(b.sent_at),
             "stopping": b.stopping,
+            "quiet": b.quiet,
+            "processed": b.processed,
+            "failed": b.failed,
         }
         for b in sorted(beats, key=lambda b: b.worker_id)
     ]
@@ -115,6 +120,11 @@ async def record_heartbeats(connection: AsyncConnection, beats: Iterable[WorkerH
                 "last_heartbeat_at": func.greatest(
                     workers.c.last_heartbeat_at, statement.excluded.last_heartbeat_at
                 ),
+                "quiet": workers.c.quiet | statement.excluded.quiet,
+                **{
+                    c: func.greatest(workers.c[c], statement.excluded[c])
+                    for c in ("processed", "failed")
+                },
             },
         )
     )

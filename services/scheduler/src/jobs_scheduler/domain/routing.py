@@ -1,7 +1,7 @@
 """Where a ready message goes: only where a live worker serves its job's type.
 
 Workers list, in every heartbeat, the ready queues they consume and the job types they serve.
-A dispatch is routed by the live ones (heartbeat within a lease, not stopping):
+A dispatch is routed by the live ones (heartbeat within a lease, not stopping, not quiet):
 
 - when every live consumer of the job's ready queue serves its type (the usual case), to that
   ready queue, as written;

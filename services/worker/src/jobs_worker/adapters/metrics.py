@@ -69,3 +69,11 @@ LOG_LINES_DROPPED = Counter(
     "Job log lines dropped (queue full, publish failed, worker stopping)",
     ["reason"],
 )
+HANDED_BACK_QUIET = Counter(
+    "worker_quiet_handed_back_total",
+    "Deliveries not started when the worker went quiet, handed back for another worker",
+)
+WORKER_MODE = Gauge(
+    "worker_quiet",
+    "1 while an admin's quiet or stop keeps this worker from taking new jobs",
+)

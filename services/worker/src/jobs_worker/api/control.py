@@ -4,14 +4,17 @@ Each worker declares its own exclusive, auto-delete queue ``jobs.control.{worker
 with ``control.#``, so every worker sees every control message. ``CancelAttempt``: remember it
 (a delivery of that attempt is never started here) and cancel the attempt if it runs here.
 ``ClaimVerdict``: the scheduler's answer to a claim of a redelivered attempt, handed to the
-delivery waiting for it (``app/claims.py``) when it is this worker's. Other types and
-unparseable bodies are logged and dropped. Every message is acked: a control
-message has no durable effect to wait for, and redelivering one cannot make it more right.
+delivery waiting for it (``app/claims.py``) when it is this worker's. ``WorkerControl``
+(an admin's ``quiet`` or ``stop``, sent by the dashboard): handed to the runtime when it names
+this worker. Other types and unparseable bodies are logged and dropped. Every message is
+acked: a control message has no durable effect to wait for, and redelivering one cannot make
+it more right.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import orjson
 from aio_pika.abc import (
@@ -22,7 +25,7 @@ from aio_pika.abc import (
 )
 from pydantic import ValidationError
 
-from jobs_common.contracts import CancelAttempt, ClaimVerdict
+from jobs_common.contracts import CancelAttempt, ClaimVerdict, WorkerControl
 from jobs_common.rabbit import has_consumers, open_channel
 from jobs_common.topology import CONTROL_PATTERN, EVENTS_EXCHANGE
 from jobs_worker.adapters import metrics
@@ -47,8 +50,10 @@ class ControlConsumer:
         cancelled: CancelledSet,
         active: ActiveJobs,
         claims: ClaimWaiters | None = None,
+        commands: Callable[[WorkerControl], None] | None = None,
     ) -> None:
         self.worker_id = worker_id
+        self.commands = commands  # the runtime's quiet / stop (None: ignored)
         self.cancelled = cancelled
         self.active = active
         self.claims = claims if claims is not None else ClaimWaiters(worker_id)
@@ -109,6 +114,9 @@ class ControlConsumer:
         if kind == "control.claim":
             self._claim_answered(data)
             return
+        if kind == "control.worker":
+            self._commanded(data)
+            return
         if kind != "control.cancel":
             metrics.CONTROL_MESSAGES.labels("other").inc()
             log.info(
@@ -138,6 +146,27 @@ class ControlConsumer:
                 "claim answer with no one waiting",
                 extra={"action": "claim_unawaited", "job_id": str(verdict.job_id)},
             )
+
+    def _commanded(self, data: dict[str, object]) -> None:
+        if data.get("worker_id") != self.worker_id:
+            return  # meant for another worker: every worker sees every control message
+        try:
+            command = WorkerControl.model_validate(data)
+        except ValidationError as exc:
+            self._invalid(str(exc))
+            return
+        metrics.CONTROL_MESSAGES.labels(command.type).inc()
+        log.info(
+            f"worker {command.command} requested",
+            extra={
+                "action": f"worker_{command.command}_requested",
+                "worker_id": self.worker_id,
+                "requested_by": command.requested_by,
+                "trace_id": command.trace_id,
+            },
+        )
+        if self.commands is not None:
+            self.commands(command)
 
     def apply(self, cancel: CancelAttempt) -> None:
         if cancel.worker_id is not None and cancel.worker_id != self.worker_id:

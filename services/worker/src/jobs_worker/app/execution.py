@@ -21,7 +21,10 @@
   runs): its handler task is cancelled (or never started), ``JobResult`` with outcome
   ``cancelled`` is published (confirmed) and the delivery acked;
 - the delivery task itself cancelled (shutdown past the drain timeout): nothing is published
-  or acked, so the broker redelivers the message to another worker.
+  or acked, so the broker redelivers the message to another worker;
+- the worker went quiet (``quiet`` set, an admin's ``WorkerControl``) while the delivery
+  waited for a slot: handed back at once (``nack(requeue=True)``, not counted against the
+  requeue limit) for another worker to run; the attempts already running finish here.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from jobs_worker.app.claims import ClaimWaiters
 from jobs_worker.domain.cancellations import CancelledSet
 from jobs_worker.domain.errors import job_error
 from jobs_worker.domain.slots import SlotPool
+from jobs_worker.domain.tally import Tally
 from jobs_worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -108,6 +112,8 @@ class JobExecutor:
             max_workers=settings.sync_handler_threads, thread_name_prefix="handler"
         )
         self.slots = SlotPool(slots or settings.concurrency)
+        self.quiet = asyncio.Event()  # set: take no new job (deliveries not started go back)
+        self.tally = Tally()  # attempts run here, for the heartbeat
         self.publisher = publisher
         self.worker_id = worker_id
         self.active = active
@@ -169,7 +175,11 @@ class JobExecutor:
                 message, job, ask
             ):
                 spec = self.registry.get(dispatch.job_type)
-                async with self.slots.hold(spec.slots if spec is not None else 1):
+                slots = spec.slots if spec is not None else 1
+                async with self.slots.hold(slots, unless=self.quiet) as held:
+                    if not held:
+                        await self._return_unstarted(message, job)
+                        return
                     # Fresh when it came, it may have waited for a slot past its fresh_until
                     # (long jobs hold the slots): a copy of it may be granted elsewhere by now.
                     if ask is None and (ask := claim_to_ask(message, dispatch)) is not None:
@@ -339,6 +349,7 @@ class JobExecutor:
         await self._report(
             message, job, outcome, started_at=started_at, duration=time.perf_counter() - clock
         )
+        self.tally.record(outcome[0])
 
     async def _announce(self, running: JobRunning, job: ActiveJob, fields: dict[str, Any]) -> bool:
         """Publish ``JobRunning`` (confirmed): from then on the heartbeat renews its lease."""
@@ -564,6 +575,16 @@ class JobExecutor:
         await self.settler.settle(
             message, acks.Outcome.TRANSIENT, queue=job.queue, reason=why, fields=self._fields(job)
         )
+
+    async def _return_unstarted(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
+        """The worker went quiet before this delivery got a slot: give it back at once for
+        another worker (it never started here, so no requeue is counted)."""
+        metrics.HANDED_BACK_QUIET.inc()
+        log.info(
+            "worker quiet; delivery not started handed back",
+            extra={**self._fields(job), "action": "quiet_handed_back"},
+        )
+        await self.settler.requeue_all([message], queue=job.queue)
 
     async def _ack(self, message: AbstractIncomingMessage, job: ActiveJob) -> None:
         await self.settler.settle(

@@ -1,7 +1,9 @@
 """The heartbeat: one ``WorkerHeartbeat`` every ``heartbeat_interval`` seconds on
 ``jobs.heartbeat``, listing the attempts this worker runs (the scheduler renews their leases)
-and describing the worker for the registry. One at start, one at once when a drain begins
-(``stopping``), one last with ``stopping`` and nothing active when the worker stops.
+and describing the worker for the registry: whether it is quiet (an admin's ``WorkerControl``)
+and how many attempts it ran and how many of them failed (``domain/tally.py``). One at start,
+one at once when it goes quiet or a drain begins (``stopping``), one last with ``stopping``
+and nothing active when the worker stops.
 
 A heartbeat that is not confirmed is logged and counted, never fatal: the next one follows an
 interval later, and leases last several intervals.
@@ -24,6 +26,7 @@ from jobs_common.rabbit import Publisher
 from jobs_common.topology import HEARTBEAT
 from jobs_worker.adapters import metrics
 from jobs_worker.app.active_jobs import ActiveJobs, JobKey
+from jobs_worker.domain.tally import Tally
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +80,13 @@ def progress_of(active: ActiveJobs, key: JobKey) -> dict[str, Any]:
 
 
 def build_heartbeat(
-    identity: WorkerIdentity, active: ActiveJobs, *, stopping: bool, final: bool = False
+    identity: WorkerIdentity,
+    active: ActiveJobs,
+    *,
+    stopping: bool,
+    final: bool = False,
+    quiet: bool = False,
+    tally: Tally | None = None,
 ) -> WorkerHeartbeat:
     attempts = [] if final else sorted(active.leased(), key=lambda job: (str(job[0]), job[1]))
     return WorkerHeartbeat(
@@ -100,6 +109,9 @@ def build_heartbeat(
         started_at=identity.started_at,
         sent_at=utcnow(),
         stopping=stopping or final,
+        quiet=quiet,
+        processed=tally.processed if tally is not None else 0,
+        failed=tally.failed if tally is not None else 0,
     )
 
 
@@ -112,6 +124,8 @@ class HeartbeatLoop:
         active: ActiveJobs,
         interval: float,
         stopping: Callable[[], bool],
+        quiet: Callable[[], bool] = lambda: False,
+        tally: Tally | None = None,
     ) -> None:
         self.publisher = publisher
         self.identity = identity
@@ -119,13 +133,20 @@ class HeartbeatLoop:
         self.interval = interval
         self.publish_timeout = max(5.0, interval)
         self._stopping = stopping
+        self._quiet = quiet
+        self.tally = tally
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def send(self, *, final: bool = False) -> bool:
         """Publish one heartbeat now; False (logged, counted) when it was not confirmed."""
         heartbeat = build_heartbeat(
-            self.identity, self.active, stopping=self._stopping(), final=final
+            self.identity,
+            self.active,
+            stopping=self._stopping(),
+            final=final,
+            quiet=self._quiet(),
+            tally=self.tally,
         )
         try:
             async with asyncio.timeout(self.publish_timeout):
@@ -150,7 +171,7 @@ class HeartbeatLoop:
         self._task = asyncio.create_task(self._run(), name="heartbeat")
 
     def poke(self) -> None:
-        """Send the next heartbeat now (the worker began to drain)."""
+        """Send the next heartbeat now (the worker went quiet or began to drain)."""
         self._wake.set()
 
     async def stop(self) -> None:

@@ -8,6 +8,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 
 class SlotPool:
@@ -19,8 +20,10 @@ class SlotPool:
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
 
     @asynccontextmanager
-    async def hold(self, slots: int) -> AsyncIterator[None]:
-        """Hold ``slots`` (at most the whole pool) until the block ends."""
+    async def hold(self, slots: int, *, unless: asyncio.Event | None = None) -> AsyncIterator[bool]:
+        """Hold ``slots`` (at most the whole pool) until the block ends: True. Should
+        ``unless`` be set while it waits, it gives up its place in line: False, nothing held
+        (the worker went quiet: a job that has not started goes back to its queue)."""
         wanted = max(1, min(slots, self.capacity))
         if self.free >= wanted and not self._waiters:
             self.free -= wanted
@@ -28,18 +31,39 @@ class SlotPool:
             granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.append((wanted, granted))
             try:
-                await granted
+                await self._wait(granted, unless)
             except asyncio.CancelledError:
-                if granted.done() and not granted.cancelled():
-                    self._release(wanted)  # granted just as it was cancelled
-                else:
-                    self._waiters.remove((wanted, granted))
-                    self._wake()
+                self._withdraw(wanted, granted)
                 raise
+            if not granted.done():
+                self._withdraw(wanted, granted)
+                yield False
+                return
         try:
-            yield
+            yield True
         finally:
             self._release(wanted)
+
+    @staticmethod
+    async def _wait(granted: asyncio.Future[None], unless: asyncio.Event | None) -> None:
+        if unless is None:
+            await granted
+            return
+        given_up: asyncio.Future[Any] = asyncio.ensure_future(unless.wait())
+        waited: set[asyncio.Future[Any]] = {granted, given_up}
+        try:
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            given_up.cancel()
+
+    def _withdraw(self, wanted: int, granted: asyncio.Future[None]) -> None:
+        """Leave the line; slots granted just as the waiter left are given back."""
+        if granted.done() and not granted.cancelled():
+            self._release(wanted)
+        else:
+            granted.cancel()
+            self._waiters.remove((wanted, granted))
+            self._wake()
 
     def _release(self, slots: int) -> None:
         self.free += slots
