@@ -1,8 +1,9 @@
 /** The app's one auth store and API client, wired together. */
+import { sessionRequests } from '../auth/requests';
 import { createAuthStore } from '../auth/store';
+import { browserHintStorage, browserLock, browserTabChannel } from '../auth/tabs';
 import { createApiClient } from './client';
 import { requestProject } from './projectScope';
-import type { TokenResponse } from './types';
 
 export const api = createApiClient(
   {
@@ -14,19 +15,20 @@ export const api = createApiClient(
   requestProject,
 );
 
+export const session = sessionRequests(api);
+
+// Tokens of earlier versions of the console, kept in this tab's storage (readable by any
+// script): the session is in the gateway's HttpOnly cookie now.
+try {
+  sessionStorage.removeItem('jobs.session');
+} catch {
+  /* no storage */
+}
+
 export const authStore = createAuthStore({
-  refreshRequest: (refreshToken) =>
-    api.request<TokenResponse>('/auth/refresh', {
-      method: 'POST',
-      body: { refreshToken },
-      auth: false,
-    }),
-  logoutRequest: (refreshToken) =>
-    api.request('/auth/logout', {
-      method: 'POST',
-      body: { refreshToken },
-      auth: false,
-      // the request outlives a page that navigates away or closes right after "Log out"
-      keepalive: true,
-    }),
+  refreshRequest: () => session.refresh(),
+  logoutRequest: () => session.logOut(),
+  tabs: browserTabChannel(),
+  exclusive: browserLock(),
+  storage: browserHintStorage(),
 });

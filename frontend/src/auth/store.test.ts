@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../api/client';
 import type { TokenResponse } from '../api/types';
 import { fakeTokens } from '../test/utils';
-import { tokenExpiresAt } from './jwt';
-import { createAuthStore, STORAGE_KEY } from './store';
+import { createAuthStore, type AuthStoreOptions } from './store';
+import { HINT_KEY, readTabMessage, type Exclusive, type TabChannel, type TabMessage } from './tabs';
 
 const NOW = new Date('2030-01-01T12:00:00Z').getTime();
 
@@ -17,6 +17,73 @@ function memoryStorage() {
   };
 }
 
+/** The tabs of one browser: what one posts reaches the others a moment later, never itself. */
+function browserTabs() {
+  const listeners = new Set<(message: TabMessage) => void>();
+  const sent: TabMessage[] = [];
+  return {
+    sent,
+    channel(): TabChannel {
+      let own: ((message: TabMessage) => void) | null = null;
+      return {
+        post(message) {
+          sent.push(message);
+          for (const listener of listeners) {
+            if (listener !== own) queueMicrotask(() => listener(structuredClone(message)));
+          }
+        },
+        subscribe(listener) {
+          own = listener;
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      };
+    },
+  };
+}
+
+/** One lock shared by the tabs (what Web Locks give a browser). */
+function sharedLock(): Exclusive {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(run: () => Promise<T>) => {
+    const result = tail.then(run);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+/**
+ * The gateway's side of the cookie: each refresh uses the cookie the browser holds when the
+ * request leaves and rotates it when the answer arrives; a used cookie presented again ends the
+ * session (reuse detection), as `gateway.refresh_tokens` does.
+ */
+function cookieGateway() {
+  let cookie = 0;
+  const used = new Set<number>();
+  const gateway = {
+    revoked: false,
+    presented: [] as number[],
+    refreshRequest: vi.fn(async (): Promise<TokenResponse> => {
+      const sent = cookie;
+      gateway.presented.push(sent);
+      await Promise.resolve(); // in flight
+      await Promise.resolve();
+      if (gateway.revoked || used.has(sent)) {
+        gateway.revoked = true;
+        throw new ApiError(401, 'unauthorized', 'invalid token');
+      }
+      used.add(sent);
+      cookie += 1;
+      return fakeTokens({ now: Date.now(), tag: `c${cookie}` });
+    }),
+  };
+  return gateway;
+}
+
+function tab(overrides: Partial<AuthStoreOptions> = {}) {
+  return createAuthStore({ refreshRequest: vi.fn(), storage: memoryStorage(), ...overrides });
+}
+
 describe('auth store', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -26,69 +93,70 @@ describe('auth store', () => {
     vi.useRealTimers();
   });
 
-  it('keeps the session in storage and reads expiry from the JWT', () => {
+  it('keeps the access token in memory only and notes in storage that a session exists', () => {
     const storage = memoryStorage();
-    const store = createAuthStore({ refreshRequest: vi.fn(), storage });
+    const store = tab({ storage });
     const tokens = fakeTokens({ expiresInSeconds: 600, now: NOW });
-    store.getState().login(tokens);
+    store.getState().login({ ...tokens, refreshToken: null });
     const session = store.getState().session;
-    expect(session?.token).toBe(tokens.token);
-    expect(session?.expiresAt).toBe(NOW + 600_000);
-    expect(JSON.parse(storage.data.get(STORAGE_KEY) ?? '{}')).toMatchObject({ token: tokens.token });
+    expect(session).toEqual({ token: tokens.token, user: tokens.user, expiresAt: NOW + 600_000 });
+    expect([...storage.data]).toEqual([[HINT_KEY, '1']]); // nothing secret
   });
 
   it('refreshes one minute before the access token expires, and again after that', async () => {
-    const refreshRequest = vi.fn((_: string) =>
+    const refreshRequest = vi.fn(() =>
       Promise.resolve(fakeTokens({ expiresInSeconds: 600, now: Date.now(), tag: String(Date.now()) })),
     );
-    const store = createAuthStore({ refreshRequest, storage: memoryStorage() });
-    const first = fakeTokens({ expiresInSeconds: 600, now: NOW });
-    store.getState().login(first);
+    const store = tab({ refreshRequest });
+    store.getState().login(fakeTokens({ expiresInSeconds: 600, now: NOW }));
 
     await vi.advanceTimersByTimeAsync(600_000 - 60_000 - 1);
     expect(refreshRequest).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
     expect(refreshRequest).toHaveBeenCalledTimes(1);
-    expect(refreshRequest).toHaveBeenCalledWith(first.refreshToken);
-    const second = store.getState().session;
-    expect(second?.token).not.toBe(first.token);
-    expect(second?.expiresAt).toBe(Date.now() + 600_000);
+    expect(store.getState().session?.expiresAt).toBe(Date.now() + 600_000);
 
     await vi.advanceTimersByTimeAsync(540_000);
     expect(refreshRequest).toHaveBeenCalledTimes(2);
-    expect(refreshRequest).toHaveBeenLastCalledWith(second?.refreshToken);
   });
 
-  it('runs concurrent refreshes as one request', async () => {
+  it('runs concurrent refreshes of a tab as one request', async () => {
     let resolve: (value: TokenResponse) => void = () => undefined;
     const refreshRequest = vi.fn(() => new Promise<TokenResponse>((r) => (resolve = r)));
-    const store = createAuthStore({ refreshRequest, storage: memoryStorage() });
+    const store = tab({ refreshRequest });
     store.getState().login(fakeTokens({ now: NOW }));
-    const a = store.getState().refresh();
-    const b = store.getState().refresh();
+    const scheduled = store.getState().refresh(); // e.g. the timer
+    const onUnauthorized = store.getState().refresh(); // e.g. a request's 401
+    await vi.advanceTimersByTimeAsync(0);
+    expect(refreshRequest).toHaveBeenCalledTimes(1);
     const next = fakeTokens({ now: NOW, tag: 'next' });
     resolve(next);
-    await expect(a).resolves.toBe(next.token);
-    await expect(b).resolves.toBe(next.token);
-    expect(refreshRequest).toHaveBeenCalledTimes(1);
+    await expect(scheduled).resolves.toBe(next.token);
+    await expect(onUnauthorized).resolves.toBe(next.token);
   });
 
-  it('logs out when the refresh token is refused', async () => {
+  it('ends the session in every tab when the refresh is refused', async () => {
+    const tabs = browserTabs();
     const storage = memoryStorage();
-    const refreshRequest = vi.fn(() => Promise.reject(new ApiError(401, 'unauthorized', 'expired')));
-    const store = createAuthStore({ refreshRequest, storage });
+    const refreshRequest = vi.fn(() => Promise.reject(new ApiError(401, 'unauthorized', 'invalid token')));
+    const store = tab({ refreshRequest, storage, tabs: tabs.channel() });
+    const other = tab({ tabs: tabs.channel() });
     store.getState().login(fakeTokens({ now: NOW }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(other.getState().session).not.toBeNull();
     await expect(store.getState().refresh()).resolves.toBeNull();
-    expect(store.getState().session).toBeNull();
-    expect(store.getState().endedBecause).toBe('expired');
-    expect(storage.data.has(STORAGE_KEY)).toBe(false);
+    await vi.advanceTimersByTimeAsync(0);
+    for (const each of [store, other]) {
+      expect(each.getState()).toMatchObject({ session: null, endedBecause: 'expired' });
+    }
+    expect(storage.data.has(HINT_KEY)).toBe(false);
   });
 
   it('keeps the session on a network failure and tries again later', async () => {
     const refreshRequest = vi
-      .fn((_: string) => Promise.resolve(fakeTokens({ now: Date.now(), tag: 'later' })))
+      .fn(() => Promise.resolve(fakeTokens({ now: Date.now(), tag: 'later' })))
       .mockRejectedValueOnce(new ApiError(0, 'network_error', 'offline'));
-    const store = createAuthStore({ refreshRequest, storage: memoryStorage(), retryDelayMs: 15_000 });
+    const store = tab({ refreshRequest, retryDelayMs: 15_000 });
     store.getState().login(fakeTokens({ expiresInSeconds: 600, now: NOW }));
     await vi.advanceTimersByTimeAsync(540_000);
     expect(refreshRequest).toHaveBeenCalledTimes(1);
@@ -98,120 +166,129 @@ describe('auth store', () => {
     expect(store.getState().session?.expiresAt).toBe(Date.now() + 3_600_000);
   });
 
-  it('keeps the rotated refresh token of every answer and never sends a used one', async () => {
-    const answers: TokenResponse[] = [];
-    const refreshRequest = vi.fn((_: string) => {
-      const next = fakeTokens({ now: Date.now(), tag: `r${answers.length}` });
-      answers.push(next);
-      return Promise.resolve(next);
-    });
+  it("a user's logout asks the server to end the session, then ends it in every tab", async () => {
+    const tabs = browserTabs();
     const storage = memoryStorage();
-    const store = createAuthStore({ refreshRequest, storage });
-    const first = fakeTokens({ now: NOW, tag: 'login' });
-    store.getState().login(first);
-    await store.getState().refresh();
-    await Promise.all([store.getState().refresh(), store.getState().refresh()]);
-    await store.getState().refresh();
-    expect(refreshRequest.mock.calls.map(([token]) => token)).toEqual([
-      first.refreshToken,
-      answers[0]!.refreshToken,
-      answers[1]!.refreshToken,
-    ]);
-    expect(new Set(refreshRequest.mock.calls.map(([token]) => token)).size).toBe(3);
-    expect(store.getState().session?.refreshToken).toBe(answers[2]!.refreshToken);
-    expect(JSON.parse(storage.data.get(STORAGE_KEY) ?? '{}')).toMatchObject({
-      refreshToken: answers[2]!.refreshToken,
-    });
-  });
-
-  it('a refresh asked for while one is under way waits for it instead of sending the same token', async () => {
-    let resolve: (value: TokenResponse) => void = () => undefined;
-    const refreshRequest = vi.fn((_: string) => new Promise<TokenResponse>((r) => (resolve = r)));
-    const store = createAuthStore({ refreshRequest, storage: memoryStorage() });
-    const first = fakeTokens({ now: NOW });
-    store.getState().login(first);
-    const scheduled = store.getState().refresh(); // e.g. the timer
-    const onUnauthorized = store.getState().refresh(); // e.g. a request's 401
-    expect(refreshRequest).toHaveBeenCalledTimes(1);
-    const next = fakeTokens({ now: NOW, tag: 'next' });
-    resolve(next);
-    await Promise.all([scheduled, onUnauthorized]);
-    void store.getState().refresh();
-    expect(refreshRequest).toHaveBeenCalledTimes(2);
-    expect(refreshRequest).toHaveBeenLastCalledWith(next.refreshToken);
-  });
-
-  it("a user's logout sends the refresh token to the server before clearing the session", () => {
-    const storage = memoryStorage();
-    const seen: { token: string; sessionStillThere: boolean }[] = [];
-    const store = createAuthStore({
-      refreshRequest: vi.fn(),
+    const seen: boolean[] = [];
+    const otherLogout = vi.fn(() => Promise.resolve());
+    const store = tab({
       storage,
-      logoutRequest: (token) => {
-        seen.push({ token, sessionStillThere: store.getState().session !== null });
+      tabs: tabs.channel(),
+      logoutRequest: () => {
+        seen.push(store.getState().session !== null);
         return Promise.resolve();
       },
     });
-    const tokens = fakeTokens({ now: NOW });
-    store.getState().login(tokens);
+    const other = tab({ tabs: tabs.channel(), logoutRequest: otherLogout });
+    store.getState().login(fakeTokens({ expiresInSeconds: 120, now: NOW }));
+    await vi.advanceTimersByTimeAsync(0);
     store.getState().logout('user');
-    expect(seen).toEqual([{ token: tokens.refreshToken, sessionStillThere: true }]);
-    expect(store.getState().session).toBeNull();
-    expect(storage.data.has(STORAGE_KEY)).toBe(false);
-    store.getState().logout('user'); // nothing left to revoke
+    expect(seen).toEqual([true]); // sent while the session was still there
+    await vi.advanceTimersByTimeAsync(0);
+    for (const each of [store, other]) {
+      expect(each.getState()).toMatchObject({ session: null, endedBecause: 'user' });
+    }
+    expect(otherLogout).not.toHaveBeenCalled(); // one tab tells the server
+    expect(storage.data.has(HINT_KEY)).toBe(false);
+    store.getState().logout('user'); // nothing left to end
     expect(seen).toHaveLength(1);
+    expect(tabs.sent.filter((m) => m.type === 'ended')).toHaveLength(1);
   });
 
-  it('logs out locally even when the server cannot be reached, and not at all on expiry', async () => {
+  it('logs out locally even when the server cannot be reached, and calls it not on expiry', async () => {
     const logoutRequest = vi.fn(() => Promise.reject(new ApiError(0, 'network_error', 'offline')));
-    const store = createAuthStore({ refreshRequest: vi.fn(), storage: memoryStorage(), logoutRequest });
-    store.getState().login(fakeTokens({ now: NOW }));
+    const refreshRequest = vi.fn(() => Promise.resolve(fakeTokens()));
+    const store = tab({ refreshRequest, logoutRequest });
+    store.getState().login(fakeTokens({ expiresInSeconds: 120, now: NOW }));
     store.getState().logout('user');
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(3_600_000);
     expect(store.getState().session).toBeNull();
     expect(logoutRequest).toHaveBeenCalledTimes(1);
-    store.getState().login(fakeTokens({ now: NOW }));
+    expect(refreshRequest).not.toHaveBeenCalled(); // the planned refresh is cancelled
+    store.getState().login(fakeTokens({ now: Date.now() }));
     store.getState().logout('expired'); // the server refused the session already
     expect(logoutRequest).toHaveBeenCalledTimes(1);
   });
 
-  it('logout clears storage and cancels the planned refresh', async () => {
+  it('a login in one tab takes the tabs at the login page in too', async () => {
+    const tabs = browserTabs();
+    const store = tab({ tabs: tabs.channel() });
+    const other = tab({ tabs: tabs.channel() });
+    other.getState().logout('user');
+    const tokens = fakeTokens({ now: NOW, email: 'admin@test.com' });
+    store.getState().login(tokens);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(other.getState()).toMatchObject({ endedBecause: null, session: { token: tokens.token } });
+  });
+
+  it('a new tab or a reload gets its session from one refresh with the cookie', async () => {
     const storage = memoryStorage();
+    storage.setItem(HINT_KEY, '1');
+    const refreshRequest = vi.fn(() => Promise.resolve(fakeTokens({ now: NOW, tag: 'restored' })));
+    const store = tab({ refreshRequest, storage });
+    expect(store.getState()).toMatchObject({ restoring: true, session: null });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(refreshRequest).toHaveBeenCalledTimes(1);
+    expect(store.getState()).toMatchObject({ restoring: false, endedBecause: null });
+    expect(store.getState().session?.expiresAt).toBe(NOW + 3_600_000);
+  });
+
+  it('a visit without a session in this browser sends nothing', async () => {
     const refreshRequest = vi.fn(() => Promise.resolve(fakeTokens()));
-    const store = createAuthStore({ refreshRequest, storage });
-    store.getState().login(fakeTokens({ expiresInSeconds: 120, now: NOW }));
-    store.getState().logout();
-    expect(store.getState().session).toBeNull();
-    expect(store.getState().endedBecause).toBe('user');
-    expect(storage.data.has(STORAGE_KEY)).toBe(false);
+    const store = tab({ refreshRequest });
+    expect(store.getState().restoring).toBe(false);
     await vi.advanceTimersByTimeAsync(3_600_000);
     expect(refreshRequest).not.toHaveBeenCalled();
   });
 
-  it('restores a stored session and refreshes at once when it has expired', async () => {
-    const storage = memoryStorage();
-    const old = fakeTokens({ expiresInSeconds: 60, now: NOW - 3_600_000 });
-    storage.setItem(
-      STORAGE_KEY,
-      JSON.stringify({ token: old.token, refreshToken: old.refreshToken, user: old.user, expiresAt: tokenExpiresAt(old.token) }),
-    );
-    const refreshRequest = vi.fn(() => Promise.resolve(fakeTokens({ now: NOW, tag: 'fresh' })));
-    const store = createAuthStore({ refreshRequest, storage });
-    expect(store.getState().session?.user.email).toBe('user@test.com');
-    await vi.advanceTimersByTimeAsync(0);
-    expect(refreshRequest).toHaveBeenCalledWith(old.refreshToken);
-    expect(store.getState().session?.expiresAt).toBe(NOW + 3_600_000);
+  it('a refused cookie at load ends at the login page; an unreachable server keeps the note', async () => {
+    for (const [error, ended, kept] of [
+      [new ApiError(401, 'unauthorized', 'invalid token'), 'expired', false],
+      [new ApiError(0, 'network_error', 'offline'), null, true],
+    ] as const) {
+      const storage = memoryStorage();
+      storage.setItem(HINT_KEY, '1');
+      const store = tab({ refreshRequest: vi.fn(() => Promise.reject(error)), storage });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(store.getState()).toMatchObject({ restoring: false, session: null, endedBecause: ended });
+      expect(storage.data.has(HINT_KEY)).toBe(kept);
+    }
   });
 
-  it('drops a stored session whose refresh token has expired', () => {
-    const storage = memoryStorage();
-    const old = fakeTokens({ now: NOW - 8 * 86_400_000 });
-    storage.setItem(
-      STORAGE_KEY,
-      JSON.stringify({ token: old.token, refreshToken: old.refreshToken, user: old.user, expiresAt: 1 }),
+  it('tabs refreshing at once take turns, so the gateway never sees a cookie twice', async () => {
+    const gateway = cookieGateway();
+    const tabs = browserTabs();
+    const lock = sharedLock();
+    const [a, b, c] = [0, 1, 2].map(() =>
+      tab({ refreshRequest: gateway.refreshRequest, tabs: tabs.channel(), exclusive: lock }),
     );
-    const store = createAuthStore({ refreshRequest: vi.fn(), storage });
-    expect(store.getState().session).toBeNull();
-    expect(storage.data.has(STORAGE_KEY)).toBe(false);
+    a!.getState().login(fakeTokens({ now: NOW, tag: 'login' }));
+    await vi.advanceTimersByTimeAsync(0);
+    // a reload of one tab and the timers of the others, at the same moment
+    await Promise.all([a!, b!, c!].map((each) => each.getState().refresh()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gateway.revoked).toBe(false);
+    expect(new Set(gateway.presented).size).toBe(gateway.presented.length);
+    const tokens = [a!, b!, c!].map((each) => each.getState().session?.token);
+    expect(tokens.every((token) => token !== undefined)).toBe(true);
+    expect(new Set(tokens).size).toBe(1); // the tabs that waited use what the first one got
+  });
+
+  it('without taking turns the same race would present one cookie twice (the failure the lock prevents)', async () => {
+    const gateway = cookieGateway();
+    const [a, b] = [tab({ refreshRequest: gateway.refreshRequest }), tab({ refreshRequest: gateway.refreshRequest })];
+    a.getState().login(fakeTokens({ now: NOW }));
+    b.getState().login(fakeTokens({ now: NOW }));
+    await Promise.all([a.getState().refresh(), b.getState().refresh()]);
+    expect(gateway.revoked).toBe(true);
+  });
+
+  it('reads only well-formed messages of other tabs', () => {
+    const session = { token: 't', user: { id: 'u1', email: 'a@b.c', role: 'user' }, expiresAt: 1 };
+    expect(readTabMessage({ type: 'session', session })).toEqual({ type: 'session', session });
+    expect(readTabMessage({ type: 'ended', reason: 'user' })).toEqual({ type: 'ended', reason: 'user' });
+    for (const junk of [null, 'ended', { type: 'ended', reason: 'x' }, { type: 'session', session: { token: 1 } }]) {
+      expect(readTabMessage(junk)).toBeNull();
+    }
   });
 });

@@ -1,22 +1,21 @@
 import { QueryClientProvider } from '@tanstack/react-query';
 import { act, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { ApiError } from '../../api/client';
 import * as endpoints from '../../api/endpoints';
-import { authStore } from '../../api/instance';
+import { authStore, session } from '../../api/instance';
 import { RequireAuth } from '../../auth/RequireAuth';
 import { MemoryRouter, Route, Routes } from 'react-router';
 import { fakeTokens, LocationProbe, seriousViolations, testQueryClient } from '../../test/utils';
 import { LoginPage } from './LoginPage';
 
-vi.mock('../../api/endpoints', () => ({ login: vi.fn(), demoAccounts: vi.fn() }));
-const login = vi.mocked(endpoints.login);
+vi.mock('../../api/endpoints', () => ({ demoAccounts: vi.fn() }));
 const demoAccounts = vi.mocked(endpoints.demoAccounts);
 
-function renderApp(route: string) {
+function renderApp(route: string, client = testQueryClient()) {
   return render(
-    <QueryClientProvider client={testQueryClient()}>
+    <QueryClientProvider client={client}>
       <MemoryRouter initialEntries={[route]}>
         <Routes>
           <Route path="/login" element={<LoginPage />} />
@@ -36,12 +35,13 @@ function renderApp(route: string) {
 }
 
 describe('login', () => {
+  let login: MockInstance<typeof session.logIn>;
   beforeEach(() => {
+    login = vi.spyOn(session, 'logIn');
     demoAccounts.mockRejectedValue(new ApiError(404, 'not_found', 'no demo accounts outside development'));
   });
   afterEach(() => {
     act(() => authStore.getState().logout());
-    login.mockReset();
     demoAccounts.mockReset();
   });
 
@@ -58,7 +58,39 @@ describe('login', () => {
     expect(screen.getByTestId('location')).toHaveTextContent('/jobs?status=dead');
     expect(login).toHaveBeenCalledWith('user@test.com', 'user123');
     expect(authStore.getState().session?.user.email).toBe('user@test.com');
-    expect(sessionStorage.getItem('jobs.session')).toContain('user@test.com');
+    // the refresh token is the gateway's HttpOnly cookie: nothing of the session in storage
+    expect(sessionStorage.length).toBe(0);
+    expect(localStorage.length).toBe(1);
+    expect(localStorage.getItem('jobs.session')).toBe('1');
+  });
+
+  it('a reload of a protected page waits for the session of the cookie instead of going to /login', async () => {
+    act(() => authStore.setState({ restoring: true }));
+    const { container } = renderApp('/jobs?status=dead');
+    expect(screen.getByText('Opening your session…')).toBeInTheDocument();
+    expect(screen.getByTestId('location')).toHaveTextContent('/jobs?status=dead');
+    expect(await seriousViolations(container)).toEqual([]);
+    act(() => authStore.getState().login(fakeTokens({ email: 'user@test.com' })));
+    expect(await screen.findByRole('heading', { name: 'Jobs page' })).toBeInTheDocument();
+    expect(login).not.toHaveBeenCalled();
+  });
+
+  it("another tab's logout sends this one to the login page and drops the data it read", async () => {
+    const client = testQueryClient();
+    client.setQueryData(['jobs', 'mine'], ['a job']);
+    act(() => authStore.getState().login(fakeTokens({ email: 'user@test.com' })));
+    renderApp('/jobs', client);
+    expect(await screen.findByRole('heading', { name: 'Jobs page' })).toBeInTheDocument();
+    const otherTab = new BroadcastChannel('jobs.session');
+    try {
+      otherTab.postMessage({ type: 'ended', reason: 'user' });
+      expect(await screen.findByRole('heading', { name: 'Log in' })).toBeInTheDocument();
+    } finally {
+      otherTab.close();
+    }
+    expect(screen.getByTestId('location')).toHaveTextContent('/login');
+    expect(client.getQueryData(['jobs', 'mine'])).toBeUndefined();
+    expect(login).not.toHaveBeenCalled();
   });
 
   it('says when to try again after too many attempts', async () => {

@@ -1,10 +1,10 @@
 import { useState, type SyntheticEvent } from 'react';
 import { useLocation } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
-import { login } from '../../api/endpoints';
-import { authStore } from '../../api/instance';
+import { authStore, session } from '../../api/instance';
 import { useAuth } from '../../auth/hooks';
 import { InputField } from '../../components/Field';
+import { Loading } from '../../components/states';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { Link, Navigate } from '../../project/links';
 import { useNavigate } from '../../project/navigation';
@@ -26,6 +26,7 @@ export function LoginPage() {
   const location = useLocation();
   const navigate = useNavigate();
   const loggedIn = useAuth((state) => state.session !== null);
+  const restoring = useAuth((state) => state.restoring);
   const endedBecause = useAuth((state) => state.endedBecause);
   const registered = (location.state as { registered?: string } | null)?.registered;
   const [email, setEmail] = useState(registered ?? '');
@@ -34,6 +35,14 @@ export function LoginPage() {
   const [busy, setBusy] = useState(false);
 
   if (loggedIn) return <Navigate to={target(location.state)} replace />;
+  if (restoring) {
+    // a new tab or a reload asks the gateway for the session of its cookie first
+    return (
+      <main id="main" className="auth-page">
+        <Loading label="Opening your session…" />
+      </main>
+    );
+  }
 
   const submit = async (event: SyntheticEvent) => {
     event.preventDefault();
@@ -44,7 +53,7 @@ export function LoginPage() {
     }
     setBusy(true);
     try {
-      const tokens = await login(email.trim(), password);
+      const tokens = await session.logIn(email.trim(), password);
       authStore.getState().login(tokens);
       navigate(target(location.state), { replace: true });
     } catch (err) {

@@ -84,6 +84,15 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
     startup_timeout_seconds: float = Field(default=30.0, ge=0)
 
     cors_origins: list[str] = ["http://localhost:5173"]
+    # The console's session cookie (api/session_cookie.py) is Secure (sent over https only)
+    # unless this says otherwise; unset: Secure outside development, where the console is
+    # served over plain http (make dev, the e2e stack). False: a console served over plain
+    # http; anyone on the network path can then read the refresh token.
+    session_cookie_secure: bool | None = None
+    # A session cookie used less than this long ago, presented again, is a lost answer (a
+    # page reloaded while its refresh was out), not a replay, while its session's newest token
+    # is unused (adapters/refresh_tokens.py). 0: every second use is a replay.
+    session_cookie_reuse_grace_seconds: float = Field(default=10.0, ge=0, le=60)
     # Reverse proxies in front of the gateway (IPs or networks, comma-separated): from these
     # peers the client address is taken from X-Forwarded-For (the nearest address not itself
     # a trusted proxy), so per-address limits count clients, not the proxy. Empty: the TCP peer.
@@ -146,6 +155,13 @@ class Settings(MigrationSettings, AmqpSettingsMixin, InternalAuthMixin):
                 f"{env_name(self, 'jwt_secret')} must be at least {MIN_SECRET_BYTES} bytes"
             )
         return self
+
+    @property
+    def session_cookie_is_secure(self) -> bool:
+        """Mark the session cookie Secure: as set, else outside development."""
+        if self.session_cookie_secure is None:
+            return not self.is_development
+        return self.session_cookie_secure
 
     @model_validator(mode="after")
     def _metrics_off_the_public_port(self) -> Settings:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -41,6 +41,38 @@ def _stored(row: Any) -> StoredRefresh:
     )
 
 
+def _use_newest_instead(
+    token_id: uuid.UUID,
+    user_id: uuid.UUID,
+    successor: IssuedRefresh,
+    now: datetime,
+    grace: timedelta,
+) -> Any:
+    """Use the family's unused token in place of ``token_id``, used less than ``grace`` ago.
+    Guarded like a use: of two at once PostgreSQL lets one match (the other sees ``used_at``)."""
+    family = (
+        sa.select(T.family_id)
+        .where(
+            T.id == token_id,
+            T.user_id == user_id,
+            T.used_at > now - grace,
+            T.revoked_at.is_(None),
+        )
+        .scalar_subquery()
+    )
+    return (
+        refresh_tokens.update()
+        .where(
+            T.family_id == family,
+            T.used_at.is_(None),
+            T.revoked_at.is_(None),
+            T.expires_at > now,
+        )
+        .values(used_at=now, replaced_by=successor.token_id)
+        .returning(T.family_id, T.user_id)
+    )
+
+
 class RefreshTokens:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -61,9 +93,20 @@ class RefreshTokens:
         return family_id
 
     async def rotate(
-        self, token_id: uuid.UUID, *, user_id: uuid.UUID, successor: IssuedRefresh, now: datetime
+        self,
+        token_id: uuid.UUID,
+        *,
+        user_id: uuid.UUID,
+        successor: IssuedRefresh,
+        now: datetime,
+        grace: timedelta = timedelta(0),
     ) -> Rotated | StoredRefresh | None:
         """Use ``token_id`` once and store ``successor`` in its family: :class:`Rotated`.
+
+        With a ``grace``, a token used less than that long ago whose answer was lost (the
+        session cookie of a page reloaded while its refresh was out) takes the place of its
+        family's newest token if that one was never used: the newest is used up instead, so
+        whoever got it is detected as a replay if it is ever presented.
 
         When the token cannot be used (used, revoked, expired, another user's) nothing
         changes and its row is answered for the caller to decide; None when there is none."""
@@ -81,6 +124,12 @@ class RefreshTokens:
         )
         async with self._engine.begin() as connection:
             taken = (await connection.execute(use)).first()
+            if taken is None and grace > timedelta(0):
+                taken = (
+                    await connection.execute(
+                        _use_newest_instead(token_id, user_id, successor, now, grace)
+                    )
+                ).first()
             if taken is not None:
                 await connection.execute(
                     refresh_tokens.insert().values(

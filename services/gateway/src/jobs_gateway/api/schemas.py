@@ -23,13 +23,17 @@ class LoginRequest(CamelModel):
 
 
 class RefreshRequest(CamelModel):
-    refresh_token: str = Field(min_length=1, max_length=4096)
+    """The refresh token to use; required unless the request sends ``X-Session-Cookie: 1``
+    (the token is then the session cookie's, and this field must be absent)."""
+
+    refresh_token: str | None = Field(default=None, min_length=1, max_length=4096)
 
 
 class LogoutRequest(CamelModel):
-    """The refresh token of the session to end (its whole family is revoked)."""
+    """The refresh token of the session to end (its whole family is revoked); required
+    unless the request sends ``X-Session-Cookie: 1`` (the session cookie's is ended)."""
 
-    refresh_token: str = Field(min_length=1, max_length=4096)
+    refresh_token: str | None = Field(default=None, min_length=1, max_length=4096)
 
 
 class UserCreate(CamelModel):
@@ -57,5 +61,9 @@ class TokenResponse(CamelModel):
     token: str
     token_type: Literal["bearer"] = "bearer"
     expires_in: int
-    refresh_token: str
+    # null when the request sent ``X-Session-Cookie: 1``: the token is in the cookie only
+    refresh_token: str | None = Field(
+        description="the session's next refresh token; null in the session cookie mode "
+        "(`X-Session-Cookie: 1`), where only the cookie holds it"
+    )
     user: UserPublic

@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from jobs_common.errors import Unauthorized
 from jobs_gateway.adapters.refresh_tokens import RefreshTokens, Rotated
@@ -56,14 +56,16 @@ class Sessions:
         )
         return Session(user, self.tokens.pair(user.identity(), refresh))
 
-    async def refresh(self, token: str) -> Session:
+    async def refresh(self, token: str, *, grace: timedelta = timedelta(0)) -> Session:
         """Use a refresh token once: the next pair of its family, for the user as the user row
-        says now (a changed role counts from here); 401 for anything else."""
+        says now (a changed role counts from here); 401 for anything else. ``grace``: a token
+        used less than that long ago is taken as a lost answer, not a replay, while its
+        family's newest token is unused (adapters/refresh_tokens.py; the session cookie's)."""
         claims = self.tokens.verify_refresh(token)
         now = self.clock()
         successor = self.tokens.refresh(claims.user_id, now=now)
         outcome = await self.refresh_tokens.rotate(
-            claims.token_id, user_id=claims.user_id, successor=successor, now=now
+            claims.token_id, user_id=claims.user_id, successor=successor, now=now, grace=grace
         )
         if isinstance(outcome, Rotated):
             user = await self.users.by_id(outcome.user_id)
