@@ -1,4 +1,5 @@
 import { isApiError } from '../api/client';
+import { batchShortfall } from './batchShortfall';
 import { getBatch, getBatchStatus } from '../api/endpoints';
 import { queryKeys } from '../api/queryKeys';
 import { usePollWhileOffline } from '../live/context';
@@ -15,7 +16,7 @@ function notRecorded(error: unknown): boolean {
  * A batch's progress: how many members the submission service published
  * (GET /api/batches/{id}/status) and how they ran (GET /api/batches/{id}).
  */
-export function BatchProgress({ batchId, title }: { batchId: string; title?: string }) {
+export function BatchProgress({ batchId, title, linked = true }: { batchId: string; title?: string; linked?: boolean }) {
   const poll = usePollWhileOffline(2_000);
   const status = useScopedQuery({
     queryKey: queryKeys.batchStatus(batchId),
@@ -36,6 +37,9 @@ export function BatchProgress({ batchId, title }: { batchId: string; title?: str
   const run = view.data;
   const name = title ?? published?.name ?? null;
   const terminal = run ? run.succeeded + run.dead + run.cancelled : 0;
+  // null: the submission service answered 404 (the batch is past its retention there)
+  const publishedView = published ?? (notRecorded(status.error) ? null : undefined);
+  const short = run ? batchShortfall(run, publishedView) : null;
 
   return (
     <article className="card" aria-label={`Batch ${name ?? batchId}`} data-testid="batch-progress" data-batch-id={batchId}>
@@ -44,7 +48,14 @@ export function BatchProgress({ batchId, title }: { batchId: string; title?: str
           {name ? `${name} ` : 'Batch '}
           <span className="mono muted">{batchId.slice(0, 8)}</span>
         </h3>
-        <Link to={`/jobs?batchId=${batchId}`}>Show its jobs</Link>
+        <div className="toolbar" style={{ margin: 0 }}>
+          {linked ? (
+            <Link to={`/batches/${batchId}`} aria-label={`Open batch ${name ?? batchId.slice(0, 8)}`} data-testid="batch-open">
+              Open batch
+            </Link>
+          ) : null}
+          <Link to={`/jobs?batchId=${batchId}`}>Show its jobs</Link>
+        </div>
       </header>
       {status.isError && !notRecorded(status.error) ? (
         <ErrorState error={status.error} title="Could not read the batch" />
@@ -69,6 +80,11 @@ export function BatchProgress({ batchId, title }: { batchId: string; title?: str
             {run.counts.running ?? 0} running, {(run.counts.queued ?? 0) + (run.counts.pending ?? 0)} waiting,{' '}
             {(run.counts.scheduled ?? 0) + (run.counts.blocked ?? 0)} scheduled or blocked; {run.recorded} of {run.total} recorded
           </p>
+          {short ? (
+            <p className="muted" data-testid="batch-shortfall" style={{ margin: 0 }}>
+              Not recorded: {short.reason}
+            </p>
+          ) : null}
         </>
       ) : view.isError && !notRecorded(view.error) ? (
         <ErrorState error={view.error} title="Could not read the batch's progress" />

@@ -1,8 +1,9 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState, type SyntheticEvent } from 'react';
 import { errorMessage, isApiError } from '../../api/client';
-import { createSchedule } from '../../api/endpoints';
+import { createSchedule, editSchedule } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
+import type { ScheduleView } from '../../api/types';
 import { CronPreview } from '../../components/CronPreview';
 import { ErrorSummary } from '../../components/ErrorSummary';
 import { Field, InputField } from '../../components/Field';
@@ -16,7 +17,9 @@ import type { FieldErrors } from '../../lib/jobForm';
 import { payloadFieldLabels } from '../../lib/jobTypes';
 import { notify } from '../../lib/notices';
 import { emptyScheduleForm, scheduleApiErrors, validateScheduleForm } from '../../lib/scheduleForm';
+import { switchRawMode } from '../../lib/schemaForm';
 import { useJobTemplateForm } from '../../lib/useJobTemplateForm';
+import { editBody, formFromSchedule } from './scheduleEdit';
 
 const PAYLOAD = 'jobTemplate.payload';
 
@@ -32,11 +35,28 @@ const LABELS: Record<string, string> = {
   [PAYLOAD]: 'Payload',
 };
 
-export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
+interface Props {
+  onCreated?: () => void;
+  /** Edit this schedule (its name stays) instead of creating one. */
+  schedule?: ScheduleView;
+  /** After an edit was saved, or given up (Cancel). */
+  onDone?: () => void;
+}
+
+/** Create a schedule, or edit one: its cron, time zone and job template. */
+export function ScheduleForm({ onCreated, schedule, onDone }: Props) {
   const client = useQueryClient();
   const zones = useMemo(() => timeZones(), []);
-  const form = useJobTemplateForm(() => emptyScheduleForm(browserTimeZone()));
+  const form = useJobTemplateForm(() => (schedule ? formFromSchedule(schedule) : emptyScheduleForm(browserTimeZone())));
   const { values, setValues, set, policies, jobTypes, types, plan, payload } = form;
+  const editing = schedule !== undefined;
+  const [shownInFields, setShownInFields] = useState(!editing);
+  if (!shownInFields && plan && payload) {
+    // an edit starts from the stored payload as JSON; once the type's form is known, show it in fields
+    setShownInFields(true);
+    const fields = switchRawMode(plan, payload, false);
+    if ('state' in fields) form.setPayload(fields.state);
+  }
   const [errors, setErrors] = useState<FieldErrors>({});
   const [message, setMessage] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
@@ -57,6 +77,13 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
     }
     setBusy(true);
     try {
+      if (schedule) {
+        const saved = await editSchedule(schedule.id, editBody(body));
+        notify(`Schedule "${saved.name}" saved`);
+        void client.invalidateQueries({ queryKey: queryKeys.schedules });
+        onDone?.();
+        return;
+      }
       const created = await createSchedule(body);
       notify(`Schedule "${created.name}" created`);
       setValues(emptyScheduleForm(values.timezone));
@@ -76,19 +103,32 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
   };
 
   return (
-    <form onSubmit={(e) => void submit(e)} noValidate aria-label="Create a schedule" data-testid="schedule-form">
-      <ErrorSummary errors={errors} labels={labels} message={message} focusKey={attempt} title="The schedule was not created" />
+    <form
+      onSubmit={(e) => void submit(e)}
+      noValidate
+      aria-label={schedule ? `Edit schedule ${schedule.name}` : 'Create a schedule'}
+      data-testid={schedule ? 'schedule-edit-form' : 'schedule-form'}
+    >
+      <ErrorSummary
+        errors={errors}
+        labels={labels}
+        message={message}
+        focusKey={attempt}
+        title={schedule ? 'The schedule was not saved' : 'The schedule was not created'}
+      />
       <div className="grid grid-2">
         <div>
-          <InputField
-            path="name"
-            label="Name"
-            hint="Unique among your schedules"
-            error={errors.name}
-            value={values.name}
-            maxLength={200}
-            onChange={(name) => set({ name })}
-          />
+          {schedule ? null : (
+            <InputField
+              path="name"
+              label="Name"
+              hint="Unique among your schedules"
+              error={errors.name}
+              value={values.name}
+              maxLength={200}
+              onChange={(name) => set({ name })}
+            />
+          )}
           <InputField
             path="cron"
             label="Cron expression"
@@ -171,9 +211,20 @@ export function ScheduleForm({ onCreated }: { onCreated?: () => void }) {
           prefix="jobTemplate.retryPolicy"
         />
       </fieldset>
-      <button type="submit" className="primary" disabled={busy}>
-        {busy ? 'Creating…' : 'Create schedule'}
-      </button>
+      {schedule ? (
+        <div className="toolbar">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Saving…' : 'Save changes'}
+          </button>
+          <button type="button" onClick={() => onDone?.()} disabled={busy}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create schedule'}
+        </button>
+      )}
     </form>
   );
 }

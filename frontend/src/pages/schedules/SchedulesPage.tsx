@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { errorMessage } from '../../api/client';
-import { deleteSchedule, getSchedule, listSchedules, pauseSchedule, resumeSchedule } from '../../api/endpoints';
+import { deleteSchedule, getSchedule, listSchedules, pauseSchedule, resumeSchedule, runSchedule } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
 import type { ScheduleView } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
@@ -60,9 +60,23 @@ function FireHistory({ schedule }: { schedule: ScheduleView }) {
   );
 }
 
-function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: boolean }) {
+function newRunKey(): string {
+  return crypto.randomUUID();
+}
+
+function ScheduleRow({
+  schedule,
+  isAdmin,
+  onEdit,
+}: {
+  schedule: ScheduleView;
+  isAdmin: boolean;
+  onEdit: (schedule: ScheduleView) => void;
+}) {
   const client = useQueryClient();
   const [open, setOpen] = useState(false);
+  // one key per run: a double click sends it twice and the scheduler runs it once
+  const runKey = useRef(newRunKey());
   const done = (text: string) => {
     notify(text);
     void client.invalidateQueries({ queryKey: queryKeys.schedules });
@@ -71,6 +85,16 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
   const toggle = useMutation({
     mutationFn: () => (schedule.paused ? resumeSchedule(schedule.id) : pauseSchedule(schedule.id)),
     onSuccess: (view) => done(`Schedule "${view.name}" ${view.paused ? 'paused' : 'resumed'}`),
+    onError: fail,
+  });
+  const run = useMutation({
+    mutationFn: () => runSchedule(schedule.id, runKey.current),
+    onSuccess: (made) => {
+      runKey.current = newRunKey();
+      notify(`Schedule "${schedule.name}" ran now: job ${made.jobId.slice(0, 8)}`);
+      setOpen(true);
+      void client.invalidateQueries({ queryKey: queryKeys.schedules });
+    },
     onError: fail,
   });
   const remove = useMutation({
@@ -117,6 +141,26 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
             {rights.manage ? (
               <button
                 type="button"
+                onClick={() => run.mutate()}
+                disabled={run.isPending}
+                aria-label={`Run now: schedule ${schedule.name}`}
+              >
+                Run now
+              </button>
+            ) : null}
+            {rights.manage && !schedule.declaredIn ? (
+              <button type="button" onClick={() => onEdit(schedule)} aria-label={`Edit schedule ${schedule.name}`}>
+                Edit
+              </button>
+            ) : null}
+            {rights.manage && schedule.declaredIn ? (
+              <span className="muted" data-testid="schedule-edit-in-code">
+                Edit it in its code: a change here would be undone at the next deploy
+              </span>
+            ) : null}
+            {rights.manage ? (
+              <button
+                type="button"
                 onClick={() => toggle.mutate()}
                 disabled={toggle.isPending}
                 aria-label={`${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`}
@@ -144,7 +188,7 @@ function ScheduleRow({ schedule, isAdmin }: { schedule: ScheduleView; isAdmin: b
               />
             ) : (
               <span className="muted" data-testid="schedule-view-only">
-                View only: admins pause and delete ({rights.role ? `your role: ${ROLE_LABELS[rights.role]}` : 'not your project'})
+                View only: admins edit, run, pause and delete ({rights.role ? `your role: ${ROLE_LABELS[rights.role]}` : 'not your project'})
               </span>
             )}
           </div>
@@ -194,9 +238,30 @@ function CreateSchedule() {
   );
 }
 
+/** The edit of one schedule, in place of the create form (their fields share ids). */
+function EditSchedule({ schedule, onDone }: { schedule: ScheduleView; onDone: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.focus();
+  }, [schedule.id]);
+  return (
+    <section className="card" aria-labelledby="edit-heading" data-testid="schedule-edit">
+      <h2 id="edit-heading" ref={heading} tabIndex={-1} style={{ marginTop: 0 }}>
+        Edit schedule {schedule.name}
+      </h2>
+      <p className="muted">
+        Cron, time zone and the job each fire creates change; the name, owner, pause and fire history stay. The next fire
+        time moves only when cron or time zone changed.
+      </p>
+      <ScheduleForm key={schedule.id} schedule={schedule} onDone={onDone} />
+    </section>
+  );
+}
+
 export function SchedulesPage() {
   usePageTitle('Schedules');
   const isAdmin = useIsAdmin();
+  const [editing, setEditing] = useState<ScheduleView | null>(null);
   const [search, setSearch] = useSearchParams();
   const page = Number(search.get('page') ?? '1') || 1;
   const poll = usePollWhileOffline(15_000);
@@ -223,15 +288,19 @@ export function SchedulesPage() {
           testId="schedules-table"
           columns={scheduleColumns(isAdmin)}
         >
-          {(schedule) => <ScheduleRow key={schedule.id} schedule={schedule} isAdmin={isAdmin} />}
+          {(schedule) => <ScheduleRow key={schedule.id} schedule={schedule} isAdmin={isAdmin} onEdit={setEditing} />}
         </QueryTable>
       </section>
-      <section className="card" aria-labelledby="create-heading">
-        <h2 id="create-heading" style={{ marginTop: 0 }}>
-          Create a schedule
-        </h2>
-        <CreateSchedule />
-      </section>
+      {editing ? (
+        <EditSchedule schedule={editing} onDone={() => setEditing(null)} />
+      ) : (
+        <section className="card" aria-labelledby="create-heading">
+          <h2 id="create-heading" style={{ marginTop: 0 }}>
+            Create a schedule
+          </h2>
+          <CreateSchedule />
+        </section>
+      )}
     </>
   );
 }

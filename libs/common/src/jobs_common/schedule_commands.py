@@ -4,7 +4,8 @@ The dashboard checks what a user asked (the cron expression, the job template ag
 type, the email rules) and sends the scheduler's internal API
 (``/internal/v1/schedules``, docs/architecture.md) a :class:`NewSchedule` to create (or, at
 ``/by-name``, to create or update by name), or a pause, resume or delete of one schedule id,
-with the caller's identity headers. The scheduler decides what depends on the rows (the name
+with the caller's identity headers; an edit (:class:`ScheduleEdit`) or a run now of one schedule
+id. The scheduler decides what depends on the rows (the name
 taken: 409; the owner's caps: 429; not the caller's or gone: 404) in the transaction that
 writes them, and answers with a :class:`ScheduleView`."""
 
@@ -42,6 +43,37 @@ class NewSchedule(CamelModel):
     timezone: str
     job_template: dict[str, Any]
     caps: ScheduleCaps | None = Field(default=None, description="None: the caller is exempt.")
+
+
+class ScheduleEdit(CamelModel):
+    """An edit of one schedule (``PUT {SCHEDULES_PATH}/{id}``), checked by the dashboard: its
+    cron, time zone and job template are replaced; its name, owner, pause and fires stay."""
+
+    cron: str
+    timezone: str
+    job_template: dict[str, Any]
+    caps: ScheduleCaps | None = Field(default=None, description="None: the caller is exempt.")
+
+
+class RunNow(CamelModel):
+    """A run now's request: ``key``, the caller's Idempotency-Key (the dashboard makes one
+    when the caller sends none), names the run."""
+
+    key: str = Field(min_length=1, max_length=200)
+
+
+class ScheduleRun(CamelModel):
+    """A run now (``POST {SCHEDULES_PATH}/{id}/run``): the job it made, recorded as a fire of
+    the schedule at ``fireTime``; ``replayed`` when the same Idempotency-Key ran it before."""
+
+    schedule_id: uuid.UUID
+    job_id: uuid.UUID
+    fire_time: datetime
+    replayed: bool
+
+
+def schedule_path(schedule_id: uuid.UUID) -> str:
+    return f"{SCHEDULES_PATH}/{schedule_id}"
 
 
 class ScheduleView(CamelModel):

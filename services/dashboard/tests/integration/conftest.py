@@ -30,6 +30,8 @@ from jobs_scheduler.api.project_queues import router as scheduler_queues
 from jobs_scheduler.api.retry_policies import router as scheduler_retry_policies
 from jobs_scheduler.api.schedules import router as scheduler_schedules
 from jobs_scheduler.app.unit_of_work import UnitOfWork
+from jobs_scheduler.service import job_defaults
+from jobs_scheduler.settings import Settings as SchedulerSettings
 from jobs_submission.adapters.job_types import JobTypeStore
 from jobs_submission.service import create_app as create_submission_app
 from jobs_submission.settings import Settings as SubmissionSettings
@@ -177,6 +179,9 @@ async def scheduler_url(store_engine: AsyncEngine) -> AsyncIterator[str]:
     api.state.internal_token = INTERNAL_TOKEN
     api.state.engine = store_engine
     api.state.work = UnitOfWork(store_engine)
+    api.state.defaults = job_defaults(  # a schedule's run now records its job
+        SchedulerSettings(environment="test", internal_token=INTERNAL_TOKEN)
+    )
     api.include_router(scheduler_schedules)
     api.include_router(scheduler_retry_policies)
     api.include_router(scheduler_dead_letters)

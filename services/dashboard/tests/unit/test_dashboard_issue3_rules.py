@@ -88,7 +88,12 @@ def test_batch_progress() -> None:
 
     def view(total: int, found: dict[str, int]) -> tuple[int, int, int, int, int, bool]:
         b = batch_view(
-            batch_id=batch_id, submitted_by="u", total=total, created_at=NOW, found=found
+            batch_id=batch_id,
+            submitted_by="u",
+            project_id=batch_id,
+            total=total,
+            created_at=NOW,
+            found=found,
         )
         assert set(b.counts) == {s.value for s in JobStatus}
         return b.recorded, b.succeeded, b.failed, b.dead, b.cancelled, b.finished

@@ -26,6 +26,7 @@ def test_each_route_has_its_limit_and_fits_the_backends() -> None:
     assert limits.for_path("/api/batches") >= BATCH_MAX_BODY_BYTES
     assert limits.for_path("/api/dead-letters/6f1c/requeue") >= JOB_MAX_BODY_BYTES
     assert limits.for_path("/api/schedules") >= JOB_MAX_BODY_BYTES
+    assert limits.for_path("/api/schedules/6f1c") >= JOB_MAX_BODY_BYTES  # an edit's template
     assert limits.for_path("/api/jobs/6f1c/cancel") >= DEFAULT_MAX_BODY_BYTES
     assert limits.for_path("/api/dead-letters/bulk") >= DEFAULT_MAX_BODY_BYTES
 

@@ -343,6 +343,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.runtime = runtime
         app.state.engine = runtime.engine  # the internal API's (api/)
         app.state.work = runtime.work
+        app.state.defaults = job_defaults(settings)  # a schedule's run now records a job
         try:
             yield
         finally:

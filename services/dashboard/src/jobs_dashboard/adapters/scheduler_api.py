@@ -39,7 +39,11 @@ from jobs_common.schedule_commands import (
     SCHEDULES_PATH,
     UPSERT_PATH,
     NewSchedule,
+    RunNow,
+    ScheduleEdit,
+    ScheduleRun,
     ScheduleView,
+    schedule_path,
 )
 
 
@@ -93,6 +97,27 @@ class SchedulerApi:
         if answer.status_code not in (200, 201):
             raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
         return ScheduleView.model_validate(answer.json()), answer.status_code == 201
+
+    async def edit_schedule(
+        self, schedule_id: uuid.UUID, command: ScheduleEdit, identity: Identity
+    ) -> ScheduleView:
+        """Raises NotFound, Conflict (declared in code), TooManyRequests (a cap)."""
+        body = command.model_dump(mode="json", by_alias=True)
+        return await self._view("PUT", schedule_path(schedule_id), identity, body)
+
+    async def run_schedule(
+        self, schedule_id: uuid.UUID, key: str, identity: Identity
+    ) -> ScheduleRun:
+        """The run's job (recorded by then). Raises NotFound, Conflict (no usable template)."""
+        answer = await self._call(
+            "POST",
+            f"{schedule_path(schedule_id)}/run",
+            identity,
+            RunNow(key=key).model_dump(mode="json", by_alias=True),
+        )
+        if answer.status_code != 202:
+            raise error_from_answer(answer.status_code, _json(answer), owner="scheduler")
+        return ScheduleRun.model_validate(answer.json())
 
     async def set_paused(
         self, schedule_id: uuid.UUID, identity: Identity, *, paused: bool

@@ -1,5 +1,5 @@
-"""Cron schedules: create, create or update by name, list, detail with recent fires, pause,
-resume, delete.
+"""Cron schedules: create, create or update by name, edit, run now, list, detail with recent
+fires, pause, resume, delete.
 
 The dashboard reads the schedules; their commands go to the scheduler, which owns them
 (``adapters/scheduler_api.py``): the request is checked here (its cron, its job template
@@ -8,16 +8,24 @@ against its type, the email rules) and the scheduler decides the rest (409, 429,
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Header, Path, Response
+from pydantic import AfterValidator
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import utcnow
 from jobs_common.errors import ErrorDetail, NotFound, ValidationFailed
+from jobs_common.payloads import header_safe
 from jobs_common.recipients import RecipientAllowList
 from jobs_common.request_identity import CurrentIdentity
-from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
+from jobs_common.schedule_commands import (
+    NewSchedule,
+    ScheduleCaps,
+    ScheduleEdit,
+    ScheduleRun,
+    ScheduleView,
+)
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_dashboard.adapters.job_types import SubmissionTypes
 from jobs_dashboard.adapters.schedules import ScheduleStore
@@ -112,6 +120,27 @@ async def checked_command(
         to="manage schedules",
         missing="project not found",
     )
+    refused: list[ErrorDetail] = []
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        refused.append(ErrorDetail(field="name", message="1 to 200 characters"))
+    template, caps = await checked_template(body, identity, settings, types, refused=refused)
+    return NewSchedule(
+        name=name, cron=body.cron, timezone=body.timezone, job_template=template, caps=caps
+    )
+
+
+async def checked_template(
+    body: ScheduleUpsert,
+    identity: Identity,
+    settings: Settings,
+    types: SubmissionTypes,
+    *,
+    refused: list[ErrorDetail],
+) -> tuple[dict[str, Any], ScheduleCaps | None]:
+    """The stored job template and the caller's caps (None: exempt), once the template passed
+    its type's check and the email rules; raises ValidationFailed with ``refused`` and what
+    these checks add."""
     job = body.job_template
     checked = await check_payload(
         job.type, job.payload, prefix="jobTemplate.payload", identity=identity, types=types
@@ -119,26 +148,17 @@ async def checked_command(
     template = job.stored(checked)
     allowed = RecipientAllowList.of(settings.email_allowed_recipients)
     capped = not (identity.is_admin and settings.schedule_caps_exempt_admins)
-    refused = refused_recipient(template, allowed)
+    refused = [*refused, *refused_recipient(template, allowed)]
     if capped:
         interval = settings.min_email_schedule_interval_seconds
         refused += too_frequent_for_email(body, min_interval_seconds=interval, now=utcnow())
-    name = name.strip()
-    if not 1 <= len(name) <= MAX_NAME_LENGTH:
-        refused.append(ErrorDetail(field="name", message="1 to 200 characters"))
     if refused:
         raise ValidationFailed("request validation failed", details=refused)
     caps = ScheduleCaps(
         max_schedules=settings.max_schedules_per_user,
         max_email_schedules=settings.max_email_schedules_per_user,
     )
-    return NewSchedule(
-        name=name,
-        cron=body.cron,
-        timezone=body.timezone,
-        job_template=template,
-        caps=caps if capped else None,
-    )
+    return template, caps if capped else None
 
 
 @router.get("", summary="Schedules of the caller's projects, by name")
@@ -171,6 +191,72 @@ async def may_manage(schedule_id: uuid.UUID, identity: Identity, store: Schedule
         to="manage schedules",
         missing=f"schedule {schedule_id} not found",
     )
+
+
+@router.put(
+    "/{scheduleId}",
+    summary="Edit a schedule: its cron, time zone and job template (payload, priority, "
+    "limits, retry policy)",
+    description="The schedule keeps its id, name, owner, pause and fire history; the next "
+    "fire time is recomputed when cron or time zone changed (a paused schedule stays "
+    "paused). A schedule declared in code is not edited here: 409, change its code.",
+    responses={
+        403: {"description": "Not an admin of the schedule's project"},
+        404: {"description": "Unknown schedule, or another project's"},
+        409: {"description": "Declared in code: change it there"},
+        429: {"description": "The new template makes one email schedule too many"},
+    },
+)
+async def edit_schedule(
+    schedule_id: ScheduleId,
+    body: ScheduleUpsert,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    store: SchedulesDep,
+    settings: SettingsDep,
+    types: TypesDep,
+) -> ScheduleView:
+    await may_manage(schedule_id, identity, store)
+    template, caps = await checked_template(body, identity, settings, types, refused=[])
+    edit = ScheduleEdit(cron=body.cron, timezone=body.timezone, job_template=template, caps=caps)
+    return await scheduler.edit_schedule(schedule_id, edit, identity)
+
+
+RunKey = Annotated[
+    str | None,
+    AfterValidator(header_safe),
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        description="Names the run: the same key again answers the first run (replayed: "
+        "true) and runs nothing more. Without one, every call is a run.",
+    ),
+]
+
+
+@router.post(
+    "/{scheduleId}/run",
+    status_code=202,
+    summary="Run a schedule now: one job from its template, recorded as a fire of it",
+    description="The job is made as a cron fire makes it (type, payload, project, owner, "
+    "priority, limits, retry policy) and listed in the schedule's fires; the next fire "
+    "time does not move. A paused schedule runs too. 202 once the job is recorded.",
+    responses={
+        403: {"description": "Not an admin of the schedule's project"},
+        404: {"description": "Unknown schedule, or another project's"},
+        409: {"description": "The schedule's template cannot make a job"},
+    },
+)
+async def run_schedule_now(
+    schedule_id: ScheduleId,
+    identity: CurrentIdentity,
+    scheduler: SchedulerDep,
+    store: SchedulesDep,
+    key: RunKey = None,
+) -> ScheduleRun:
+    await may_manage(schedule_id, identity, store)
+    return await scheduler.run_schedule(schedule_id, key or str(uuid.uuid4()), identity)
 
 
 @router.post("/{scheduleId}/pause", summary="Stop firing (idempotent)")

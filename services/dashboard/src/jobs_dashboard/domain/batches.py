@@ -1,4 +1,5 @@
-"""Batch progress (pure): counts of its members by status and whether it has finished."""
+"""Batches (pure): progress (counts of the members by status, finished or not), the id
+prefix a listing is filtered by, and the answer to a retry of the dead members."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from pydantic import Field
 
 from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
+from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_dashboard.domain.analytics import status_counts
+
+MIN_ID_PREFIX = 8  # as every id is shown in the console
+HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 class BatchView(CamelModel):
     batch_id: uuid.UUID
     submitted_by: str
+    project_id: uuid.UUID
     total: int = Field(description="Jobs submitted in the batch.")
     counts: dict[str, int] = Field(description="Recorded members by status (every status).")
     succeeded: int
@@ -31,10 +37,38 @@ class BatchPage(Page[BatchView]):
     pass
 
 
+class BatchRetried(CamelModel):
+    """``POST /api/batches/{batchId}/retry-failed``: the dead members a retry was asked for."""
+
+    batch_id: uuid.UUID
+    job_ids: list[uuid.UUID] = Field(description="The dead members, each retried once.")
+    status: str = "retry_requested"
+
+
+def id_range(prefix: str, *, field: str) -> tuple[uuid.UUID, uuid.UUID]:
+    """The ids that start with ``prefix`` (8 to 32 hex digits, dashes anywhere, any case: a
+    shown short id or a whole one) as the range ``[low, high]`` an index on a uuid column
+    reads, PostgreSQL ordering uuids by their bytes as the hex digits read. Raises
+    ValidationFailed on ``field`` for anything else."""
+    digits = prefix.strip().replace("-", "").lower()
+    if not MIN_ID_PREFIX <= len(digits) <= 32 or not set(digits) <= HEX_DIGITS:
+        message = (
+            f"at least {MIN_ID_PREFIX} characters of an id (hex digits), as the console "
+            "shows them, or a whole id"
+        )
+        raise ValidationFailed(
+            "request validation failed", details=[ErrorDetail(field=field, message=message)]
+        )
+    low = uuid.UUID(digits.ljust(32, "0"))
+    high = uuid.UUID(digits.ljust(32, "f"))
+    return low, high
+
+
 def batch_view(
     *,
     batch_id: uuid.UUID,
     submitted_by: str,
+    project_id: uuid.UUID,
     total: int,
     created_at: datetime,
     found: Mapping[str, int],
@@ -45,6 +79,7 @@ def batch_view(
     return BatchView(
         batch_id=batch_id,
         submitted_by=submitted_by,
+        project_id=project_id,
         total=total,
         counts=counts,
         succeeded=counts[JobStatus.SUCCEEDED.value],

@@ -21,5 +21,6 @@ def body_limits(settings: Settings) -> BodyLimits:
             RouteLimit("/api/dead-letters/{deadLetterId}/requeue", settings.max_job_body_bytes),
             RouteLimit("/api/schedules", settings.max_job_body_bytes),
             RouteLimit("/api/schedules/by-name/{name}", settings.max_job_body_bytes),
+            RouteLimit("/api/schedules/{scheduleId}", settings.max_job_body_bytes),  # an edit
         ),
     )

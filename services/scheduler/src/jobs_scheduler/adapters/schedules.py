@@ -1,5 +1,6 @@
 """The schedules' rows as their commands change them: create (under the owner's caps),
-create or update by name (the API's, and those declared in code), pause, resume, delete.
+create or update by name (the API's, and those declared in code), edit by id, pause, resume,
+delete.
 Firing them is ``app/cron.py``.
 
 ``scope`` narrows a command to the schedules of the projects where the caller may change
@@ -20,7 +21,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from jobs_common.contracts import utcnow
 from jobs_common.cron import next_fire_after
 from jobs_common.jobstore import schedule_fires, schedules
-from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleView
+from jobs_common.schedule_commands import NewSchedule, ScheduleCaps, ScheduleEdit, ScheduleView
 from jobs_common.scoped_rows import visible
 from jobs_common.tenancy import Scope
 from jobs_scheduler.domain.schedules import DeclaredInCode, check_caps
@@ -209,6 +210,94 @@ async def upsert_declared(
     if row is None:
         return "unchanged"
     return "created" if row.inserted else "updated"
+
+
+async def edit(
+    engine: AsyncEngine, schedule_id: uuid.UUID, scope: Scope, command: ScheduleEdit
+) -> ScheduleView | None:
+    """Replace a schedule's cron, time zone and template (name, owner, pause and fires stay);
+    the next fire time moves only when cron or time zone changed and it is not paused. None
+    if not found; raises ``DeclaredInCode`` for one code declares (the next announcement of
+    a worker would undo the edit), ``ScheduleQuotaExceeded`` when the new template makes it
+    one email schedule too many.
+
+    The owner's lock (the caps) is taken before the row's, as a create and an upsert do."""
+    async with engine.begin() as connection:
+        owner = await connection.scalar(select(schedules.c.owner).where(*owned(schedule_id, scope)))
+        if owner is None:
+            return None
+        if command.caps is not None:
+            await _check_caps(
+                connection,
+                owner,
+                command.caps,
+                command.job_template,
+                replacing=schedules.c.id == schedule_id,
+            )
+        row = (
+            await connection.execute(
+                select(schedules).where(*owned(schedule_id, scope)).with_for_update()
+            )
+        ).first()
+        if row is None:
+            return None
+        if row.declared_in is not None:
+            raise DeclaredInCode(row.name, row.declared_in)
+        timing_changed = (row.cron, row.timezone) != (command.cron, command.timezone)
+        next_fire = row.next_fire_at
+        if timing_changed and not row.paused:
+            next_fire = next_fire_after(command.cron, command.timezone, utcnow())
+        updated = (
+            await connection.execute(
+                update(schedules)
+                .where(schedules.c.id == schedule_id)
+                .values(
+                    cron=command.cron,
+                    timezone=command.timezone,
+                    job_template=command.job_template,
+                    next_fire_at=next_fire,
+                    updated_at=func.now(),
+                )
+                .returning(*schedules.c)
+            )
+        ).one()
+    return to_view(updated)
+
+
+async def lock_one(
+    connection: AsyncConnection, schedule_id: uuid.UUID, scope: Scope
+) -> Row[Any] | None:
+    """The schedule, locked until the transaction ends (a run now waits for a cron tick
+    firing it, and two runs now of one schedule go one after the other); None if not found."""
+    return (
+        await connection.execute(
+            select(schedules).where(*owned(schedule_id, scope)).with_for_update()
+        )
+    ).first()
+
+
+async def fire_of_job(
+    connection: AsyncConnection, schedule_id: uuid.UUID, job_id: uuid.UUID
+) -> datetime | None:
+    """The fire time at which the schedule made ``job_id``, if it did (its primary key's
+    prefix: the schedule's own fires, which retention keeps few)."""
+    found: datetime | None = await connection.scalar(
+        select(schedule_fires.c.fire_time).where(
+            schedule_fires.c.schedule_id == schedule_id, schedule_fires.c.job_id == job_id
+        )
+    )
+    return found
+
+
+async def note_run(
+    connection: AsyncConnection, schedule_id: uuid.UUID, *, fired_at: datetime, job_id: uuid.UUID
+) -> None:
+    """A run now is the schedule's latest fire; its next fire time stays."""
+    await connection.execute(
+        update(schedules)
+        .where(schedules.c.id == schedule_id)
+        .values(last_fire_at=fired_at, last_job_id=job_id, updated_at=func.now())
+    )
 
 
 async def set_paused(

@@ -1,5 +1,5 @@
-"""``/internal/v1/schedules``: create, create or update by name (``PUT /by-name``), pause,
-resume and delete schedules for the dashboard,
+"""``/internal/v1/schedules``: create, create or update by name (``PUT /by-name``), edit by
+id, run now, pause, resume and delete schedules for the dashboard,
 which checked the request (``jobs_common.schedule_commands``). Service to service: the
 gateway routes no path under ``/internal`` and the routes are left out of OpenAPI. A schedule
 is created in the request's project; a caller changes the schedules of the projects where it
@@ -8,16 +8,27 @@ is at least an admin (the platform admin: all); any other is not found."""
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, Response
 
 from jobs_common.errors import Conflict, ErrorDetail, NotFound
 from jobs_common.request_identity import CurrentIdentity
-from jobs_common.schedule_commands import SCHEDULES_PATH, UPSERT_PATH, NewSchedule, ScheduleView
+from jobs_common.schedule_commands import (
+    SCHEDULES_PATH,
+    UPSERT_PATH,
+    NewSchedule,
+    RunNow,
+    ScheduleEdit,
+    ScheduleRun,
+    ScheduleView,
+)
 from jobs_common.tenancy import OrgRole, personal_project_id
 from jobs_scheduler.adapters import schedules
-from jobs_scheduler.api.deps import engine_of, scope_of
+from jobs_scheduler.api.deps import engine_of, scope_of, work_of
+from jobs_scheduler.app.run_now import run_now
+from jobs_scheduler.domain.defaults import JobDefaults
 
 router = APIRouter(prefix=SCHEDULES_PATH, include_in_schema=False)
 
@@ -59,6 +70,38 @@ async def upsert_schedule(
     )
     response.status_code = 201 if created else 200
     return view
+
+
+@router.put("/{scheduleId}")
+async def edit_schedule(
+    request: Request, schedule_id: ScheduleId, command: ScheduleEdit, identity: CurrentIdentity
+) -> ScheduleView:
+    """200 edited; 409 when code declares it."""
+    view = await schedules.edit(
+        engine_of(request), schedule_id, scope_of(identity, OrgRole.ADMIN), command
+    )
+    if view is None:
+        raise not_found(schedule_id)
+    return view
+
+
+@router.post("/{scheduleId}/run", status_code=202)
+async def run_schedule_now(
+    request: Request, schedule_id: ScheduleId, command: RunNow, identity: CurrentIdentity
+) -> ScheduleRun:
+    """202: the job is recorded (or was, by the same key: ``replayed``)."""
+    defaults: JobDefaults = request.app.state.defaults
+    work = partial(
+        run_now,
+        schedule_id=schedule_id,
+        scope=scope_of(identity, OrgRole.ADMIN),
+        key=command.key,
+        defaults=defaults,
+    )
+    run = await work_of(request).run(work)
+    if run is None:
+        raise not_found(schedule_id)
+    return run
 
 
 async def set_paused(

@@ -31,11 +31,14 @@ def fire_job_id(schedule_id: uuid.UUID, fire_time: datetime) -> uuid.UUID:
     return uuid.uuid5(FIRE_NAMESPACE, f"{schedule_id}/{fire_time.isoformat()}")
 
 
-def job_from_template(schedule: Any, fire_time: datetime) -> JobSubmitted:
+def job_from_template(
+    schedule: Any, fire_time: datetime, job_id: uuid.UUID | None = None
+) -> JobSubmitted:
+    """The job a fire at ``fire_time`` creates (``job_id``: a run now's; default the fire's)."""
     template: dict[str, Any] = schedule.job_template
     policy = template.get("retryPolicy")
     return JobSubmitted(
-        job_id=fire_job_id(schedule.id, fire_time),
+        job_id=job_id or fire_job_id(schedule.id, fire_time),
         job_type=template["type"],
         priority=int(template.get("priority", 2)),
         # A schedule declared in code naming no priority: its queue's default, when it has one.
