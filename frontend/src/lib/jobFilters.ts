@@ -2,8 +2,9 @@
  * The jobs table's state lives in the URL query string (shareable views):
  * `?status=running,queued&type=email&priority=3&createdFrom=...&sortBy=priority&sortDirection=asc&page=2`,
  * and past the first pages the cursor the page was reached by (`&page=600&cursor=...`, see
- * `jobPages.ts`). Values the API would refuse are dropped when reading, defaults are left out
- * when writing.
+ * `jobPages.ts`), and the search (`&search=payload.to%20%3D%20a%40b.c`, see
+ * `pages/jobs/jobSearch.ts`). Values the API would refuse are dropped when reading, defaults
+ * are left out when writing.
  */
 import type { JobListParams } from '../api/endpoints';
 import { JOB_STATUSES, type JobStatus } from '../api/types';
@@ -22,6 +23,8 @@ export interface JobFilters {
   submittedBy: string;
   scheduleId: string;
   batchId: string;
+  /** A job id prefix or `payload.<field> = <value>` ('' for none). */
+  search: string;
   sortBy: SortField;
   sortDirection: SortDirection;
   page: number;
@@ -39,6 +42,7 @@ export const DEFAULT_FILTERS: JobFilters = {
   submittedBy: '',
   scheduleId: '',
   batchId: '',
+  search: '',
   sortBy: 'createdAt',
   sortDirection: 'desc',
   page: 1,
@@ -48,6 +52,8 @@ export const DEFAULT_FILTERS: JobFilters = {
 
 /** The longest `cursor` the API accepts. */
 const MAX_CURSOR_LENGTH = 2_000;
+/** The longest `search` the API accepts. */
+export const MAX_SEARCH_LENGTH = 1_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -67,6 +73,7 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
   const priority = search.get('priority') ?? '';
   const page = Number(search.get('page') ?? '1');
   const cursor = (search.get('cursor') ?? '').trim();
+  const text = (search.get('search') ?? '').trim();
   const pageSize = Number(search.get('pageSize') ?? String(DEFAULT_FILTERS.pageSize));
   const uuid = (name: string) => {
     const value = search.get(name) ?? '';
@@ -81,6 +88,7 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
     submittedBy: (search.get('submittedBy') ?? '').trim(),
     scheduleId: uuid('scheduleId'),
     batchId: uuid('batchId'),
+    search: text.length <= MAX_SEARCH_LENGTH ? text : '',
     sortBy: (SORT_FIELDS as readonly string[]).includes(sortBy ?? '') ? (sortBy as SortField) : 'createdAt',
     sortDirection: direction === 'asc' ? 'asc' : 'desc',
     page: Number.isInteger(page) && page >= 1 ? page : 1,
@@ -100,6 +108,7 @@ export function filtersToSearch(filters: JobFilters): URLSearchParams {
     'submittedBy',
     'scheduleId',
     'batchId',
+    'search',
   ];
   for (const key of text) {
     const value = filters[key];
@@ -129,6 +138,7 @@ export function toListParams(filters: JobFilters): JobListParams {
   if (filters.submittedBy) params.submittedBy = filters.submittedBy;
   if (filters.scheduleId) params.scheduleId = filters.scheduleId;
   if (filters.batchId) params.batchId = filters.batchId;
+  if (filters.search) params.search = filters.search;
   return params;
 }
 
@@ -143,5 +153,6 @@ export function activeFilterCount(filters: JobFilters): number {
     filters.submittedBy,
     filters.scheduleId,
     filters.batchId,
+    filters.search,
   ].filter(Boolean).length;
 }

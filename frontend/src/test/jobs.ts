@@ -28,7 +28,7 @@ export function jobSummary(jobId: string, status: JobStatus, overrides: Partial<
 
 /** A page of the jobs list holding `items` (page 1 of 1 unless `paging` says). */
 export function jobsPage(items: JobSummary[], paging: Partial<Omit<JobsPage, 'items'>> = {}): JobsPage {
-  return { items, pageNumber: 1, pageSize: 20, totalItems: items.length, totalPages: 1, ...paging };
+  return { items, pageNumber: 1, pageSize: 20, totalItems: items.length, totalPages: 1, totalCapped: false, ...paging };
 }
 
 /** A job as its page shows it: `jobSummary`'s fields, with its attempts and timeline empty. */

@@ -9,6 +9,7 @@ import { optionValues } from '../../test/forms';
 import { jobSummary, jobsPage } from '../../test/jobs';
 import { BUILTIN_FILTER_OPTIONS, builtinTypes, jobType } from '../../test/jobTypes';
 import { renderWithProviders, seriousViolations } from '../../test/utils';
+import { FILTERS_OPEN_KEY } from './filtersOpen';
 import { JobsPage } from './JobsPage';
 
 vi.mock('../../api/endpoints', () => ({
@@ -343,5 +344,129 @@ describe('<JobsPage>', () => {
     const { container } = renderWithProviders(<JobsPage />, { route: '/jobs' });
     await screen.findByTestId('jobs-table');
     expect(await seriousViolations(container)).toEqual([]);
+  });
+});
+
+describe('<JobsPage> search, times and errors', () => {
+  beforeEach(() => {
+    sessionStorage.removeItem(FILTERS_OPEN_KEY);
+    listJobs.mockReset();
+    listJobTypes.mockReset();
+    listJobTypes.mockResolvedValue({ types: builtinTypes() });
+  });
+
+  it('searches by an id prefix or a payload field from the URL, and refuses what the API would', async () => {
+    listJobs.mockResolvedValue(page([jobSummary(A, 'running')]));
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs?status=running' });
+    await screen.findByTestId('jobs-table');
+    const box = screen.getByRole('searchbox', { name: 'Search jobs' });
+
+    await user.type(box, '3f2a');
+    await user.click(screen.getByRole('button', { name: 'Search' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('at least 8 characters');
+    expect(box).toHaveAttribute('aria-invalid', 'true');
+    expect(location()).toBe('/jobs?status=running');
+
+    await user.clear(box);
+    await user.type(box, 'payload.orderId = 42{Enter}');
+    expect(location()).toBe('/jobs?status=running&search=payload.orderId+%3D+42');
+    await waitFor(() =>
+      expect(lastParams()).toEqual(expect.objectContaining({ status: ['running'], search: 'payload.orderId = 42' })),
+    );
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: /Filters \(2 active\)/ })).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Clear search' }));
+    expect(location()).toBe('/jobs?status=running');
+    expect(screen.getByRole('searchbox', { name: 'Search jobs' })).toHaveValue('');
+  });
+
+  it('says when a search matched more jobs than its total counts', async () => {
+    listJobs.mockResolvedValue(jobsPage([jobSummary(A, 'running')], { totalItems: 10_000, totalPages: 500, totalCapped: true }));
+    renderWithProviders(<JobsPage />, { route: '/jobs?search=payload.format%20%3D%20csv' });
+    expect(await screen.findByTestId('jobs-search-capped')).toHaveTextContent('More than 10,000 jobs match this search');
+  });
+
+  it('says when nothing matches a search', async () => {
+    listJobs.mockResolvedValue(jobsPage([], { totalPages: 0 }));
+    renderWithProviders(<JobsPage />, { route: '/jobs?search=3f2a9c1b' });
+    expect(await screen.findByText('No job matches this search.')).toBeInTheDocument();
+    expect(screen.getByRole('searchbox', { name: 'Search jobs' })).toHaveValue('3f2a9c1b');
+    expect(lastParams()).toEqual(expect.objectContaining({ search: '3f2a9c1b' }));
+  });
+
+  it('shows run time and relative times with the absolute time in a title', async () => {
+    const created = new Date(Date.now() - 3 * 60_000).toISOString();
+    listJobs.mockResolvedValue(
+      jobsPage([
+        jobSummary(A, 'succeeded', {
+          createdAt: created,
+          updatedAt: created,
+          startedAt: '2030-01-01T10:00:00.000Z',
+          finishedAt: '2030-01-01T10:00:01.500Z',
+        }),
+        jobSummary(B, 'queued'),
+      ]),
+    );
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    const table = await screen.findByTestId('jobs-table');
+    expect(within(table).getByRole('columnheader', { name: 'Duration' })).toBeInTheDocument();
+    const [done, waiting] = within(table).getAllByTestId('job-row');
+    expect(done).toHaveTextContent('1.50 s');
+    expect(done).toHaveTextContent('3 min ago');
+    const time = within(done!).getAllByText('3 min ago')[0]!;
+    expect(time.tagName).toBe('TIME');
+    expect(time).toHaveAttribute('dateTime', created);
+    expect(time.getAttribute('title')).toMatch(/\d/);
+    expect(within(waiting!).getAllByRole('cell')[6]).toHaveTextContent('—'); // never started
+  });
+
+  it('labels an error by its attempt, as current only while it is', async () => {
+    listJobs.mockResolvedValue(
+      jobsPage([
+        jobSummary(A, 'succeeded', {
+          attempt: 2,
+          lastError: 'simulated failure',
+          latestError: { attempt: 1, errorClass: 'SimulatedFailure', message: 'simulated failure', current: false },
+        }),
+        jobSummary(B, 'dead', {
+          attempt: 3,
+          lastError: 'boom',
+          latestError: { attempt: 3, errorClass: 'RuntimeError', message: 'boom', current: true },
+        }),
+      ]),
+    );
+    const { container } = renderWithProviders(<JobsPage />, { route: '/jobs' });
+    const table = await screen.findByTestId('jobs-table');
+    const [recovered, dead] = within(table).getAllByTestId('job-row');
+    const earlier = within(recovered!).getByTestId('job-error-earlier');
+    expect(earlier).toHaveTextContent('earlier: attempt 1: SimulatedFailure');
+    expect(earlier).toHaveClass('muted');
+    expect(within(recovered!).queryByTestId('job-error-current')).not.toBeInTheDocument();
+    const current = within(dead!).getByTestId('job-error-current');
+    expect(current).toHaveTextContent('attempt 3: RuntimeError');
+    expect(current).toHaveClass('danger-text');
+    expect(current).toHaveAttribute('title', 'boom');
+    expect(await seriousViolations(container)).toEqual([]);
+  });
+
+  it('collapses the filters and remembers it in this tab', async () => {
+    listJobs.mockResolvedValue(page([jobSummary(A, 'running')]));
+    const user = userEvent.setup();
+    const first = renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByTestId('jobs-table');
+    const toggle = screen.getByRole('button', { name: /Filters/ });
+    expect(toggle).toHaveAttribute('aria-expanded', 'true');
+    await user.click(toggle);
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('checkbox', { name: 'dead' })).not.toBeInTheDocument();
+    first.unmount();
+
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByTestId('jobs-table');
+    expect(screen.getByRole('button', { name: /Filters/ })).toHaveAttribute('aria-expanded', 'false');
+    await user.click(screen.getByRole('button', { name: /Filters/ }));
+    expect(screen.getByRole('checkbox', { name: 'dead' })).toBeInTheDocument();
   });
 });

@@ -1,33 +1,31 @@
 import { keepPreviousData, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type SyntheticEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { errorMessage, isApiError } from '../../api/client';
 import { cancelJob, listJobs, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { JOB_STATUSES, TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../../api/types';
+import { TERMINAL_STATUSES, type JobStatus, type JobSummary } from '../../api/types';
 import { useIsAdmin } from '../../auth/hooks';
 import { Denied } from '../../components/Denied';
 import { PageHeader } from '../../components/PageHeader';
 import type { Column } from '../../components/ListTable';
-import { PriorityOptions } from '../../components/PriorityOptions';
 import { QueryTable } from '../../components/QueryList';
 import { SelectAllCheckbox, SelectRowCheckbox } from '../../components/SelectCheckbox';
 import { JobLink } from '../../components/JobLink';
 import { StatusBadge } from '../../components/StatusBadge';
-import { TypeFilter } from '../../components/TypeFilter';
 import { runAll } from '../../lib/bulk';
-import { formatDateTime, isoToLocalInput, localInputToIso, priorityLabel, shortId } from '../../lib/format';
+import { formatDuration, priorityLabel, shortId } from '../../lib/format';
 import {
   activeFilterCount,
   DEFAULT_FILTERS,
   filtersFromSearch,
   filtersToSearch,
-  PAGE_SIZES,
   toListParams,
   type JobFilters,
   type SortField,
 } from '../../lib/jobFilters';
 import { listingOf, MAX_OFFSET_ROWS, pageTarget, rememberCursors } from '../../lib/jobPages';
 import { notify } from '../../lib/notices';
+import { runDurationMs, useNow } from '../../lib/time';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { useTypeFilterOptions } from '../../lib/useJobTypes';
@@ -37,6 +35,10 @@ import { Link } from '../../project/links';
 import { useProjectId, useSearchParams } from '../../project/navigation';
 import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
+import { JobFiltersPanel } from './JobFiltersPanel';
+import { JobSearchBox } from './JobSearchBox';
+import { LatestError } from './LatestError';
+import { RelativeTime } from './RelativeTime';
 
 const COLUMNS: { field: SortField | null; label: string; className?: string }[] = [
   { field: null, label: 'Job' },
@@ -44,6 +46,7 @@ const COLUMNS: { field: SortField | null; label: string; className?: string }[] 
   { field: 'type', label: 'Type' },
   { field: 'priority', label: 'Priority' },
   { field: null, label: 'Attempt', className: 'num' },
+  { field: null, label: 'Duration', className: 'num' },
   { field: 'createdAt', label: 'Created' },
   { field: 'updatedAt', label: 'Updated' },
 ];
@@ -57,60 +60,6 @@ function unreachablePage(error: unknown): boolean {
   return isApiError(error) && error.status === 422 && ['pageNumber', 'cursor'].includes(error.details[0]?.field ?? '');
 }
 
-/** A `datetime-local` input of a filter that holds an ISO instant ('' for none). */
-function DateTimeFilter({ id, label, value, onChange }: { id: string; label: string; value: string; onChange: (iso: string) => void }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        type="datetime-local"
-        value={isoToLocalInput(value)}
-        onChange={(e) => onChange(localInputToIso(e.target.value) ?? '')}
-      />
-    </div>
-  );
-}
-
-function TextFilters({
-  filters,
-  isAdmin,
-  onApply,
-}: {
-  filters: JobFilters;
-  isAdmin: boolean;
-  onApply: (patch: Partial<JobFilters>) => void;
-}) {
-  const [batchId, setBatchId] = useState(filters.batchId);
-  const [scheduleId, setScheduleId] = useState(filters.scheduleId);
-  const [submittedBy, setSubmittedBy] = useState(filters.submittedBy);
-  const submit = (event: SyntheticEvent) => {
-    event.preventDefault();
-    onApply({ batchId: batchId.trim(), scheduleId: scheduleId.trim(), submittedBy: submittedBy.trim() });
-  };
-  return (
-    <form onSubmit={submit} className="field-row" aria-label="Filter by id">
-      <div className="field">
-        <label htmlFor="filter-batch">Batch id</label>
-        <input id="filter-batch" value={batchId} onChange={(e) => setBatchId(e.target.value)} className="mono" />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-schedule">Schedule id</label>
-        <input id="filter-schedule" value={scheduleId} onChange={(e) => setScheduleId(e.target.value)} className="mono" />
-      </div>
-      {isAdmin ? (
-        <div className="field">
-          <label htmlFor="filter-owner">Submitted by</label>
-          <input id="filter-owner" type="email" value={submittedBy} onChange={(e) => setSubmittedBy(e.target.value)} />
-        </div>
-      ) : null}
-      <div className="field" style={{ justifyContent: 'flex-end' }}>
-        <button type="submit">Apply ids</button>
-      </div>
-    </form>
-  );
-}
-
 export function JobsPage() {
   usePageTitle('Jobs');
   const isAdmin = useIsAdmin();
@@ -120,6 +69,7 @@ export function JobsPage() {
   const params = toListParams(filters);
   const typeOptions = useTypeFilterOptions(filters.type);
   const poll = usePollWhileOffline(5_000);
+  const now = useNow();
   const [busy, setBusy] = useState<'cancel' | 'retry' | null>(null);
   const projectId = useProjectId();
   const access = useProjectAccess();
@@ -162,9 +112,6 @@ export function JobsPage() {
     setSearch(filtersToSearch(next));
     selection.clear();
   };
-
-  const toggleStatus = (status: JobStatus, on: boolean) =>
-    update({ status: on ? [...filters.status, status] : filters.status.filter((s) => s !== status) });
 
   const sortBy = (field: SortField) => {
     if (filters.sortBy === field) update({ sortDirection: filters.sortDirection === 'asc' ? 'desc' : 'asc' });
@@ -215,77 +162,22 @@ export function JobsPage() {
     }),
     ...(projectColumn ? [{ label: 'Project' }] : []),
     ...(isAdmin ? [{ label: 'Submitted by' }] : []),
-    { label: 'Last error' },
+    { label: 'Error' },
   ];
 
   return (
     <>
       <PageHeader title="Jobs" link={rights.submit ? { to: '/submit', label: 'Submit a job' } : undefined} />
 
-      <section className="card" aria-labelledby="filters-heading" role="search">
-        <h2 id="filters-heading" style={{ marginTop: 0 }}>
-          Filters {filterCount > 0 ? <span className="muted">({filterCount} active)</span> : null}
-        </h2>
-        <fieldset>
-          <legend>Status</legend>
-          <div className="radio-row">
-            {JOB_STATUSES.map((status) => (
-              <label key={status} className="check">
-                <input
-                  type="checkbox"
-                  name="status"
-                  value={status}
-                  checked={filters.status.includes(status)}
-                  onChange={(e) => toggleStatus(status, e.target.checked)}
-                />
-                {status}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <div className="field-row">
-          <TypeFilter
-            id="filter-type"
-            label="Type"
-            value={filters.type}
-            options={typeOptions}
-            onChange={(type) => update({ type })}
-          />
-          <div className="field">
-            <label htmlFor="filter-priority">Priority</label>
-            <select id="filter-priority" value={filters.priority} onChange={(e) => update({ priority: e.target.value })}>
-              <option value="">Any</option>
-              <PriorityOptions descending />
-            </select>
-          </div>
-          <DateTimeFilter
-            id="filter-from"
-            label="Created from"
-            value={filters.createdFrom}
-            onChange={(createdFrom) => update({ createdFrom })}
-          />
-          <DateTimeFilter id="filter-to" label="Created before" value={filters.createdTo} onChange={(createdTo) => update({ createdTo })} />
-        </div>
-        <TextFilters
-          key={`${filters.batchId}|${filters.scheduleId}|${filters.submittedBy}`}
-          filters={filters}
-          isAdmin={isAdmin}
-          onApply={(patch) => update(patch)}
-        />
-        <div className="toolbar">
-          <button type="button" onClick={() => setSearch(filtersToSearch(DEFAULT_FILTERS))} disabled={filterCount === 0}>
-            Clear filters
-          </button>
-          <label htmlFor="page-size">Rows per page</label>
-          <select id="page-size" value={filters.pageSize} onChange={(e) => update({ pageSize: Number(e.target.value) })}>
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        </div>
-      </section>
+      <JobSearchBox key={filters.search} value={filters.search} onSearch={(search) => update({ search })} />
+      <JobFiltersPanel
+        filters={filters}
+        filterCount={filterCount}
+        isAdmin={isAdmin}
+        typeOptions={typeOptions}
+        onUpdate={update}
+        onClear={() => setSearch(filtersToSearch(DEFAULT_FILTERS))}
+      />
 
       {bulkShown ? (
         <div className="toolbar" role="region" aria-label="Bulk actions" data-testid="bulk-actions">
@@ -325,12 +217,23 @@ export function JobsPage() {
         </p>
       ) : null}
 
+      {jobs.data?.totalCapped ? (
+        <p className="muted" data-testid="jobs-search-capped">
+          More than {jobs.data.totalItems.toLocaleString('en-US')} jobs match this search; the count stops there. Narrow
+          it (a longer id prefix, a type or status) to list fewer.
+        </p>
+      ) : null}
+
       <QueryTable
         query={jobs}
         loadingLabel="Loading jobs…"
         empty={
           <>
-            {filterCount > 0 ? 'No job matches these filters.' : 'No jobs yet. '}
+            {filters.search
+              ? 'No job matches this search.'
+              : filterCount > 0
+                ? 'No job matches these filters.'
+                : 'No jobs yet. '}
             {filterCount === 0 && rights.submit ? <Link to="/submit">Submit one</Link> : null}
           </>
         }
@@ -374,16 +277,21 @@ export function JobsPage() {
             <td className="num">
               {job.attempt}/{job.maxAttempts}
             </td>
-            <td className="nowrap">{formatDateTime(job.createdAt)}</td>
-            <td className="nowrap">{formatDateTime(job.updatedAt)}</td>
+            <td className="num nowrap">{formatDuration(runDurationMs(job, now))}</td>
+            <td className="nowrap">
+              <RelativeTime iso={job.createdAt} now={now} />
+            </td>
+            <td className="nowrap">
+              <RelativeTime iso={job.updatedAt} now={now} />
+            </td>
             {projectColumn ? (
               <td>
                 <ProjectName projectId={job.projectId} />
               </td>
             ) : null}
             {isAdmin ? <td>{job.submittedBy}</td> : null}
-            <td className="truncate" title={job.lastError ?? undefined}>
-              {job.lastError ?? ''}
+            <td className="truncate">
+              <LatestError error={job.latestError} />
             </td>
           </tr>
         )}

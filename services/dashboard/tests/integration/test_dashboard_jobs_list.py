@@ -79,6 +79,7 @@ async def test_summary_shape(client: httpx.AsyncClient, auth: Any, job_factory: 
         "startedAt": None,
         "finishedAt": None,
         "lastError": "boom",
+        "latestError": {"attempt": 3, "errorClass": None, "message": "boom", "current": True},
         "scheduleId": None,
         "batchId": None,
         "runAt": None,
@@ -139,6 +140,7 @@ async def test_empty_store_has_zero_pages(client: httpx.AsyncClient, auth: Any) 
         "totalItems": 0,
         "totalPages": 0,
         "nextCursor": None,
+        "totalCapped": False,
     }
 
 

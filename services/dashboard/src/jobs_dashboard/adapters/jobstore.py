@@ -14,10 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, literal, select, tuple_
+from sqlalchemy import func, literal, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import (
     dead_letters,
     job_attempts,
@@ -34,7 +35,9 @@ from jobs_dashboard.adapters.analytics import (
     job_series,
     visibility_conditions,
 )
+from jobs_dashboard.adapters.job_search import search_condition
 from jobs_dashboard.adapters.store import AnyRow, Store
+from jobs_dashboard.domain.job_errors import latest_error
 from jobs_dashboard.domain.models import (
     CHILDREN_LIMIT,
     ChildJob,
@@ -59,6 +62,7 @@ from jobs_dashboard.domain.query import (
     Visibility,
     sort_key,
 )
+from jobs_dashboard.domain.search import COUNT_LIMIT
 
 SUMMARY_COLUMNS = (
     jobs.c.id,
@@ -74,6 +78,7 @@ SUMMARY_COLUMNS = (
     jobs.c.started_at,
     jobs.c.finished_at,
     jobs.c.last_error,
+    jobs.c.last_error_class,
     jobs.c.schedule_id,
     jobs.c.batch_id,
     jobs.c.run_at,
@@ -84,7 +89,6 @@ DETAIL_COLUMNS = (
     *SUMMARY_COLUMNS,
     jobs.c.payload,
     jobs.c.result,
-    jobs.c.last_error_class,
     jobs.c.timeout_seconds,
     jobs.c.lease_expires_at,
     jobs.c.queued_at,
@@ -119,7 +123,10 @@ def _policy(value: Any) -> EffectivePolicy | None:
         return None
 
 
-def _summary_fields(row: AnyRow, depends_on: Sequence[uuid.UUID]) -> dict[str, Any]:
+def _summary_fields(
+    row: AnyRow, depends_on: Sequence[uuid.UUID], errored_attempt: int | None = None
+) -> dict[str, Any]:
+    """``errored_attempt``: the job's highest attempt whose row holds an error."""
     return {
         "job_id": row.id,
         "type": row.type,
@@ -134,6 +141,13 @@ def _summary_fields(row: AnyRow, depends_on: Sequence[uuid.UUID]) -> dict[str, A
         "started_at": row.started_at,
         "finished_at": row.finished_at,
         "last_error": row.last_error,
+        "latest_error": latest_error(
+            status=JobStatus(row.status),
+            attempt=row.attempt,
+            message=row.last_error,
+            error_class=row.last_error_class,
+            errored_attempt=errored_attempt,
+        ),
         "schedule_id": row.schedule_id,
         "batch_id": row.batch_id,
         "run_at": row.run_at,
@@ -155,6 +169,8 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
         conditions.append(jobs.c.schedule_id == filters.schedule_id)
     if filters.batch_id is not None:
         conditions.append(jobs.c.batch_id == filters.batch_id)
+    if filters.search is not None:
+        conditions.append(search_condition(filters.search))
     return conditions
 
 
@@ -189,8 +205,9 @@ async def count_matching(
     connection: AsyncConnection, filters: JobFilters, conditions: list[ColumnElement[bool]]
 ) -> int:
     """The number of jobs the filters select: from the rollups (``adapters/analytics.py``),
-    or, filtered by a batch or schedule, a count over that one's own index."""
-    if filters.schedule_id is None and filters.batch_id is None:
+    or, filtered by a batch, a schedule or a search, a count over that one's own index; a
+    search's counted up to ``COUNT_LIMIT + 1`` (more: the caller says the total is capped)."""
+    if filters.schedule_id is None and filters.batch_id is None and filters.search is None:
         counts = await count_jobs(
             connection,
             CountFilter(
@@ -202,9 +219,29 @@ async def count_matching(
             ),
         )
         return counts.total
+    if filters.search is not None:
+        matching = select(literal(1)).where(*conditions).limit(COUNT_LIMIT + 1).subquery()
+        return int(await connection.scalar(select(func.count()).select_from(matching)) or 0)
     return int(
         await connection.scalar(select(func.count()).select_from(jobs).where(*conditions)) or 0
     )
+
+
+async def errored_attempts(
+    connection: AsyncConnection, job_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, int]:
+    """Per job, its highest attempt whose row holds an error (the attempts' primary key)."""
+    if not job_ids:
+        return {}
+    rows = await connection.execute(
+        select(job_attempts.c.job_id, func.max(job_attempts.c.attempt).label("attempt"))
+        .where(
+            job_attempts.c.job_id.in_(job_ids),
+            or_(job_attempts.c.error.is_not(None), job_attempts.c.error_class.is_not(None)),
+        )
+        .group_by(job_attempts.c.job_id)
+    )
+    return {row.job_id: row.attempt for row in rows}
 
 
 class JobReader(Store):
@@ -225,6 +262,9 @@ class JobReader(Store):
             more = len(rows) > query.page.limit
             rows = rows[: query.page.limit]
             parents: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
+            errored = await errored_attempts(
+                connection, [row.id for row in rows if row.last_error or row.last_error_class]
+            )
             if rows:
                 found = await connection.execute(
                     select(job_dependencies)
@@ -233,7 +273,9 @@ class JobReader(Store):
                 )
                 for dependency in found:
                     parents[dependency.job_id].append(dependency.depends_on)
-        summaries = [JobSummary(**_summary_fields(row, parents[row.id])) for row in rows]
+        summaries = [
+            JobSummary(**_summary_fields(row, parents[row.id], errored.get(row.id))) for row in rows
+        ]
         return summaries, total, next_cursor(query, rows[-1]) if more else None
 
     async def job_ref(self, job_id: uuid.UUID, visibility: Visibility) -> JobRef | None:
@@ -316,8 +358,13 @@ class JobReader(Store):
                     .limit(CHILDREN_LIMIT)
                 )
             ).all()
+        attempt_rows = [_attempt(row) for row in attempts]
         return JobDetail(
-            **_summary_fields(job, [parent.depends_on for parent in parents]),
+            **_summary_fields(
+                job,
+                [parent.depends_on for parent in parents],
+                max((a.attempt for a in attempt_rows if a.error or a.error_class), default=None),
+            ),
             payload=job.payload,
             result=job.result,
             last_error_class=job.last_error_class,
@@ -334,7 +381,7 @@ class JobReader(Store):
             parents=[ParentJob(job_id=p.depends_on, status=p.status) for p in parents],
             children=[ChildJob(job_id=c.id, job_type=c.type, status=c.status) for c in children],
             children_total=children[0].total if children else 0,
-            attempts=[_attempt(row) for row in attempts],
+            attempts=attempt_rows,
             timeline=[_timeline_entry(row) for row in events],
             dead_letter=None if dead is None else _dead_letter(dead),
         )

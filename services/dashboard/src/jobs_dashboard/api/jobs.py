@@ -30,6 +30,7 @@ from jobs_dashboard.api.deps import (
 )
 from jobs_dashboard.domain.commands import ensure_cancellable, ensure_retryable
 from jobs_dashboard.domain.disclosure import job_detail_for, job_summaries_for, log_lines_for
+from jobs_dashboard.domain.job_snapshot import JobSnapshot, snapshot_of
 from jobs_dashboard.domain.models import CancelOutcome, JobDetail, JobsPage, LogPage, RetryAccepted
 from jobs_dashboard.domain.query import (
     JobFilters,
@@ -40,6 +41,7 @@ from jobs_dashboard.domain.query import (
     parse_statuses,
     visibility_for,
 )
+from jobs_dashboard.domain.search import COUNT_LIMIT, MAX_SEARCH_LENGTH, parse_search
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 
@@ -84,6 +86,14 @@ async def list_query(
             description="A previous page's nextCursor: the page after it (pageNumber ignored).",
         ),
     ] = None,
+    search: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_SEARCH_LENGTH,
+            description="A job id prefix (8 or more hex digits) or `payload.<field> = <value>` "
+            "(a top-level payload field; docs/api.md, 'Searching jobs').",
+        ),
+    ] = None,
 ) -> JobListQuery:
     return JobListQuery.of(
         filters=JobFilters(
@@ -94,6 +104,7 @@ async def list_query(
             created=created,
             schedule_id=schedule_id,
             batch_id=batch_id,
+            search=parse_search(search),
         ),
         page=page,
         sort_by=sort_by,
@@ -109,8 +120,10 @@ async def list_jobs(
     reader: ReaderDep,
 ) -> JobsPage:
     items, total, cursor = await reader.list_jobs(query)
-    page = JobsPage.of(job_summaries_for(items, identity), total, query.page)
-    return page.model_copy(update={"next_cursor": cursor})
+    capped = query.filters.search is not None and total > COUNT_LIMIT
+    shown_total = COUNT_LIMIT if capped else total
+    page = JobsPage.of(job_summaries_for(items, identity), shown_total, query.page)
+    return page.model_copy(update={"next_cursor": cursor, "total_capped": capped})
 
 
 @router.get("/{jobId}", summary="A job with its attempts, timeline, parents and dead letter")
@@ -119,6 +132,22 @@ async def get_job(job_id: JobId, identity: CurrentIdentity, reader: ReaderDep) -
     if detail is None:
         raise NotFound(f"job {job_id} not found")
     return job_detail_for(detail, identity)
+
+
+@router.get(
+    "/{jobId}/snapshot",
+    summary="A job page's read: the job as one snapshot, accepted (not recorded yet) or not found",
+)
+async def get_job_snapshot(
+    job_id: JobId, identity: CurrentIdentity, reader: ReaderDep, submissions: SubmissionsDep
+) -> JobSnapshot:
+    """200 in every case: `state` says whether `job` holds the job (its header, attempts,
+    timeline and result from one transaction), the submission service accepted it a moment ago
+    and the scheduler has not recorded it yet, or no such job is visible to the caller."""
+    detail = await reader.get_job(job_id, visibility_for(identity))
+    if detail is not None:
+        return snapshot_of(job_detail_for(detail, identity), accepted=None)
+    return snapshot_of(None, accepted=await submissions.accepted(job_id, identity=identity))
 
 
 @router.get("/{jobId}/logs", summary="Log lines the job's handler wrote, oldest first")

@@ -16,11 +16,19 @@ from jobs_common.auth import Identity
 from jobs_common.disclosure import fingerprint_for_owner, for_owner, person_for_owner
 from jobs_common.retry_policy_commands import RetryPolicyView
 from jobs_dashboard.domain.dead_letters import DeadLetterGroup, DeadLetterItem
-from jobs_dashboard.domain.models import JobDetail, JobSummary, LogLine
+from jobs_dashboard.domain.models import AttemptError, JobDetail, JobSummary, LogLine
 
 
 def _text(text: str | None, owner: str, worker_ids: Iterable[str | None] = ()) -> str | None:
     return None if text is None else for_owner(text, owner=owner, worker_ids=worker_ids)
+
+
+def _error(
+    error: AttemptError | None, owner: str, worker_ids: Iterable[str | None] = ()
+) -> AttemptError | None:
+    if error is None:
+        return None
+    return error.model_copy(update={"message": _text(error.message, owner, worker_ids)})
 
 
 def job_detail_for(detail: JobDetail, identity: Identity) -> JobDetail:
@@ -32,6 +40,7 @@ def job_detail_for(detail: JobDetail, identity: Identity) -> JobDetail:
         update={
             "worker_id": None,
             "last_error": _text(detail.last_error, owner, workers),
+            "latest_error": _error(detail.latest_error, owner, workers),
             "cancel_requested_by": person_for_owner(detail.cancel_requested_by, owner=owner),
             "attempts": [
                 attempt.model_copy(
@@ -61,7 +70,12 @@ def job_summaries_for(items: list[JobSummary], identity: Identity) -> list[JobSu
     if identity.is_admin:
         return items
     return [
-        item.model_copy(update={"last_error": _text(item.last_error, identity.email)})
+        item.model_copy(
+            update={
+                "last_error": _text(item.last_error, identity.email),
+                "latest_error": _error(item.latest_error, identity.email),
+            }
+        )
         for item in items
     ]
 

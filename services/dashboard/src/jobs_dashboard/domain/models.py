@@ -24,6 +24,20 @@ class EffectivePolicy(CamelModel):
     jitter: bool | None = None
 
 
+class AttemptError(CamelModel):
+    """A job's latest error, by the attempt that met it (``domain/job_errors.py``)."""
+
+    attempt: int | None = Field(
+        description="The attempt that failed with it; null when none ran (e.g. a parent failed)."
+    )
+    error_class: str | None
+    message: str | None
+    current: bool = Field(
+        description="True while it is the job's present state (dead, failed, or waiting to "
+        "retry after it); false once a later attempt runs or the job succeeded."
+    )
+
+
 class JobSummary(CamelModel):
     job_id: uuid.UUID
     type: str
@@ -40,6 +54,9 @@ class JobSummary(CamelModel):
     started_at: datetime | None
     finished_at: datetime | None
     last_error: str | None
+    latest_error: AttemptError | None = Field(
+        default=None, description="lastError labelled by its attempt, and whether it is current."
+    )
     schedule_id: uuid.UUID | None
     batch_id: uuid.UUID | None
     run_at: datetime | None = Field(description="When a delayed job (or a backoff) is due.")
@@ -132,6 +149,11 @@ class JobsPage(Page[JobSummary]):
     next_cursor: str | None = Field(
         default=None,
         description="Pass as cursor (same filters and order) for the next page; null on the last.",
+    )
+    total_capped: bool = Field(
+        default=False,
+        description="A search matched more jobs than totalItems, which counts at most 10,000 "
+        "of them (nextCursor still leads past them).",
     )
 
 

@@ -18,6 +18,7 @@ from jobs_common.auth import Identity
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
 from jobs_common.tenancy import OrgRole, Scope
+from jobs_dashboard.domain.search import JobSearch
 
 T = TypeVar("T")
 
@@ -162,6 +163,7 @@ class JobFilters:
     created: CreatedRange = CreatedRange()
     schedule_id: uuid.UUID | None = None
     batch_id: uuid.UUID | None = None
+    search: JobSearch | None = None
 
 
 @dataclass(frozen=True)
