@@ -141,11 +141,11 @@ async def test_a_job_page_whose_first_answer_is_overtaken_by_the_job_still_shows
             return
         response = await route.fetch()  # read now, while the job is still scheduled
         body = await response.body()
-        read.append(json.loads(body)["status"])
+        read.append(json.loads(body)["job"]["status"])
         await ended.wait()  # ... and answered once the job ended
         await route.fulfill(response=response, body=body)
 
-    await page.route(re.compile(rf"/api/jobs/{job_id}$"), slow_first_answer)
+    await page.route(re.compile(rf"/api/jobs/{job_id}/snapshot$"), slow_first_answer)
     await page.goto(f"/jobs/{job_id}")
     await expect(page.get_by_test_id("live-status")).to_have_attribute("data-live-status", "live")
     await wait_for_job(user, job_id, {"succeeded"}, timeout=60)

@@ -72,8 +72,7 @@ async def test_log_in_submit_from_the_form_and_watch_it_succeed_live(page: Page)
     await page.get_by_test_id("submitted-job-link").click()
     await expect(page.get_by_test_id("job-status")).to_have_attribute("data-status", "succeeded")
     await expect(page.get_by_test_id("job-logs")).to_contain_text("succeeded")
-    # The badge is patched from the event at once; the rest of the page is read again
-    # within the live throttle (a second).
+    # The page renders whole snapshots: the badge and the attempts come from the same read.
     await expect(page.get_by_test_id("job-attempts")).to_contain_text("succeeded")
     await accessible(page, "job-detail")
 

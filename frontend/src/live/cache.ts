@@ -5,7 +5,7 @@
  */
 import type { QueryClient, QueryKey } from '@tanstack/react-query';
 import { queryKeys } from '../api/queryKeys';
-import type { JobDetail, JobStatus, JobsPage } from '../api/types';
+import type { JobDetail, JobSnapshot, JobStatus, JobsPage } from '../api/types';
 import { JOB_STATUSES, TERMINAL_STATUSES } from '../api/types';
 import type { JobChange } from './protocol';
 
@@ -13,7 +13,11 @@ function isStatus(value: string): value is JobStatus {
   return (JOB_STATUSES as readonly string[]).includes(value);
 }
 
-/** Patch the status of jobs that are in cached lists and details. */
+/**
+ * Patch the status of jobs that are in cached lists and details. A job page's snapshot is not
+ * patched (its header, timeline and attempts change together when it is read again), except
+ * for the statuses of the children it lists: each is another job's own fact.
+ */
 export function patchJobCaches(client: QueryClient, changes: readonly JobChange[]): void {
   const latest = new Map<string, JobChange>();
   for (const change of changes) latest.set(change.jobId, change);
@@ -38,8 +42,8 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
     });
   }
   // A cached job page lists its children with their statuses: keep those current too.
-  client.setQueriesData<JobDetail>({ queryKey: queryKeys.jobDetails }, (job) => {
-    if (!job || job.children.length === 0) return job;
+  const withChildren = (job: JobDetail): JobDetail => {
+    if (job.children.length === 0) return job;
     const children = job.children.map((child) => {
       const change = latest.get(child.jobId);
       return change && isStatus(change.toStatus) && child.status !== change.toStatus
@@ -47,6 +51,12 @@ export function patchJobCaches(client: QueryClient, changes: readonly JobChange[
         : child;
     });
     return children.some((child, i) => child !== job.children[i]) ? { ...job, children } : job;
+  };
+  client.setQueriesData<JobDetail>({ queryKey: queryKeys.jobDetails }, (job) => job && withChildren(job));
+  client.setQueriesData<JobSnapshot>({ queryKey: queryKeys.jobSnapshots }, (snapshot) => {
+    if (!snapshot?.job) return snapshot;
+    const job = withChildren(snapshot.job);
+    return job === snapshot.job ? snapshot : { ...snapshot, job };
   });
 }
 
@@ -56,18 +66,23 @@ export function affectedKeys(changes: readonly JobChange[]): QueryKey[] {
   const keys: QueryKey[] = [queryKeys.jobLists, queryKeys.analytics, queryKeys.queues, queryKeys.batches];
   let deadLetters = false;
   let schedules = false;
+  let workers = false;
   for (const change of changes) {
     keys.push(queryKeys.jobDetail(change.jobId));
+    keys.push(queryKeys.jobSnapshot(change.jobId));
     keys.push(queryKeys.jobLogs(change.jobId));
     if (change.toStatus === 'dead' || change.fromStatus === 'dead') deadLetters = true;
     if (change.reason.includes('schedule') || change.fromStatus === null) schedules = true;
+    // the Workers page lists what each worker runs: a start or an end changes it
+    if (change.toStatus === 'running' || change.fromStatus === 'running') workers = true;
   }
   if (deadLetters) keys.push(queryKeys.deadLetters);
   if (schedules) keys.push(queryKeys.schedules);
+  if (workers) keys.push(queryKeys.workers);
   return keys;
 }
 
-const AGGREGATES = new Set(['analytics', 'queues', 'batches', 'dead-letters', 'schedules']);
+const AGGREGATES = new Set(['analytics', 'queues', 'batches', 'dead-letters', 'schedules', 'workers']);
 
 /** Queries that summarize many jobs: refreshed less often than rows and details. */
 export function isAggregate(key: QueryKey): boolean {
@@ -110,6 +125,12 @@ export class ThrottledInvalidator {
   }
 }
 
+/** The job a cached detail or page snapshot holds (none: not recorded yet, or not found). */
+export function cachedJob(data: JobDetail | JobSnapshot | undefined): JobDetail | undefined {
+  if (data === undefined) return undefined;
+  return 'state' in data ? (data.job ?? undefined) : data;
+}
+
 /** Whether a job as the API answered it holds `change`: its timeline records that move. */
 export function recordsChange(job: JobDetail, change: JobChange): boolean {
   return job.timeline.some((entry) => entry.toStatus === change.toStatus && entry.attempt === change.attempt);
@@ -122,9 +143,9 @@ interface Expected {
 }
 
 /**
- * Makes a cached job detail (a job page: header, timeline, attempts, result) catch up with the
- * live changes of its job. The status is patched at once and the throttled invalidation reads
- * the job again, but that answer can predate the change: a refetch asked while the page's first
+ * Makes a cached job detail or a job page's snapshot (header, timeline, attempts, result)
+ * catch up with the live changes of its job. The throttled invalidation reads the job again,
+ * but that answer can predate the change: a refetch asked while the page's first
  * request is still in flight joins that request, read before the change was committed; a
  * request can also fail. So after each change the detail is checked once the refetch had its
  * time (`checkAfterMs`), and while its timeline does not record the change the job (and, once
@@ -142,7 +163,11 @@ export class JobDetailFollower {
   ) {}
 
   private details(jobId: string) {
-    return this.client.getQueryCache().findAll({ queryKey: queryKeys.jobDetail(jobId) });
+    const cache = this.client.getQueryCache();
+    return [
+      ...cache.findAll({ queryKey: queryKeys.jobDetail(jobId) }),
+      ...cache.findAll({ queryKey: queryKeys.jobSnapshot(jobId) }),
+    ];
   }
 
   expect(changes: readonly JobChange[]): void {
@@ -169,7 +194,7 @@ export class JobDetailFollower {
       return;
     }
     const behind = shown.filter((query) => {
-      const job = query.state.data as JobDetail | undefined;
+      const job = cachedJob(query.state.data as JobDetail | JobSnapshot | undefined);
       return !(job && recordsChange(job, entry.change));
     });
     if (behind.length === 0) {

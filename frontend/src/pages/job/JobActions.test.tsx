@@ -11,13 +11,13 @@ import { renderWithProviders, seriousViolations } from '../../test/utils';
 import { JobDetailPage } from './JobDetailPage';
 
 vi.mock('../../api/endpoints', () => ({
-  getJob: vi.fn(),
+  getJobSnapshot: vi.fn(),
   getJobLogs: vi.fn(() => Promise.resolve({ items: [], nextAfterId: 0 })),
   cancelJob: vi.fn(),
   retryJob: vi.fn(),
 }));
 
-const getJob = vi.mocked(endpoints.getJob);
+const getJobSnapshot = vi.mocked(endpoints.getJobSnapshot);
 const retryJob = vi.mocked(endpoints.retryJob);
 const JOB = 'aaaaaaaa-0000-4000-8000-000000000001';
 
@@ -27,13 +27,13 @@ function renderJob(route: string, access = teamAccess({ role: 'viewer' })) {
 
 describe('<JobDetailPage> actions by role', () => {
   beforeEach(() => {
-    getJob.mockReset();
+    getJobSnapshot.mockReset();
     retryJob.mockReset();
     useNotices.setState({ notices: [] });
   });
 
   it('shows a viewer the job of their project but no retry or cancel, and why', async () => {
-    getJob.mockResolvedValue(jobDetail(JOB, 'running', { projectId: ALPHA }));
+    getJobSnapshot.mockResolvedValue({ state: 'recorded', job: jobDetail(JOB, 'running', { projectId: ALPHA }) });
     const { container } = renderJob(`/jobs/${JOB}?project=${ALPHA}`, teamAccess({ role: 'viewer', projectId: ALPHA }));
     expect(await screen.findByTestId('job-status')).toHaveAttribute('data-status', 'running');
     expect(screen.getByTestId('job-project')).toHaveTextContent('Alpha · Acme Corp');
@@ -46,7 +46,7 @@ describe('<JobDetailPage> actions by role', () => {
   });
 
   it("with all projects chosen, the job's own project decides", async () => {
-    getJob.mockResolvedValue(jobDetail(JOB, 'dead', { projectId: ALPHA }));
+    getJobSnapshot.mockResolvedValue({ state: 'recorded', job: jobDetail(JOB, 'dead', { projectId: ALPHA }) });
     renderJob(`/jobs/${JOB}`);
     expect(await screen.findByTestId('job-status')).toHaveAttribute('data-status', 'dead');
     expect(screen.queryByRole('button', { name: 'Retry job' })).toBeNull();
@@ -54,7 +54,7 @@ describe('<JobDetailPage> actions by role', () => {
   });
 
   it('lets the owner of the personal project retry and cancel', async () => {
-    getJob.mockResolvedValue(jobDetail(JOB, 'dead', { projectId: PERSONAL_PROJECT }));
+    getJobSnapshot.mockResolvedValue({ state: 'recorded', job: jobDetail(JOB, 'dead', { projectId: PERSONAL_PROJECT }) });
     renderJob(`/jobs/${JOB}`);
     expect(await screen.findByRole('button', { name: 'Retry job' })).toBeEnabled();
     expect(screen.queryByTestId('job-actions-denied')).toBeNull();
@@ -62,7 +62,7 @@ describe('<JobDetailPage> actions by role', () => {
 
   it('lets a member act; a 403 the API still answers shows its message', async () => {
     const user = userEvent.setup();
-    getJob.mockResolvedValue(jobDetail(JOB, 'dead', { projectId: ALPHA }));
+    getJobSnapshot.mockResolvedValue({ state: 'recorded', job: jobDetail(JOB, 'dead', { projectId: ALPHA }) });
     retryJob.mockRejectedValue(new ApiError(403, 'forbidden', 'a viewer may not retry jobs in this project'));
     renderJob(`/jobs/${JOB}?project=${ALPHA}`, teamAccess({ role: 'member', projectId: ALPHA }));
     const actions = await screen.findByRole('group', { name: 'Job actions' });

@@ -12,13 +12,15 @@ import { fakeTokens, testQueryClient } from '../../test/utils';
 import { JobDetailPage } from './JobDetailPage';
 
 vi.mock('../../api/endpoints', () => ({
-  getJob: vi.fn(),
+  getJobSnapshot: vi.fn(),
   getJobLogs: vi.fn(),
   cancelJob: vi.fn(),
   retryJob: vi.fn(),
 }));
 
-const getJob = vi.mocked(endpoints.getJob);
+const getJobSnapshot = vi.mocked(endpoints.getJobSnapshot);
+/** The job as the job store holds it when the page reads it (the page reads it as a snapshot). */
+const getJob = vi.fn<(jobId: string) => Promise<JobDetail>>();
 const getJobLogs = vi.mocked(endpoints.getJobLogs);
 
 const JOB = 'cccccccc-0000-4000-8000-000000000003';
@@ -105,14 +107,14 @@ function change(fromStatus: JobStatus, toStatus: JobStatus): JobChange {
   return { jobId: JOB, attempt: 1, fromStatus, toStatus, reason: 'x', jobType: 'simulate', at: T0 };
 }
 
-function renderPage() {
+function renderPage(jobId: string = JOB) {
   const auth = createAuthStore({ refreshRequest: vi.fn(), storage: null });
   auth.getState().login(fakeTokens());
   const client = testQueryClient();
   render(
     <QueryClientProvider client={client}>
       <LiveProvider auth={auth} createSocket={(url) => new FakeSocket(url)} throttleMs={50}>
-        <MemoryRouter initialEntries={[`/jobs/${JOB}`]}>
+        <MemoryRouter initialEntries={[`/jobs/${jobId}`]}>
           <Routes>
             <Route path="/jobs/:jobId" element={<JobDetailPage />} />
           </Routes>
@@ -148,6 +150,8 @@ function freshFakes({ noLogs = false }: { noLogs?: boolean } = {}) {
   beforeEach(() => {
     FakeSocket.all = [];
     getJob.mockReset();
+    getJobSnapshot.mockReset();
+    getJobSnapshot.mockImplementation(async (jobId) => ({ state: 'recorded', job: await getJob(jobId) }));
     getJobLogs.mockReset();
     if (noLogs) getJobLogs.mockImplementation(() => Promise.resolve({ items: [], nextAfterId: 0 }));
   });
@@ -256,20 +260,46 @@ describe("a job page shows the running attempt's progress", () => {
     expect(screen.getByTestId('job-progress')).toHaveTextContent(/^Progress: 80 %$/);
   });
 
-  it('not once a live change moved the job to another attempt or ended it', async () => {
+  it('a live change does not move the header alone: the whole next snapshot replaces the whole page', async () => {
     getJob.mockImplementationOnce(() => Promise.resolve(runningJob({ percent: 60, message: 'almost' })));
-    getJob.mockImplementation(() => new Promise(() => undefined)); // the refetches do not answer
+    let answer: (job: JobDetail) => void = () => undefined;
+    getJob.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
     renderPage();
     const socket = await openSocket();
     await screen.findByRole('progressbar', { name: 'Progress' });
     expect(attemptText()).toBe('1 of 3');
 
-    // the first attempt failed and the second started: the frame carries the last change only
+    // the first attempt failed and the second started: until the job is read again the page
+    // keeps showing its last snapshot, every part of it
     act(() => socket.receive({ type: 'job.changes', changes: [{ ...change('queued', 'running'), attempt: 2 }] }));
-    await waitFor(() => expect(attemptText()).toBe('2 of 3'));
-    expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'running');
-    expect(screen.queryByRole('progressbar')).toBeNull();
+    await new Promise((r) => setTimeout(r, 150)); // the throttled refetch has been asked
+    expect(screen.getByTestId('job-status')).toHaveAttribute('data-attempt', '1');
+    expect(attemptText()).toBe('1 of 3');
+    expect(screen.getByTestId('job-progress')).toBeInTheDocument();
+
+    const first = runningJob(null).attempts[0]!;
+    act(() =>
+      answer({
+        ...runningJob(null),
+        attempt: 2,
+        attempts: [
+          { ...first, status: 'failed', error: 'simulated failure', errorClass: 'SimulatedFailure' },
+          { ...first, attempt: 2, status: 'running', workerId: 'worker-2' },
+        ],
+        timeline: [...runningJob(null).timeline, { ...entry('running', 'failed', 'x'), attempt: 1 }, { ...entry('queued', 'running', 'x'), attempt: 2 }],
+      }),
+    );
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-attempt', '2'));
+    // in the same render: the attempts, the timeline and the summary
+    expect(attemptText()).toBe('2 of 3');
+    const rows = within(screen.getByTestId('job-attempts')).getAllByRole('row');
+    expect(rows.at(-1)).toHaveAttribute('data-status', 'running');
+    expect(rows.at(-1)).toHaveAttribute('data-attempt', '2');
+    const steps = within(screen.getByTestId('job-timeline')).getAllByRole('listitem');
+    expect(steps.at(-1)).toHaveAttribute('data-attempt', '2');
     expect(screen.queryByTestId('job-progress')).toBeNull();
+    expect(screen.getByTestId('job-attempt-now')).toHaveTextContent('(attempt 2)');
+    expect(screen.queryByTestId('job-current-error')).toBeNull();
   });
 
   it('not for a job that is not running', async () => {
@@ -299,5 +329,69 @@ describe('a queued job no live worker can run', () => {
     renderPage();
     await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued'));
     expect(screen.queryByTestId('job-waiting')).toBeNull();
+  });
+});
+
+describe('a job page answers at once for a job it cannot show', () => {
+  freshFakes({ noLogs: true });
+
+  it('an id no job has, or another user\'s: "not found", asked once, never again', async () => {
+    getJobSnapshot.mockResolvedValue({ state: 'not_found', job: null });
+    renderPage();
+    expect(await screen.findByRole('heading', { name: 'Job not found' })).toBeInTheDocument();
+    expect(screen.getByTestId('job-not-found')).toHaveTextContent(`No job ${JOB} was found`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(getJobSnapshot).toHaveBeenCalledTimes(1);
+  });
+
+  it('an id that is not a job id: "not found" without asking', async () => {
+    renderPage('not-a-job');
+    expect(await screen.findByTestId('job-not-found')).toHaveTextContent('No job not-a-job was found');
+    expect(getJobSnapshot).not.toHaveBeenCalled();
+  });
+
+  it('a job accepted a moment ago: waits for the scheduler to record it, then shows it', async () => {
+    getJobSnapshot.mockResolvedValueOnce({ state: 'accepted', job: null });
+    getJob.mockImplementation(() => Promise.resolve(queuedJob()));
+    renderPage();
+    expect(await screen.findByTestId('job-accepted')).toHaveTextContent('waiting for the scheduler');
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'queued'), { timeout: 3_000 });
+    expect(screen.queryByTestId('job-not-found')).toBeNull();
+  });
+});
+
+describe("a job page's summary tells the current attempt's facts", () => {
+  freshFakes({ noLogs: true });
+
+  const failedFirst = {
+    ...queuedJob().attempts[0]!,
+    status: 'failed',
+    workerId: 'worker-1',
+    startedAt: '2030-01-01T10:00:01Z',
+    finishedAt: '2030-01-01T10:00:02Z',
+    errorClass: 'SimulatedFailure',
+    error: 'simulated failure',
+  };
+  const oldError = { lastError: 'simulated failure', lastErrorClass: 'SimulatedFailure', workerId: 'worker-1', startedAt: failedFirst.startedAt };
+
+  it('no error once the retried job succeeded', async () => {
+    const done = succeededJob();
+    getJob.mockImplementation(() =>
+      Promise.resolve({ ...done, ...oldError, attempt: 2, attempts: [failedFirst, { ...done.attempts[0]!, attempt: 2 }] }),
+    );
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId('job-status')).toHaveAttribute('data-status', 'succeeded'));
+    expect(screen.queryByTestId('job-current-error')).toBeNull();
+    expect(screen.getByTestId('job-attempt-now')).toHaveTextContent('(attempt 2)');
+  });
+
+  it('while attempt 2 waits: its wait, and attempt 1\'s error as what it retries after', async () => {
+    const waiting = { ...queuedJob().attempts[0]!, attempt: 2, dispatchedAt: '2030-01-01T10:00:03Z' };
+    getJob.mockImplementation(() => Promise.resolve({ ...queuedJob(), ...oldError, attempt: 2, attempts: [failedFirst, waiting] }));
+    renderPage();
+    const now = await screen.findByTestId('job-attempt-now');
+    expect(now).toHaveTextContent(/^attempt 2 waiting since /);
+    expect(now).not.toHaveTextContent('worker-1');
+    expect(screen.getByTestId('job-current-error')).toHaveTextContent('attempt 1 failed: SimulatedFailure: simulated failure');
   });
 });

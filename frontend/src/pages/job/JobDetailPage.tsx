@@ -1,26 +1,25 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/client';
-import { cancelJob, getJob, retryJob } from '../../api/endpoints';
+import { cancelJob, getJobSnapshot, retryJob } from '../../api/endpoints';
 import { queryKeys } from '../../api/queryKeys';
-import { TERMINAL_STATUSES, type JobDetail } from '../../api/types';
+import { TERMINAL_STATUSES, type JobDetail, type JobSnapshot } from '../../api/types';
 import { Denied } from '../../components/Denied';
 import { ProgressBar } from '../../components/ProgressBar';
 import { ConfirmAction } from '../../components/ConfirmAction';
-import { DependencyGraph, type GraphNode } from '../../components/DependencyGraph';
 import { JsonBlock } from '../../components/JsonBlock';
 import { ListTable, type Column } from '../../components/ListTable';
-import { JobLink } from '../../components/JobLink';
 import { StatusBadge } from '../../components/StatusBadge';
-import { Empty, ErrorState, Loading } from '../../components/states';
-import { formatDateTime, formatDuration, priorityLabel, shortId } from '../../lib/format';
+import { ErrorState, Loading } from '../../components/states';
+import { formatDateTime, formatDuration, shortId } from '../../lib/format';
 import { notify } from '../../lib/notices';
 import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { deniedReason, useRights } from '../../project/access';
 import { Link } from '../../project/links';
-import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
+import { JobDependencies } from './JobDependencies';
+import { JobSummaryCard } from './JobSummaryCard';
 import { LogTail } from './LogTail';
 import { TableRegion } from '../../components/TableRegion';
 
@@ -34,21 +33,15 @@ const ATTEMPT_COLUMNS: readonly Column[] = [
   { label: 'Error' },
 ];
 
-function policyText(job: JobDetail): string {
-  const p = job.retryPolicy;
-  if (!p) return 'type default';
-  const parts = [p.strategy ?? 'default'];
-  if (p.baseDelayMs !== null && p.baseDelayMs !== undefined) parts.push(`base ${formatDuration(p.baseDelayMs)}`);
-  if (p.multiplier !== null && p.multiplier !== undefined) parts.push(`×${p.multiplier}`);
-  if (p.maxDelayMs !== null && p.maxDelayMs !== undefined) parts.push(`max ${formatDuration(p.maxDelayMs)}`);
-  if (p.jitter !== null && p.jitter !== undefined) parts.push(p.jitter ? 'jitter' : 'no jitter');
-  return parts.join(', ');
-}
+/** Job ids are uuids: anything else is not found without asking. */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** How often a job accepted a moment ago is asked for until the scheduler recorded it. */
+const ACCEPTED_POLL_MS = 1_000;
 
 /**
  * The running attempt's progress as its handler last reported it (`ctx.progress`). The API
- * sends it only while the job runs and only the current attempt's; the live cache patch drops
- * it when a change moves the job on (live/cache.ts), so an older attempt's is never shown.
+ * sends it only while the job runs and only the current attempt's, in the same snapshot as the
+ * rest of the page, so an older attempt's is never shown.
  */
 function JobProgress({ job }: { job: JobDetail }) {
   const progress = job.progress;
@@ -63,83 +56,100 @@ function JobProgress({ job }: { job: JobDetail }) {
   );
 }
 
-function Dependencies({ job }: { job: JobDetail }) {
-  const children: GraphNode[] = job.children.map((child) => ({ jobId: child.jobId, status: child.status }));
-  const parents: GraphNode[] = job.parents.map((parent) => ({ jobId: parent.jobId, status: parent.status }));
-  if (parents.length === 0 && children.length === 0) {
-    return <p className="muted">No parents and no children.</p>;
-  }
+function NotFound({ jobId, onCheckAgain }: { jobId: string; onCheckAgain?: () => void }) {
   return (
     <>
-      <div className="graph">
-        <DependencyGraph job={{ jobId: job.jobId, status: job.status }} parents={parents} children={children} />
-      </div>
-      <div className="grid grid-2">
-        <div>
-          <h3>Parents (must succeed first)</h3>
-          {parents.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul data-testid="job-parents">
-              {parents.map((parent) => (
-                <li key={parent.jobId}>
-                  <JobLink jobId={parent.jobId} />{' '}
-                  <StatusBadge status={parent.status ?? 'pending'} label={parent.status ?? 'not recorded yet'} />
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
-        <div>
-          <h3>Children (wait for this one)</h3>
-          {children.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul data-testid="job-children">
-              {children.map((child) => (
-                <li key={child.jobId}>
-                  <JobLink jobId={child.jobId} />{' '}
-                  <StatusBadge status={child.status ?? 'pending'} />
-                </li>
-              ))}
-            </ul>
-          )}
-          {job.childrenTotal > children.length ? (
-            <p className="muted">
-              {children.length} of {job.childrenTotal} shown (the oldest).
-            </p>
-          ) : null}
-        </div>
+      <h1>Job not found</h1>
+      <div className="state" role="status" data-testid="job-not-found">
+        <p style={{ marginTop: 0 }}>
+          No job <code>{jobId}</code> was found among the jobs you may see: the id may be mistyped, or the job is not
+          yours to see.
+        </p>
+        <Link to="/jobs">Back to the jobs</Link>
+        {onCheckAgain ? (
+          <>
+            {' · '}
+            <button type="button" className="link" onClick={onCheckAgain}>
+              Check again
+            </button>
+          </>
+        ) : null}
       </div>
     </>
   );
 }
 
+/** Read the job again after a command (and the lists that show it). */
+function useRefresh(jobId: string): () => void {
+  const client = useQueryClient();
+  return () => {
+    void client.invalidateQueries({ queryKey: queryKeys.jobSnapshot(jobId) });
+    void client.invalidateQueries({ queryKey: queryKeys.jobLists });
+  };
+}
+
+/**
+ * A job's page. It renders whole snapshots only (`GET /api/jobs/{id}/snapshot`: header,
+ * timeline, attempts and result from one transaction); a live change of the job reads it again
+ * (live/cache.ts) and the new snapshot replaces the old one in one render, so no part of the
+ * page runs ahead of another. A job accepted a moment ago is asked for until the scheduler has
+ * recorded it; an id that is not a job's, or not the caller's, is "not found" at once.
+ */
 export function JobDetailPage() {
   const { jobId = '' } = useParams();
   usePageTitle(`Job ${shortId(jobId)}`);
-  const client = useQueryClient();
   const poll = usePollWhileOffline(3_000);
-  const job = useScopedQuery({
-    queryKey: queryKeys.jobDetail(jobId),
-    queryFn: ({ signal }) => getJob(jobId, signal),
-    // just submitted: the scheduler records it a moment later
-    retry: (count, error) => (isApiError(error) && error.status === 404 ? count < 5 : count < 2),
+  const wellFormed = JOB_ID.test(jobId);
+  const snapshot = useScopedQuery<JobSnapshot>({
+    queryKey: queryKeys.jobSnapshot(jobId),
+    queryFn: ({ signal }) => getJobSnapshot(jobId, signal),
+    enabled: wellFormed,
+    // "not found" is an answer, not an error: only a request that failed (no answer, or a
+    // server error) is asked again; a refusal (4xx) is shown as it is
+    retry: (count, error) => count < 2 && !(isApiError(error) && error.status >= 400 && error.status < 500),
     retryDelay: 1_000,
-    // a running job's progress comes with its worker's heartbeats (every 2 s) and no live
-    // event carries it: read the job every 3 s while it runs, also while the socket is live
     refetchInterval: (query) => {
-      const status = query.state.data?.status;
-      if (status && TERMINAL_STATUSES.includes(status)) return false;
+      const answer = query.state.data;
+      if (!answer || answer.state === 'not_found') return false;
+      if (answer.state === 'accepted' || !answer.job) return ACCEPTED_POLL_MS;
+      const status = answer.job.status;
+      if (TERMINAL_STATUSES.includes(status)) return false;
+      // a running job's progress comes with its worker's heartbeats (every 2 s) and no live
+      // event carries it: read the job every 3 s while it runs, also while the socket is live
       return status === 'running' ? 3_000 : poll;
     },
   });
 
-  const refresh = () => {
-    void client.invalidateQueries({ queryKey: queryKeys.jobDetail(jobId) });
-    void client.invalidateQueries({ queryKey: queryKeys.jobLists });
-  };
+  if (!wellFormed) return <NotFound jobId={jobId} />;
+  if (snapshot.isPending) return <Loading label="Loading the job…" />;
+  if (snapshot.isError) {
+    return (
+      <>
+        <h1>Job {shortId(jobId)}</h1>
+        <ErrorState error={snapshot.error} onRetry={() => void snapshot.refetch()} />
+      </>
+    );
+  }
+  const { state, job } = snapshot.data;
+  if (state === 'not_found' || (state === 'recorded' && !job)) {
+    return <NotFound jobId={jobId} onCheckAgain={() => void snapshot.refetch()} />;
+  }
+  if (!job) {
+    return (
+      <>
+        <h1>Job {shortId(jobId)}</h1>
+        <div data-testid="job-accepted">
+          <Loading label="Accepted: waiting for the scheduler to record the job…" />
+        </div>
+      </>
+    );
+  }
+  return <JobView data={job} />;
+}
 
+function JobView({ data }: { data: JobDetail }) {
+  const jobId = data.jobId;
+  const refresh = useRefresh(jobId);
   const cancel = useMutation({
     mutationFn: () => cancelJob(jobId),
     onSuccess: (outcome) => {
@@ -161,25 +171,8 @@ export function JobDetailPage() {
     onError: (error) => notify(`Retry failed: ${errorMessage(error)}`, 'error'),
   });
   // the job's project decides (also with all projects chosen): a viewer may only look
-  const rights = useRights(job.data?.projectId ?? null);
+  const rights = useRights(data.projectId);
 
-  if (job.isPending) return <Loading label="Loading the job…" />;
-  if (job.isError) {
-    return (
-      <>
-        <h1>Job {shortId(jobId)}</h1>
-        {isApiError(job.error) && job.error.status === 404 ? (
-          <Empty>
-            No job <code>{jobId}</code> is visible to you (yet). <Link to="/jobs">Back to the jobs</Link>
-          </Empty>
-        ) : (
-          <ErrorState error={job.error} onRetry={() => void job.refetch()} />
-        )}
-      </>
-    );
-  }
-
-  const data = job.data;
   const terminal = TERMINAL_STATUSES.includes(data.status);
   const cancelPending = data.cancelRequestedAt !== null && !terminal;
   const actionable = data.status === 'dead' || !terminal;
@@ -192,7 +185,7 @@ export function JobDetailPage() {
       <div className="page-header">
         <h1>
           Job <span className="mono">{shortId(data.jobId)}</span>{' '}
-          <span data-testid="job-status" data-status={data.status}>
+          <span data-testid="job-status" data-status={data.status} data-attempt={data.attempt}>
             <StatusBadge status={data.status} />
           </span>
         </h1>
@@ -243,86 +236,7 @@ export function JobDetailPage() {
       <JobProgress job={data} />
 
       <div className="grid grid-2">
-        <section className="card" aria-labelledby="summary-heading">
-          <h2 id="summary-heading">Summary</h2>
-          <dl className="props">
-            <dt>Id</dt>
-            <dd className="mono">{data.jobId}</dd>
-            <dt>Type</dt>
-            <dd>{data.type}</dd>
-            <dt>Priority</dt>
-            <dd>
-              {priorityLabel(data.priority)} ({data.priority})
-            </dd>
-            <dt>Attempt</dt>
-            <dd>
-              {data.attempt} of {data.maxAttempts}
-            </dd>
-            <dt>Project</dt>
-            <dd data-testid="job-project">
-              <ProjectName projectId={data.projectId} />
-            </dd>
-            <dt>Submitted by</dt>
-            <dd>{data.submittedBy}</dd>
-            <dt>Created</dt>
-            <dd>{formatDateTime(data.createdAt)}</dd>
-            {data.runAt ? (
-              <>
-                <dt>Due</dt>
-                <dd>{formatDateTime(data.runAt)}</dd>
-              </>
-            ) : null}
-            <dt>Started</dt>
-            <dd>{formatDateTime(data.startedAt)}</dd>
-            <dt>Finished</dt>
-            <dd>{formatDateTime(data.finishedAt)}</dd>
-            <dt>Timeout</dt>
-            <dd>{data.timeoutSeconds} s</dd>
-            <dt>Retry policy</dt>
-            <dd>{policyText(data)}</dd>
-            {data.workerId ? (
-              <>
-                <dt>Worker</dt>
-                <dd className="mono">{data.workerId}</dd>
-              </>
-            ) : null}
-            {data.batchId ? (
-              <>
-                <dt>Batch</dt>
-                <dd>
-                  <Link to={`/jobs?batchId=${data.batchId}`} className="mono">
-                    {shortId(data.batchId)}
-                  </Link>
-                </dd>
-              </>
-            ) : null}
-            {data.scheduleId ? (
-              <>
-                <dt>Schedule</dt>
-                <dd>
-                  <Link to={`/jobs?scheduleId=${data.scheduleId}`} className="mono">
-                    {shortId(data.scheduleId)}
-                  </Link>
-                </dd>
-              </>
-            ) : null}
-            {data.lastError ? (
-              <>
-                <dt>Last error</dt>
-                <dd className="danger-text">
-                  {data.lastErrorClass ? `${data.lastErrorClass}: ` : ''}
-                  {data.lastError}
-                </dd>
-              </>
-            ) : null}
-            {data.traceId ? (
-              <>
-                <dt>Trace id</dt>
-                <dd className="mono">{data.traceId}</dd>
-              </>
-            ) : null}
-          </dl>
-        </section>
+        <JobSummaryCard job={data} />
 
         <section className="card" aria-labelledby="timeline-heading">
           <h2 id="timeline-heading">Timeline</h2>
@@ -331,7 +245,7 @@ export function JobDetailPage() {
           ) : (
             <ol className="timeline" data-testid="job-timeline">
               {data.timeline.map((entry, i) => (
-                <li key={`${entry.at}-${i}`}>
+                <li key={`${entry.at}-${i}`} data-status={entry.toStatus} data-attempt={entry.attempt}>
                   <StatusBadge status={entry.toStatus} /> <span>{entry.reason}</span>
                   <div className="when">
                     {formatDateTime(entry.at)} · attempt {entry.attempt}
@@ -352,7 +266,7 @@ export function JobDetailPage() {
           <TableRegion label="Attempts table">
             <ListTable testId="job-attempts" columns={ATTEMPT_COLUMNS} rows={data.attempts}>
               {(attempt) => (
-                <tr key={attempt.attempt}>
+                <tr key={attempt.attempt} data-attempt={attempt.attempt} data-status={attempt.status}>
                   <td className="num">{attempt.attempt}</td>
                   <td>
                     <StatusBadge status={attempt.status} />
@@ -393,7 +307,7 @@ export function JobDetailPage() {
 
       <section className="card" aria-labelledby="deps-heading">
         <h2 id="deps-heading">Dependencies</h2>
-        <Dependencies job={data} />
+        <JobDependencies job={data} />
       </section>
     </>
   );
