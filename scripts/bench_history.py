@@ -46,6 +46,10 @@ READS = (
     "/api/jobs?type=email&sortDirection=asc",
     "/api/jobs/analytics",
     "/api/jobs/analytics/series",
+    "/api/jobs/analytics/charts?range=1h",
+    "/api/jobs/analytics/charts?range=24h",
+    "/api/jobs/analytics/charts?range=7d",
+    "/api/jobs/analytics/now",
     "/api/queue-depths",
     "/api/dead-letters",
 )

@@ -19,6 +19,7 @@ import { usePageTitle } from '../../lib/usePageTitle';
 import { usePollWhileOffline } from '../../live/context';
 import { actingProject, deniedReason, useProjectAccess, useRights } from '../../project/access';
 import { useProjectId, useSearchParams } from '../../project/navigation';
+import { Link } from '../../project/links';
 import { ProjectName } from '../../project/ProjectName';
 import { useScopedQuery } from '../../project/useScopedQuery';
 import { ProjectFlowPanel } from './ProjectFlowPanel';
@@ -79,7 +80,9 @@ function QueueRow({ queue, history, showProject, editing, onEdit }: RowProps) {
   return (
     <tr data-testid="queue-row" data-queue-name={queue.name} data-paused={queue.paused}>
       <th scope="row" className="mono">
-        {queue.name}
+        <Link to={`/queues/${queue.id}`}>
+          {queue.name}
+        </Link>
       </th>
       {showProject ? (
         <td>

@@ -3,6 +3,7 @@ and from the broker (ready messages, consumers)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ import httpx
 import pytest
 
 from jobs_common import topology
+from jobs_common.jobstore import queues
 
 pytestmark = pytest.mark.integration
 
@@ -78,3 +80,20 @@ async def test_a_named_queue_with_waiting_jobs_is_listed_after_the_default_one(
     acme_medium = items[4]
     assert (acme_medium["queuedJobs"], acme_medium["consumers"]) == (1, 0)  # nobody serves it
     assert [q["queuedJobs"] for q in items[:3]] == [0, 0, 0]
+
+
+async def test_a_known_queue_nothing_waits_in_is_listed_with_no_consumer(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    """Issue 35: a project's queue that no worker serves is listed, waiting or not."""
+    await job_factory.insert(
+        queues, id=uuid.uuid4(), project_id=uuid.uuid4(), name="reports", created_by="t"
+    )
+    items = (await client.get("/api/queue-depths", headers=auth.user)).json()["items"]
+    reports = [q for q in items if q["namedQueue"] == "reports"]
+    assert [q["queue"] for q in reports] == [
+        "jobs.ready.reports.high",
+        "jobs.ready.reports.medium",
+        "jobs.ready.reports.low",
+    ]
+    assert {(q["queuedJobs"], q["consumers"]) for q in reports} == {(0, 0)}

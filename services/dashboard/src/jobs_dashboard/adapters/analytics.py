@@ -21,9 +21,10 @@ from sqlalchemy import ColumnElement, func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import Select
 
-from jobs_common.contracts import TERMINAL_STATUSES
+from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
 from jobs_common.jobstore import ROLLUPS, jobs
-from jobs_dashboard.adapters.store import visible
+from jobs_common.queue_rows import UNFINISHED
+from jobs_dashboard.adapters.store import Store, visible
 from jobs_dashboard.domain import analytics as stats
 from jobs_dashboard.domain.analytics import (
     DAY,
@@ -310,3 +311,24 @@ def series_bucket(start: datetime, by_status: dict[str, int]) -> SeriesBucket:
     return SeriesBucket(
         start=start, created=created, unfinished=created - sum(ended.values()), **ended
     )
+
+
+UNFINISHED_STATUSES = [s.value for s in JobStatus if s.value not in TERMINAL]
+
+
+class UnfinishedCounts(Store):
+    async def now(self, visibility: Visibility) -> tuple[datetime, dict[str, int]]:
+        """The database's clock and the caller's unfinished jobs by status, counted from
+        ``jobs`` (``ix_jobs_queue_unfinished``: the backlog's size, not the history's), so a
+        count of now waits neither for the rollups' fold nor for the console's refresh."""
+        async with self.snapshot() as connection:
+            now: datetime = (await connection.execute(select(func.now()))).scalar_one()
+            rows = await connection.execute(
+                select(jobs.c.status, func.count())
+                .where(UNFINISHED, *visibility_conditions(visibility))
+                .group_by(jobs.c.status)
+            )
+            counts = dict.fromkeys(UNFINISHED_STATUSES, 0)
+            for status, n in rows:
+                counts[status] = int(n)
+            return now, counts

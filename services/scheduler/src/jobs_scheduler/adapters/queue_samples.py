@@ -8,7 +8,8 @@ for that row's transaction, then finds it taken), counts every queue's unfinishe
 pass over ``ix_jobs_queue_unfinished`` and writes a row per (project, queue) with some. A queue
 with nothing unfinished writes none: a reader takes a sampled minute without its row as zeros,
 and a minute nobody sampled as unknown. The replica that takes a minute also deletes what is
-older than a day."""
+older than a day, and writes the console's chart rollups of the minute
+(``adapters/chart_rollups.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from datetime import timedelta
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.ext.asyncio import AsyncConnection
+
+from jobs_scheduler.adapters.chart_rollups import write_chart_rollups
 
 KEEP = timedelta(days=1)
 
@@ -48,6 +51,7 @@ async def sample_queues(connection: AsyncConnection, keep: timedelta = KEEP) -> 
     if (await connection.execute(TAKE_MINUTE)).first() is None:
         return 0
     await connection.execute(SAMPLE)
+    await write_chart_rollups(connection)
     await connection.execute(PRUNE_SAMPLES, {"keep": keep})
     await connection.execute(PRUNE_MINUTES, {"keep": keep})
     return 1
