@@ -64,6 +64,7 @@ export function Layout() {
           aria-controls="main-nav"
           onClick={() => setMenuOpen((open) => !open)}
         >
+          <span aria-hidden="true">{menuOpen ? '✕' : '☰'}</span>
           Menu
         </button>
         <nav id="main-nav" className="main-nav" aria-label="Main" data-open={menuOpen}>

@@ -1,4 +1,5 @@
-import type { ReactNode } from 'react';
+import { useRef, type ReactNode } from 'react';
+import { useCellLabels } from '../lib/cellLabels';
 
 /** A column of a list table: its header (text or a control), its class, how the rows are sorted by it. */
 export interface Column {
@@ -18,10 +19,15 @@ export interface ListTableProps<T> {
   testId?: string;
 }
 
-/** A table of rows under one header row of column headers. */
+/**
+ * A table of rows under one header row of column headers. On a phone its rows become cards
+ * (index.css: `table.list-table`), each cell labelled with its column (`data-label`).
+ */
 export function ListTable<T>({ columns, rows, children, caption, hiddenCaption = false, testId }: ListTableProps<T>) {
+  const table = useRef<HTMLTableElement>(null);
+  useCellLabels(table);
   return (
-    <table data-testid={testId}>
+    <table ref={table} className="list-table" data-testid={testId}>
       {caption !== undefined ? <caption className={hiddenCaption ? 'visually-hidden' : undefined}>{caption}</caption> : null}
       <thead>
         <tr>

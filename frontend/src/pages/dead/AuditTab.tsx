@@ -42,8 +42,8 @@ export function AuditTab({
             <td>{action.actor}</td>
             <td>{action.jobId ? <JobLink jobId={action.jobId} /> : '—'}</td>
             <td className="num">{action.affected}</td>
-            <td>{action.selector ? <code>{JSON.stringify(action.selector)}</code> : '—'}</td>
-            <td>{action.reason ?? '—'}</td>
+            <td className="wrap">{action.selector ? <code>{JSON.stringify(action.selector)}</code> : '—'}</td>
+            <td className="wrap">{action.reason ?? '—'}</td>
           </tr>
         )}
       </QueryTable>

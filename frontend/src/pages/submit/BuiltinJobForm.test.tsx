@@ -85,8 +85,11 @@ describe('<JobForm> with the built-in types, from their schemas', () => {
     // the first listed type a live worker serves whose defaults make a whole payload
     await waitFor(() => expect(screen.getByLabelText('Job type')).toHaveValue('simulate'));
     expect(payloadControls()).toEqual(['immediateFailureRate', 'failureRate', 'minSeconds', 'maxSeconds', 'seed']);
+    // the help text tells the defaults the fields hold (it once said 0.2 / 0.5 over 0 / 0)
+    expect(screen.getByTestId('schema-description')).toHaveTextContent('both failure rates default to 0 ({} runs 1-4 s and succeeds)');
     const immediate = screen.getByRole('textbox', { name: 'Immediate failure rate' });
     expect(immediate).toHaveValue('0');
+    expect(screen.getByRole('textbox', { name: 'Failure rate' })).toHaveValue('0');
     expect(immediate).not.toHaveAttribute('aria-required');
     expect(hintOf(immediate)).toBe('Chance (0-1) that an attempt fails before it starts working. A number, 0 to 1. Optional: empty is not sent.');
     expect(screen.getByRole('textbox', { name: 'Min seconds' })).toHaveValue('1');
