@@ -184,6 +184,13 @@ bench-history: install infra
 bench-reads: install infra
 	$(PY) scripts/bench_read_scale.py
 
+# The jobs list's search at JOBS (1,000,000) jobs (scripts/bench_search.py, docs/performance.md,
+# "Searching jobs"): an id prefix and payload fields through the dashboard's reader, median and
+# p95 of CALLS (20), the payload index's build time and size, and its cost on the write path.
+.PHONY: bench-search
+bench-search: install infra
+	$(PY) scripts/bench_search.py
+
 # Capacity (scripts/bench_capacity.py, docs/scaling.md): the pipeline bench at four points,
 # WORKERS x SCHEDULERS = 1x1, 2x1, 2x2, 1x2 (N jobs per phase, 2000); prints jobs/s and
 # CPU-seconds per 1,000 jobs per service at each, then replicas per service for 1k, 10k and

@@ -108,6 +108,8 @@ def main() -> None:
     schedulers = int(os.environ.get("SCHEDULERS", "1"))
     handlers = os.environ.get("HANDLERS", "").strip()
     worker_env = {"WORKER_HANDLER_MODULES": handlers} if handlers else {}
+    # The console's admin link to the RabbitMQ console (scripts/ensure-infra.sh enables it).
+    os.environ.setdefault("DASHBOARD_RABBITMQ_CONSOLE_URL", "http://127.0.0.1:15672")
     database_url = asyncio.run(ensure_database())
     mongo_url, helpers = start_helpers()
     config = StackConfig(

@@ -23,7 +23,11 @@ const SchedulesPage = lazy(() =>
   import('./pages/schedules/SchedulesPage').then((m) => ({ default: m.SchedulesPage })),
 );
 const QueuesPage = lazy(() => import('./pages/queues/QueuesPage').then((m) => ({ default: m.QueuesPage })));
+const QueueDetailPage = lazy(() =>
+  import('./pages/queues/QueueDetailPage').then((m) => ({ default: m.QueueDetailPage })),
+);
 const BatchesPage = lazy(() => import('./pages/batches/BatchesPage').then((m) => ({ default: m.BatchesPage })));
+const BatchDetailPage = lazy(() => import('./pages/batches/BatchDetailPage').then((m) => ({ default: m.BatchDetailPage })));
 const OrganizationsPage = lazy(() =>
   import('./pages/organizations/OrganizationsPage').then((m) => ({ default: m.OrganizationsPage })),
 );
@@ -54,7 +58,9 @@ export function AppRoutes() {
         <Route path="dead-letters" element={<DeadLettersPage />} />
         <Route path="schedules" element={<SchedulesPage />} />
         <Route path="queues" element={<QueuesPage />} />
+        <Route path="queues/:queueId" element={<QueueDetailPage />} />
         <Route path="batches" element={<BatchesPage />} />
+        <Route path="batches/:batchId" element={<BatchDetailPage />} />
         <Route path="workers" element={<WorkersPage />} />
         <Route path="organizations" element={<OrganizationsPage />} />
         <Route path="organizations/:orgId" element={<OrganizationPage />} />

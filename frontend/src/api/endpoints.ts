@@ -8,11 +8,14 @@ import type {
   BatchAccepted,
   BatchCreate,
   BatchPage,
+  BatchRetried,
   BatchStatusPublic,
   BatchView,
   BulkRequest,
   BulkResult,
   CancelOutcome,
+  ChartRange,
+  ChartSeries,
   DeadLetterActionPage,
   DeadLetterGroups,
   DeadLetterItem,
@@ -24,8 +27,10 @@ import type {
   JobCreate,
   JobDetail,
   JobSeries,
+  JobSnapshot,
   JobTypeList,
   JobsPage,
+  LiveFigures,
   LogPage,
   MemberCreate,
   MemberOut,
@@ -55,11 +60,16 @@ import type {
   RetryPolicyList,
   ScheduleCreate,
   ScheduleDetail,
+  ScheduleEdit,
   SchedulePage,
+  ScheduleRun,
   ScheduleView,
+  StoreHealth,
   TokenResponse,
   Usage,
   UserCreate,
+  WorkerCommand,
+  WorkerCommandAccepted,
   WorkerList,
 } from './types';
 
@@ -98,6 +108,8 @@ export interface JobListParams {
   submittedBy?: string;
   scheduleId?: string;
   batchId?: string;
+  /** A job id prefix (8+ hex digits) or `payload.<field> = <value>` (docs/api.md, "Searching jobs"). */
+  search?: string;
 }
 
 export function listJobs(params: JobListParams, signal?: AbortSignal): Promise<JobsPage> {
@@ -110,6 +122,15 @@ export function listJobs(params: JobListParams, signal?: AbortSignal): Promise<J
 
 export function getJob(jobId: string, signal?: AbortSignal): Promise<JobDetail> {
   return api.request(`/api/jobs/${enc(jobId)}`, { signal });
+}
+
+/**
+ * A job page's read: the job as one consistent snapshot, or whether it was accepted a moment
+ * ago (the scheduler records it soon: ask again) or is not found (at once, no retry). Always a
+ * 200, so an expected "not found" logs no error in the browser.
+ */
+export function getJobSnapshot(jobId: string, signal?: AbortSignal): Promise<JobSnapshot> {
+  return api.request(`/api/jobs/${enc(jobId)}/snapshot`, { signal });
 }
 
 export function getJobLogs(
@@ -169,8 +190,19 @@ export function getBatchStatus(batchId: string, signal?: AbortSignal): Promise<B
   return api.request(`/api/batches/${enc(batchId)}/status`, { signal });
 }
 
-export function listBatches(pageNumber: number, pageSize: number, signal?: AbortSignal): Promise<BatchPage> {
-  return api.request('/api/batches', { query: { pageNumber, pageSize }, signal });
+/** `batchId`: 8 or more hex digits of an id, or a whole id (shorter: a 422 on `batchId`). */
+export function listBatches(
+  pageNumber: number,
+  pageSize: number,
+  signal?: AbortSignal,
+  batchId?: string,
+): Promise<BatchPage> {
+  return api.request('/api/batches', { query: { pageNumber, pageSize, batchId }, signal });
+}
+
+/** Retry every dead member of a batch (a member of its project or above); 409 when none is dead. */
+export function retryFailedBatch(batchId: string): Promise<BatchRetried> {
+  return api.request(`/api/batches/${enc(batchId)}/retry-failed`, { method: 'POST' });
 }
 
 export function getBatch(batchId: string, signal?: AbortSignal): Promise<BatchView> {
@@ -240,6 +272,19 @@ export function createSchedule(body: ScheduleCreate): Promise<ScheduleView> {
   return api.request('/api/schedules', { method: 'POST', body });
 }
 
+/** Replace cron, time zone and job template (409 for a schedule declared in code). */
+export function editSchedule(id: string, body: ScheduleEdit): Promise<ScheduleView> {
+  return api.request(`/api/schedules/${enc(id)}`, { method: 'PUT', body });
+}
+
+/** One job from the template now, as a fire; the same `idempotencyKey` runs it once. */
+export function runSchedule(id: string, idempotencyKey: string): Promise<ScheduleRun> {
+  return api.request(`/api/schedules/${enc(id)}/run`, {
+    method: 'POST',
+    headers: { 'Idempotency-Key': idempotencyKey },
+  });
+}
+
 export function pauseSchedule(id: string): Promise<ScheduleView> {
   return api.request(`/api/schedules/${enc(id)}/pause`, { method: 'POST' });
 }
@@ -264,6 +309,16 @@ export function defaultRetryPolicy(signal?: AbortSignal): Promise<RetryPolicyFie
 
 export function listWorkers(includeDeadForMinutes = 60, signal?: AbortSignal): Promise<WorkerList> {
   return api.request('/api/workers', { query: { includeDeadForMinutes }, signal });
+}
+
+/** An admin's quiet (take no new job) or stop (after its current jobs), sent to the worker. */
+export function commandWorker(workerId: string, command: WorkerCommand): Promise<WorkerCommandAccepted> {
+  return api.request(`/api/workers/${enc(workerId)}/${command}`, { method: 'POST' });
+}
+
+/** The job store's vacuum health (admins): autovacuum, dead rows per table, the verdict. */
+export function getStoreHealth(signal?: AbortSignal): Promise<StoreHealth> {
+  return api.request('/api/store/health', { signal });
 }
 
 export function listQueues(signal?: AbortSignal): Promise<QueueList> {
@@ -346,6 +401,16 @@ export interface UsageParams {
 /** Jobs submitted, attempts, run seconds, succeeded and dead per day with activity, and the range's totals. */
 export function getUsage(params: UsageParams, signal?: AbortSignal): Promise<Usage> {
   return api.request('/api/usage', { query: { ...params }, signal });
+}
+
+/** The charts of a range, of every visible queue or of one (`queueId`). */
+export function getCharts(range: ChartRange, queueId?: string, signal?: AbortSignal): Promise<ChartSeries> {
+  return api.request('/api/jobs/analytics/charts', { query: { range, queueId }, signal });
+}
+
+/** Unfinished jobs by status now, and for admins the workers' busy and total slots. */
+export function getLiveFigures(signal?: AbortSignal): Promise<LiveFigures> {
+  return api.request('/api/jobs/analytics/now', { signal });
 }
 
 export function getJobSeries(bucketMinutes: number, buckets: number, signal?: AbortSignal): Promise<JobSeries> {

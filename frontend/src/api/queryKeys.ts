@@ -7,16 +7,25 @@ export const queryKeys = {
   jobList: (params: JobListParams) => ['jobs', 'list', params] as const,
   jobDetails: ['jobs', 'detail'] as const,
   jobDetail: (jobId: string) => ['jobs', 'detail', jobId] as const,
+  /** A job page's whole snapshot (header, timeline, attempts, result together). */
+  jobSnapshots: ['jobs', 'snapshot'] as const,
+  jobSnapshot: (jobId: string) => ['jobs', 'snapshot', jobId] as const,
   jobLogs: (jobId: string) => ['jobs', 'logs', jobId] as const,
   analytics: ['analytics'] as const,
   analyticsTotals: ['analytics', 'totals'] as const,
   analyticsSeries: (bucketMinutes: number, buckets: number) =>
     ['analytics', 'series', bucketMinutes, buckets] as const,
+  /** A range's charts (under `analytics`: live job changes refresh them, throttled). */
+  charts: (range: string, queueId: string | null) => ['analytics', 'charts', range, queueId] as const,
+  /** The overview's figures of now (polled every second, so no live invalidation). */
+  liveFigures: ['live-figures'] as const,
   /** Every queue query: the platform's queue depths and a project's queues (running, waiting). */
   queues: ['queues'] as const,
   queueDepths: ['queues', 'depths'] as const,
   queueLists: ['queues', 'list'] as const,
   queueList: (params: QueueListParams) => ['queues', 'list', params] as const,
+  /** One queue (its page: figures now and its charts). */
+  queueDetail: (queueId: string) => ['queues', 'detail', queueId] as const,
   /** A page of queues' last hour, per minute (sampled once a minute, no live event: polled). */
   queueHistory: (params: QueueHistoryParams) => ['queue-history', params] as const,
   /** A project's weight in fair dispatch and its quotas (changed by its admins, no live event). */
@@ -32,8 +41,10 @@ export const queryKeys = {
   scheduleList: (page: number) => ['schedules', 'list', page] as const,
   scheduleDetail: (id: string) => ['schedules', 'detail', id] as const,
   workers: ['workers'] as const,
+  /** The job store's vacuum health (catalog statistics, no live event: polled). */
+  storeHealth: ['store-health'] as const,
   batches: ['batches'] as const,
-  batchList: (page: number) => ['batches', 'list', page] as const,
+  batchList: (page: number, batchId = '') => ['batches', 'list', page, batchId] as const,
   batchView: (id: string) => ['batches', id, 'view'] as const,
   batchStatus: (id: string) => ['batches', id, 'status'] as const,
   retryPolicies: ['retry-policies'] as const,

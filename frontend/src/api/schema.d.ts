@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/batches/{batchId}/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the scheduler to run every dead member of a batch again
+         * @description As POST /api/jobs/{jobId}/retry for each dead member (a member or above of the batch's project): one retry command each, answered once the broker confirmed them all. The scheduler retries those still dead when it reads them.
+         */
+        post: operations["retry_failed_api_batches__batchId__retry_failed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/batches/{batchId}/status": {
         parameters: {
             query?: never;
@@ -315,6 +335,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{jobId}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A job page's read: the job as one snapshot, accepted (not recorded yet) or not found
+         * @description 200 in every case: `state` says whether `job` holds the job (its header, attempts,
+         *     timeline and result from one transaction), the submission service accepted it a moment ago
+         *     and the scheduler has not recorded it yet, or no such job is visible to the caller.
+         */
+        get: operations["get_job_snapshot_api_jobs__jobId__snapshot_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{jobId}/status": {
         parameters: {
             query?: never;
@@ -344,6 +386,40 @@ export interface paths {
         };
         /** Counts, success rate, runtime and throughput */
         get: operations["job_analytics_api_jobs_analytics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/analytics/charts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Throughput and failures per window, queue depth and longest wait by priority, worker utilisation (admins), over a chosen range, from the chart rollups */
+        get: operations["job_charts_api_jobs_analytics_charts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/analytics/now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's unfinished jobs by status now and, for admins, the workers' busy and total slots as the Workers page lists them */
+        get: operations["live_figures_api_jobs_analytics_now_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -718,7 +794,11 @@ export interface paths {
         };
         /** A schedule with its last 20 fires and their job statuses */
         get: operations["get_schedule_api_schedules__scheduleId__get"];
-        put?: never;
+        /**
+         * Edit a schedule: its cron, time zone and job template (payload, priority, limits, retry policy)
+         * @description The schedule keeps its id, name, owner, pause and fire history; the next fire time is recomputed when cron or time zone changed (a paused schedule stays paused). A schedule declared in code is not edited here: 409, change its code.
+         */
+        put: operations["edit_schedule_api_schedules__scheduleId__put"];
         post?: never;
         /** Delete a schedule and its fire log */
         delete: operations["delete_schedule_api_schedules__scheduleId__delete"];
@@ -761,6 +841,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/schedules/{scheduleId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a schedule now: one job from its template, recorded as a fire of it
+         * @description The job is made as a cron fire makes it (type, payload, project, owner, priority, limits, retry policy) and listed in the schedule's fires; the next fire time does not move. A paused schedule runs too. 202 once the job is recorded.
+         */
+        post: operations["run_schedule_now_api_schedules__scheduleId__run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/schedules/by-name/{name}": {
         parameters: {
             query?: never;
@@ -774,6 +874,23 @@ export interface paths {
          * @description Cron, time zone and job template are replaced; the schedule keeps its id, owner, fire history and pause (a paused schedule stays paused). The next fire time is recomputed when cron or time zone changed. A deploy script may send it every time.
          */
         put: operations["upsert_schedule_api_schedules_by_name__name__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/store/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The job store's health (admins only): autovacuum on or off, dead and live rows per table, the last vacuum and analyze, and a verdict with its warnings */
+        get: operations["store_health_api_store_health_get"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -805,10 +922,44 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live workers and those dead within includeDeadForMinutes (admins only), judged against how far the scheduler has read heartbeats */
+        /** Live workers and those dead within includeDeadForMinutes (admins only), judged against how far the scheduler has read heartbeats, with the jobs each runs */
         get: operations["list_workers_api_workers_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workers/{workerId}/quiet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Quiet a worker (admins only): it takes no new job and finishes those it runs */
+        post: operations["quiet_worker_api_workers__workerId__quiet_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workers/{workerId}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a worker after its current jobs (admins only): quiet, then it exits once the jobs it runs have finished */
+        post: operations["stop_worker_api_workers__workerId__stop_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -848,7 +999,8 @@ export interface paths {
         /**
          * Login
          * @description A new session: an access token and a refresh token. Login attempts are limited per
-         *     account and per client address.
+         *     account and per client address. With `X-Session-Cookie: 1` the refresh token is set as the
+         *     session cookie instead of answered (and the session a previous cookie held is ended).
          */
         post: operations["login_auth_login_post"];
         delete?: never;
@@ -870,7 +1022,9 @@ export interface paths {
          * Logout
          * @description End the session of this refresh token: every refresh token of the session is revoked
          *     (idempotent; an expired or used token of the session works too). Access tokens already
-         *     issued stay valid until their `exp` (at most 15 minutes).
+         *     issued stay valid until their `exp` (at most 15 minutes). With `X-Session-Cookie: 1` the
+         *     session cookie's session is ended and the cookie cleared (204 also without a cookie, or
+         *     with one this gateway did not sign: there is nothing to end then).
          */
         post: operations["logout_auth_logout_post"];
         delete?: never;
@@ -908,7 +1062,9 @@ export interface paths {
         /**
          * Refresh
          * @description The next token pair of the session. The refresh token is used up: keep the new one
-         *     from this answer; presenting a used one again ends the session.
+         *     from this answer; presenting a used one again ends the session. With
+         *     `X-Session-Cookie: 1` the token is the session cookie's and the next one replaces it in
+         *     the cookie (send no `refreshToken`).
          */
         post: operations["refresh_auth_refresh_post"];
         delete?: never;
@@ -1083,6 +1239,26 @@ export interface components {
              */
             role: "member" | "viewer";
         };
+        /**
+         * AttemptError
+         * @description A job's latest error, by the attempt that met it (``domain/job_errors.py``).
+         */
+        AttemptError: {
+            /**
+             * Attempt
+             * @description The attempt that failed with it; null when none ran (e.g. a parent failed).
+             */
+            attempt: number | null;
+            /**
+             * Current
+             * @description True while it is the job's present state (dead, failed, or waiting to retry after it); false once a later attempt runs or the job succeeded.
+             */
+            current: boolean;
+            /** Errorclass */
+            errorClass: string | null;
+            /** Message */
+            message: string | null;
+        };
         /** AuditEventOut */
         AuditEventOut: {
             /**
@@ -1202,6 +1378,27 @@ export interface components {
             totalPages: number;
         };
         /**
+         * BatchRetried
+         * @description ``POST /api/batches/{batchId}/retry-failed``: the dead members a retry was asked for.
+         */
+        BatchRetried: {
+            /**
+             * Batchid
+             * Format: uuid
+             */
+            batchId: string;
+            /**
+             * Jobids
+             * @description The dead members, each retried once.
+             */
+            jobIds: string[];
+            /**
+             * Status
+             * @default retry_requested
+             */
+            status: string;
+        };
+        /**
          * BatchStatusPublic
          * @description ``GET /api/v1/batches/{batchId}/status``: the batch as stored here, not its members' runs.
          */
@@ -1257,6 +1454,11 @@ export interface components {
              * @description Every member recorded and terminal.
              */
             finished: boolean;
+            /**
+             * Projectid
+             * Format: uuid
+             */
+            projectId: string;
             /**
              * Recorded
              * @description Members the scheduler has recorded so far.
@@ -1342,6 +1544,91 @@ export interface components {
              * @enum {string}
              */
             status: "cancelled" | "cancel_requested";
+        };
+        /** ChartPoint */
+        ChartPoint: {
+            /**
+             * Busyslots
+             * @description Admins, whole platform: the live workers' slots running a job, the mean of the window's samples; null otherwise or when unsampled.
+             */
+            busySlots: number | null;
+            /** Cancelled */
+            cancelled: number;
+            /**
+             * Dead
+             * @description Jobs that finished in the window as dead (failed for good).
+             */
+            dead: number;
+            /** @description By priority, the longest a queued job had waited at a sample in the window. */
+            longestWaitSeconds: components["schemas"]["PriorityFigures"] | null;
+            /**
+             * Running
+             * @description Jobs running, mean as above.
+             */
+            running: number | null;
+            /**
+             * Slots
+             * @description The live workers' slots, as above.
+             */
+            slots: number | null;
+            /**
+             * Start
+             * Format: date-time
+             * @description The window's start; it lasts `bucketSeconds`.
+             */
+            start: string;
+            /**
+             * Succeeded
+             * @description Jobs that finished in the window and succeeded.
+             */
+            succeeded: number;
+            /** @description Jobs waiting (unfinished, not running) by priority, the mean of the window's minute samples; null when no scheduler sampled the window. */
+            waiting: components["schemas"]["PriorityFigures"] | null;
+        };
+        /**
+         * ChartRange
+         * @enum {string}
+         */
+        ChartRange: "15m" | "1h" | "6h" | "24h" | "7d";
+        /** ChartSeries */
+        ChartSeries: {
+            /**
+             * Bucketseconds
+             * @description Each window's width: 60, 300, 900 or 3600.
+             */
+            bucketSeconds: number;
+            /**
+             * First
+             * Format: date-time
+             * @description The first window's start (UTC).
+             */
+            first: string;
+            /**
+             * Grafanaurl
+             * @description The Grafana dashboard of these figures, where one is configured.
+             */
+            grafanaUrl: string | null;
+            /**
+             * Points
+             * @description Oldest first; the last window holds now.
+             */
+            points: components["schemas"]["ChartPoint"][];
+            /**
+             * Projectid
+             * @description The one queue's project, or null.
+             */
+            projectId: string | null;
+            /**
+             * Queue
+             * @description The one queue charted, or null: every visible one.
+             */
+            queue: string | null;
+            /**
+             * Rabbitmqconsoleurl
+             * @description Admins: the RabbitMQ management console, where one is configured.
+             */
+            rabbitmqConsoleUrl: string | null;
+            range: components["schemas"]["ChartRange"];
         };
         /** ChildJob */
         ChildJob: {
@@ -1697,6 +1984,8 @@ export interface components {
             lastError: string | null;
             /** Lasterrorclass */
             lastErrorClass: string | null;
+            /** @description lastError labelled by its attempt, and whether it is current. */
+            latestError?: components["schemas"]["AttemptError"] | null;
             /** Leaseexpiresat */
             leaseExpiresAt: string | null;
             /** Lostcount */
@@ -1786,6 +2075,13 @@ export interface components {
             /** Buckets */
             buckets: components["schemas"]["SeriesBucket"][];
         };
+        /** JobSnapshot */
+        JobSnapshot: {
+            /** @description The job when recorded, else null. */
+            job: components["schemas"]["JobDetail"] | null;
+            /** @description recorded: `job` is the job as one consistent read; accepted: the submission service accepted it and the scheduler has not recorded it yet (ask again); not_found: no such job is visible to you (never submitted, or not yours). */
+            state: components["schemas"]["SnapshotState"];
+        };
         /** JobsPage */
         JobsPage: {
             /** Items */
@@ -1799,6 +2095,12 @@ export interface components {
             pageNumber: number;
             /** Pagesize */
             pageSize: number;
+            /**
+             * Totalcapped
+             * @description A search matched more jobs than totalItems, which counts at most 10,000 of them (nextCursor still leads past them).
+             * @default false
+             */
+            totalCapped: boolean;
             /** Totalitems */
             totalItems: number;
             /** Totalpages */
@@ -1839,6 +2141,8 @@ export interface components {
             jobId: string;
             /** Lasterror */
             lastError: string | null;
+            /** @description lastError labelled by its attempt, and whether it is current. */
+            latestError?: components["schemas"]["AttemptError"] | null;
             /**
              * Maxattempts
              * @description The attempt at which the job runs out (raised by a manual retry).
@@ -1965,6 +2269,24 @@ export interface components {
             /** Types */
             types: components["schemas"]["JobTypeOut"][];
         };
+        /** LiveFigures */
+        LiveFigures: {
+            /**
+             * At
+             * Format: date-time
+             * @description The database's clock when the figures were read.
+             */
+            at: string;
+            /**
+             * Unfinishedbystatus
+             * @description The caller's unfinished jobs by status (pending, blocked, scheduled, queued, running; a status with none is 0), counted now, not from the rollups.
+             */
+            unfinishedByStatus: {
+                [key: string]: number;
+            };
+            /** @description Admins: the workers as the Workers page lists them; null for others. */
+            workers: components["schemas"]["WorkerSlots"] | null;
+        };
         /** LoginRequest */
         LoginRequest: {
             /** Email */
@@ -1995,11 +2317,12 @@ export interface components {
         };
         /**
          * LogoutRequest
-         * @description The refresh token of the session to end (its whole family is revoked).
+         * @description The refresh token of the session to end (its whole family is revoked); required
+         *     unless the request sends ``X-Session-Cookie: 1`` (the session cookie's is ended).
          */
         LogoutRequest: {
             /** Refreshtoken */
-            refreshToken: string;
+            refreshToken?: string | null;
         };
         /** LogPage */
         LogPage: {
@@ -2162,6 +2485,15 @@ export interface components {
             jobId: string;
             /** @description None while the parent is not recorded yet. */
             status: components["schemas"]["JobStatus"] | null;
+        };
+        /** PriorityFigures */
+        PriorityFigures: {
+            /** High */
+            high: number;
+            /** Low */
+            low: number;
+            /** Medium */
+            medium: number;
         };
         /** ProjectCreate */
         ProjectCreate: {
@@ -2569,10 +2901,14 @@ export interface components {
             /** Warnings */
             warnings?: string[] | null;
         };
-        /** RefreshRequest */
+        /**
+         * RefreshRequest
+         * @description The refresh token to use; required unless the request sends ``X-Session-Cookie: 1``
+         *     (the token is then the session cookie's, and this field must be absent).
+         */
         RefreshRequest: {
             /** Refreshtoken */
-            refreshToken: string;
+            refreshToken?: string | null;
         };
         /**
          * RegistrationAccepted
@@ -2739,6 +3075,28 @@ export interface components {
              */
             strategy: "fixed" | "linear" | "exponential";
         };
+        /** RunningJob */
+        RunningJob: {
+            /** Attempt */
+            attempt: number;
+            /**
+             * Jobid
+             * Format: uuid
+             */
+            jobId: string;
+            /** Jobtype */
+            jobType: string;
+            /**
+             * Progress
+             * @description The handler's latest ctx.progress percent.
+             */
+            progress: number | null;
+            /**
+             * Startedat
+             * @description When this attempt started on the worker.
+             */
+            startedAt: string | null;
+        };
         /** RuntimeStats */
         RuntimeStats: {
             /** Meanms */
@@ -2858,6 +3216,30 @@ export interface components {
             totalPages: number;
         };
         /**
+         * ScheduleRun
+         * @description A run now (``POST {SCHEDULES_PATH}/{id}/run``): the job it made, recorded as a fire of
+         *     the schedule at ``fireTime``; ``replayed`` when the same Idempotency-Key ran it before.
+         */
+        ScheduleRun: {
+            /**
+             * Firetime
+             * Format: date-time
+             */
+            fireTime: string;
+            /**
+             * Jobid
+             * Format: uuid
+             */
+            jobId: string;
+            /** Replayed */
+            replayed: boolean;
+            /**
+             * Scheduleid
+             * Format: uuid
+             */
+            scheduleId: string;
+        };
+        /**
          * ScheduleUpsert
          * @description A schedule by name (``PUT /api/schedules/by-name/{name}``): the name is the path's.
          */
@@ -2956,6 +3338,11 @@ export interface components {
             unfinished: number;
         };
         /**
+         * SnapshotState
+         * @enum {string}
+         */
+        SnapshotState: "recorded" | "accepted" | "not_found";
+        /**
          * SortDirection
          * @enum {string}
          */
@@ -2965,6 +3352,72 @@ export interface components {
          * @enum {string}
          */
         SortField: "createdAt" | "updatedAt" | "priority" | "status" | "type";
+        /**
+         * StoreHealth
+         * @description The job store's vacuum health (admins): ``verdict`` is ``warning`` when any warning
+         *     stands, else ``ok``.
+         */
+        StoreHealth: {
+            /**
+             * Autovacuum
+             * @description PostgreSQL's autovacuum runs on the server (autovacuum and track_counts on).
+             */
+            autovacuum: boolean;
+            /**
+             * Checkedat
+             * Format: date-time
+             * @description The database's clock when read.
+             */
+            checkedAt: string;
+            /**
+             * Tables
+             * @description The job store's tables, most dead rows first.
+             */
+            tables: components["schemas"]["TableHealth"][];
+            threshold: components["schemas"]["StoreThreshold"];
+            /**
+             * Verdict
+             * @enum {string}
+             */
+            verdict: "ok" | "warning";
+            /** Warnings */
+            warnings: components["schemas"]["StoreWarning"][];
+        };
+        /**
+         * StoreThreshold
+         * @description Dead rows past which a table is warned about: at least ``deadRows`` and more than
+         *     ``deadRatio`` of its live rows.
+         */
+        StoreThreshold: {
+            /**
+             * Deadratio
+             * @description And more dead rows than this share of live ones.
+             */
+            deadRatio: number;
+            /**
+             * Deadrows
+             * @description At least this many dead rows.
+             */
+            deadRows: number;
+        };
+        /** StoreWarning */
+        StoreWarning: {
+            /**
+             * Code
+             * @enum {string}
+             */
+            code: "autovacuum_off" | "autovacuum_off_for_table" | "dead_rows";
+            /**
+             * Message
+             * @description What is wrong and what to do, in plain words.
+             */
+            message: string;
+            /**
+             * Tables
+             * @description The tables concerned (all of them: the server).
+             */
+            tables: string[];
+        };
         /**
          * SubmissionPublic
          * @description ``GET /api/v1/jobs/{jobId}/status``: the submission record, not the job's run state.
@@ -3007,6 +3460,41 @@ export interface components {
             /** Type */
             type: string;
         };
+        /** TableHealth */
+        TableHealth: {
+            /**
+             * Autovacuum
+             * @description Whether autovacuum looks after this table: on for the server and not switched off for the table.
+             */
+            autovacuum: boolean;
+            /**
+             * Deadrows
+             * @description Dead rows no VACUUM has reclaimed yet.
+             */
+            deadRows: number;
+            /**
+             * Lastanalyzeat
+             * @description The latest ANALYZE, manual or auto.
+             */
+            lastAnalyzeAt: string | null;
+            /**
+             * Lastvacuumat
+             * @description The latest VACUUM, manual or auto.
+             */
+            lastVacuumAt: string | null;
+            /**
+             * Liverows
+             * @description Live rows (PostgreSQL's estimate).
+             */
+            liveRows: number;
+            /**
+             * Overthreshold
+             * @description Its dead rows exceed the threshold.
+             */
+            overThreshold: boolean;
+            /** Table */
+            table: string;
+        };
         /** TimelineEntry */
         TimelineEntry: {
             /**
@@ -3027,8 +3515,11 @@ export interface components {
         TokenResponse: {
             /** Expiresin */
             expiresIn: number;
-            /** Refreshtoken */
-            refreshToken: string;
+            /**
+             * Refreshtoken
+             * @description the session's next refresh token; null in the session cookie mode (`X-Session-Cookie: 1`), where only the cookie holds it
+             */
+            refreshToken: string | null;
             /** Token */
             token: string;
             /**
@@ -3128,11 +3619,28 @@ export interface components {
              */
             role: "admin" | "user";
         };
+        /** WorkerCommandAccepted */
+        WorkerCommandAccepted: {
+            /**
+             * Command
+             * @enum {string}
+             */
+            command: "quiet" | "stop";
+            /**
+             * Requestedat
+             * Format: date-time
+             */
+            requestedAt: string;
+            /** Requestedby */
+            requestedBy: string;
+            /** Workerid */
+            workerId: string;
+        };
         /** WorkerList */
         WorkerList: {
             /**
              * Counts
-             * @description Listed workers by status: alive, stopping, dead, unknown.
+             * @description Listed workers by status: alive, quiet, stopping, dead, unknown.
              */
             counts: {
                 [key: string]: number;
@@ -3144,9 +3652,27 @@ export interface components {
             heartbeatHorizon: string | null;
             /**
              * Items
-             * @description alive first, then stopping, unknown, dead.
+             * @description alive first, then quiet, stopping, unknown, dead; by id within each, numbers by value (worker-2 before worker-10).
              */
             items: components["schemas"]["WorkerView"][];
+        };
+        /** WorkerSlots */
+        WorkerSlots: {
+            /**
+             * Busyslots
+             * @description Their jobs in flight, as their heartbeats report them.
+             */
+            busySlots: number;
+            /**
+             * Live
+             * @description Workers the Workers page shows that are not judged dead.
+             */
+            live: number;
+            /**
+             * Slots
+             * @description Their concurrency, summed.
+             */
+            slots: number;
         };
         /** WorkerView */
         WorkerView: {
@@ -3154,6 +3680,11 @@ export interface components {
             activeJobs: number;
             /** Concurrency */
             concurrency: number;
+            /**
+             * Failed
+             * @description Of those, the attempts that failed.
+             */
+            failed: number;
             /** Hostname */
             hostname: string;
             /** Id */
@@ -3165,8 +3696,23 @@ export interface components {
             lastHeartbeatAt: string;
             /** Pid */
             pid: number;
+            /**
+             * Processed
+             * @description Attempts this worker process ran to an outcome since it started.
+             */
+            processed: number;
             /** Queues */
             queues: string[];
+            /**
+             * Quiet
+             * @description Takes no new job (an admin's quiet or stop took effect).
+             */
+            quiet: boolean;
+            /**
+             * Running
+             * @description The attempts the job store records as running on this worker, oldest first (a dead worker's until the reaper moves them on).
+             */
+            running: components["schemas"]["RunningJob"][];
             /**
              * Startedat
              * Format: date-time
@@ -3174,10 +3720,10 @@ export interface components {
             startedAt: string;
             /**
              * Status
-             * @description alive, stopping (draining), dead (no heartbeat for DASHBOARD_WORKER_DEAD_AFTER_SECONDS before heartbeatHorizon), or unknown (not judged: the scheduler is not reading heartbeats, heartbeatHorizon is null).
+             * @description alive, quiet (an admin's quiet: takes no new job, finishes its own), stopping (draining: an admin's stop or a shutdown), dead (no heartbeat for DASHBOARD_WORKER_DEAD_AFTER_SECONDS before heartbeatHorizon), or unknown (not judged: the scheduler is not reading heartbeats, heartbeatHorizon is null).
              * @enum {string}
              */
-            status: "alive" | "stopping" | "dead" | "unknown";
+            status: "alive" | "quiet" | "stopping" | "dead" | "unknown";
             /** Version */
             version: string;
         };
@@ -3251,6 +3797,8 @@ export interface operations {
     list_batches_api_batches_get: {
         parameters: {
             query?: {
+                /** @description Only batches whose id starts with this: 8 or more of its hex digits (as the console shows ids) or the whole id. */
+                batchId?: string | null;
                 pageNumber?: number;
                 pageSize?: number;
                 /** @description Admins only: one owner's jobs. */
@@ -3542,6 +4090,114 @@ export interface operations {
             };
             /** @description Unknown id, or not yours */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retry_failed_api_batches__batchId__retry_failed_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchRetried"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A viewer of the batch's project */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown batch, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No member of the batch is dead */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4569,6 +5225,8 @@ export interface operations {
                 /** @description Only this project's jobs (docs/tenancy.md). */
                 projectId?: string | null;
                 scheduleId?: string | null;
+                /** @description A job id prefix (8 or more hex digits) or `payload.<field> = <value>` (a top-level payload field; docs/api.md, 'Searching jobs'). */
+                search?: string | null;
                 sortBy?: components["schemas"]["SortField"];
                 sortDirection?: components["schemas"]["SortDirection"];
                 /** @description Repeatable, or a comma-separated list of job statuses. */
@@ -5290,6 +5948,106 @@ export interface operations {
             };
         };
     };
+    get_job_snapshot_api_jobs__jobId__snapshot_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The job's id (uuid). */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSnapshot"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown id, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     job_status_api_v1_jobs__jobId__status_get: {
         parameters: {
             query?: never;
@@ -5455,6 +6213,196 @@ export interface operations {
             };
             /** @description Validation error: `details` names each field and what is wrong with it */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    job_charts_api_jobs_analytics_charts_get: {
+        parameters: {
+            query?: {
+                /** @description One queue (its id, as GET /api/queues gives it). */
+                queueId?: string | null;
+                /** @description 15m and 1h: a point a minute; 6h: per 5 minutes; 24h: per 15 minutes; 7d: per hour. */
+                range?: components["schemas"]["ChartRange"];
+            };
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChartSeries"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A queueId the caller does not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    live_figures_api_jobs_analytics_now_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveFigures"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Your role in the project may not do this, or an API key may not call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9072,6 +10020,128 @@ export interface operations {
             };
         };
     };
+    edit_schedule_api_schedules__scheduleId__put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The schedule's id. */
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpsert"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description The body could not be parsed (not JSON, or not UTF-8) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not an admin of the schedule's project */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown schedule, or another project's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Declared in code: change it there */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body above this route's limit (see docs/gateway.md, Limits) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The new template makes one email schedule too many */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     delete_schedule_api_schedules__scheduleId__delete: {
         parameters: {
             query?: never;
@@ -9370,6 +10440,117 @@ export interface operations {
             };
         };
     };
+    run_schedule_now_api_schedules__scheduleId__run_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names the run: the same key again answers the first run (replayed: true) and runs nothing more. Without one, every call is a run. */
+                "Idempotency-Key"?: string | null;
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                /** @description The schedule's id. */
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRun"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not an admin of the schedule's project */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown schedule, or another project's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The schedule's template cannot make a job */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     upsert_schedule_api_schedules_by_name__name__put: {
         parameters: {
             query?: never;
@@ -9471,6 +10652,94 @@ export interface operations {
                 };
             };
             /** @description The caller has as many schedules (of email jobs) as allowed */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backend is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    store_health_api_store_health_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreHealth"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is malformed or ambiguous */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not an admin: the store's upkeep is the operator's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The project named (X-Project or projectId) is unknown or not yours to see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
             429: {
                 headers: {
                     /** @description seconds until the limit allows another request */
@@ -9704,6 +10973,222 @@ export interface operations {
             };
         };
     };
+    quiet_worker_api_workers__workerId__quiet_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerCommandAccepted"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such worker in the registry */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The worker is dead */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The broker did not confirm the command */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    stop_worker_api_workers__workerId__stop_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The project this request acts in and reads: its id, its slug where that is unique among yours, or <organization slug>/<project slug> (docs/tenancy.md). Default: your personal default project for writes, all your projects for reads; an API key's own project. */
+                "X-Project"?: string;
+            };
+            path: {
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerCommandAccepted"];
+                };
+            };
+            /** @description A path segment the gateway refuses: `.`, `..`, or one holding `/` or `\` once decoded */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such worker in the registry */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The worker is dead */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: `details` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this user; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    /** @description seconds until the limit allows another request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (the message carries no internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The broker did not confirm the command */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     demo_accounts_auth_demo_accounts_get: {
         parameters: {
             query?: never;
@@ -9736,7 +11221,10 @@ export interface operations {
     login_auth_login_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `1`: the refresh token travels in the session cookie `jobs_refresh` (HttpOnly, SameSite=Strict, Path=/auth), not in the JSON body; the web console's mode (docs/security.md, 'Sessions') */
+                "X-Session-Cookie"?: "1" | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9766,6 +11254,15 @@ export interface operations {
             };
             /** @description invalid credentials or token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `X-Session-Cookie: 1` from another origin or site (cross-site request forgery) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9807,13 +11304,16 @@ export interface operations {
     logout_auth_logout_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `1`: the refresh token travels in the session cookie `jobs_refresh` (HttpOnly, SameSite=Strict, Path=/auth), not in the JSON body; the web console's mode (docs/security.md, 'Sessions') */
+                "X-Session-Cookie"?: "1" | null;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["LogoutRequest"];
+                "application/json": components["schemas"]["LogoutRequest"] | null;
             };
         };
         responses: {
@@ -9835,6 +11335,15 @@ export interface operations {
             };
             /** @description not a refresh token of ours */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `X-Session-Cookie: 1` from another origin or site (cross-site request forgery) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9894,13 +11403,16 @@ export interface operations {
     refresh_auth_refresh_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `1`: the refresh token travels in the session cookie `jobs_refresh` (HttpOnly, SameSite=Strict, Path=/auth), not in the JSON body; the web console's mode (docs/security.md, 'Sessions') */
+                "X-Session-Cookie"?: "1" | null;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["RefreshRequest"];
+                "application/json": components["schemas"]["RefreshRequest"] | null;
             };
         };
         responses: {
@@ -9922,8 +11434,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description invalid, expired, revoked or already used refresh token (a reuse revokes the whole session), or the user no longer exists */
+            /** @description invalid, expired, revoked or already used refresh token (a reuse revokes the whole session), the user no longer exists, or no session cookie */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `X-Session-Cookie: 1` from another origin or site (cross-site request forgery) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -56,11 +56,13 @@ export type DemoAccounts = Schemas['DemoAccounts'];
 
 export type EffectivePolicy = Schemas['EffectivePolicy'];
 export type JobSummary = Schemas['JobSummary'];
+export type AttemptError = Schemas['AttemptError'];
 export type JobAttempt = Schemas['JobAttempt'];
 export type TimelineEntry = Schemas['TimelineEntry'];
 export type DeadLetterInfo = Schemas['DeadLetterInfo'];
 export type ParentJob = Schemas['ParentJob'];
 export type JobDetail = Schemas['JobDetail'];
+export type JobSnapshot = Schemas['JobSnapshot'];
 export type JobsPage = Schemas['JobsPage'];
 export type RuntimeStats = Schemas['RuntimeStats'];
 export type JobAnalytics = Schemas['JobAnalytics'];
@@ -81,6 +83,7 @@ export type BatchAccepted = Schemas['BatchAccepted'];
 export type BatchStatusPublic = Schemas['BatchStatusPublic'];
 export type BatchView = Schemas['BatchView'];
 export type BatchPage = Schemas['BatchPage'];
+export type BatchRetried = Schemas['BatchRetried'];
 /** A job type the platform knows (GET /api/job-types): built-in or announced by workers. */
 export type JobTypeInfo = Schemas['JobTypeOut'];
 export type JobTypeList = Schemas['JobTypesOut'];
@@ -110,8 +113,17 @@ export type RetryPolicyList = Schemas['RetryPolicyList'];
 export type WorkerView = Schemas['WorkerView'];
 export type WorkerStatus = WorkerView['status'];
 export type WorkerList = Schemas['WorkerList'];
+export type RunningJob = Schemas['RunningJob'];
+export type WorkerCommand = Schemas['WorkerCommandAccepted']['command'];
+export type WorkerCommandAccepted = Schemas['WorkerCommandAccepted'];
 export type QueueDepth = Schemas['QueueDepth'];
 export type JobSeries = Schemas['JobSeries'];
+/** The charts over a chosen range (GET /api/jobs/analytics/charts, docs/dashboard.md "Charts"). */
+export type ChartRange = Schemas['ChartRange'];
+export type ChartSeries = Schemas['ChartSeries'];
+export type ChartPoint = Schemas['ChartPoint'];
+/** The overview's figures of now: unfinished jobs by status, the workers' slots (admins). */
+export type LiveFigures = Schemas['LiveFigures'];
 export type QueueList = Schemas['QueueList'];
 
 // ---- a project's queues: limits, defaults, pause (GET/POST /api/queues, docs/dashboard.md) ----
@@ -151,6 +163,8 @@ export type ScheduleCreate = Schemas['ScheduleCreate'];
 export type ScheduleView = Schemas['ScheduleView'];
 export type ScheduleFire = Schemas['ScheduleFire'];
 export type ScheduleDetail = Schemas['ScheduleDetail'];
+export type ScheduleEdit = JsonBody<paths['/api/schedules/{scheduleId}']['put']>;
+export type ScheduleRun = Schemas['ScheduleRun'];
 export type SchedulePage = Schemas['SchedulePage'];
 
 // ---- organizations, members, projects, API keys (docs/tenancy.md) ----
@@ -180,3 +194,7 @@ export type ApiKeyRole = ApiKeyCreate['role'];
 
 /** The roles an API key may have, most to least. */
 export const API_KEY_ROLES = ['member', 'viewer'] as const satisfies readonly ApiKeyRole[];
+
+// ---- the job store's vacuum health (admins: GET /api/store/health, docs/dashboard.md) ----
+
+export type StoreHealth = Schemas['StoreHealth'];

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     SmallInteger,
     Table,
     Text,
@@ -123,6 +124,14 @@ Index("ix_jobs_type_created", jobs.c.type, jobs.c.created_at)
 # The listing's other orders (the dashboard's keyset pages, migration 0009).
 Index("ix_jobs_priority_created", jobs.c.priority, jobs.c.created_at)
 Index("ix_jobs_updated", jobs.c.updated_at)
+# The jobs list's payload search (migration 0026): payload @> '{"field": value}' (the
+# dashboard's adapters/job_search.py).
+Index(
+    "ix_jobs_payload",
+    jobs.c.payload,
+    postgresql_using="gin",
+    postgresql_ops={"payload": "jsonb_path_ops"},
+)
 # The retention pruner's (the scheduler's adapters/retention.py): finished jobs, oldest first.
 Index(
     "ix_jobs_finished",
@@ -410,6 +419,65 @@ queue_sample_minutes = Table(
     "queue_sample_minutes",
     metadata,
     Column("minute", DateTime(timezone=True), primary_key=True),
+    # the live workers' figures of the minute (migration 0027; null before it)
+    Column("workers", Integer),
+    Column("busy_slots", Integer),
+    Column("slots", Integer),
+)
+
+
+def _chart_figures(total: type[Integer]) -> list[Column[Any]]:
+    return [
+        Column("waiting", total, nullable=False),
+        Column("running", total, nullable=False),
+        Column("oldest_wait_seconds", Float, nullable=False),
+        Column("succeeded", total, nullable=False),
+        Column("dead", total, nullable=False),
+        Column("cancelled", total, nullable=False),
+    ]
+
+
+# The console's charts (migration 0027; docs/dashboard.md, "Charts"): per (minute, project,
+# queue, priority) the depth, running jobs and longest wait sampled, and the jobs finished in
+# the minute; per hour the same summed (depths over the hour's sampled minutes, counted in
+# queue_sample_hours with the workers' sums). Written by the queue samples sweep.
+# Beside each queue's rows, each project's totals (queue CHART_ALL_QUEUES, a name no queue can
+# have) and the platform's (project CHART_PLATFORM too), so a chart's read costs its points x
+# priorities whatever the number of queues.
+CHART_ALL_QUEUES = "*"
+CHART_PLATFORM = "00000000-0000-0000-0000-000000000000"
+queue_minutes = Table(
+    "queue_minutes",
+    metadata,
+    Column("minute", DateTime(timezone=True), nullable=False),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
+    Column("queue", Text, nullable=False),
+    Column("priority", SmallInteger, nullable=False),
+    *_chart_figures(Integer),
+    # queue first: a chart reads one queue's (or the totals') rows over a time range
+    PrimaryKeyConstraint("project_id", "queue", "minute", "priority"),
+)
+Index("ix_queue_minutes_minute", queue_minutes.c.minute)
+queue_hours = Table(
+    "queue_hours",
+    metadata,
+    Column("hour", DateTime(timezone=True), nullable=False),
+    Column("project_id", UUID(as_uuid=True), nullable=False),
+    Column("queue", Text, nullable=False),
+    Column("priority", SmallInteger, nullable=False),
+    *_chart_figures(BigInteger),
+    PrimaryKeyConstraint("project_id", "queue", "hour", "priority"),
+)
+Index("ix_queue_hours_hour", queue_hours.c.hour)
+queue_sample_hours = Table(
+    "queue_sample_hours",
+    metadata,
+    Column("hour", DateTime(timezone=True), primary_key=True),
+    Column("minutes", Integer, nullable=False),
+    Column("worker_minutes", Integer, nullable=False),
+    Column("workers", BigInteger, nullable=False),
+    Column("busy_slots", BigInteger, nullable=False),
+    Column("slots", BigInteger, nullable=False),
 )
 
 # One row per fire time: the unique key makes each fire time create exactly one job.
@@ -467,6 +535,11 @@ workers = Table(
     Column("stopping", Boolean, nullable=False, server_default=text("false")),
     # The job types the worker serves (its latest heartbeat; empty: a worker that predates it).
     Column("types", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    # An admin's quiet or stop took effect (takes no new job), and the attempts the process
+    # ran and those that failed, as its latest heartbeat reported them (docs/worker.md).
+    Column("quiet", Boolean, nullable=False, server_default=text("false")),
+    Column("processed", BigInteger, nullable=False, server_default=text("0")),
+    Column("failed", BigInteger, nullable=False, server_default=text("0")),
 )
 Index("ix_workers_heartbeat", workers.c.last_heartbeat_at)
 

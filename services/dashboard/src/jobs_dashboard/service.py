@@ -16,8 +16,10 @@ from jobs_common.db import create_engine
 from jobs_common.error_handlers import install_error_handlers
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.ops_routes import add_ops_routes
-from jobs_common.rabbit import RabbitBus
+from jobs_common.rabbit import Publisher, RabbitBus
 from jobs_common.request_context import LogContextMiddleware
+from jobs_dashboard.adapters.analytics import UnfinishedCounts
+from jobs_dashboard.adapters.charts import ChartStore
 from jobs_dashboard.adapters.commands import CommandPublisher
 from jobs_dashboard.adapters.dead_letters import DeadLetterStore
 from jobs_dashboard.adapters.gauge_reads import GaugeReads
@@ -28,8 +30,11 @@ from jobs_dashboard.adapters.queues import QueueStore
 from jobs_dashboard.adapters.registry import RegistryStore
 from jobs_dashboard.adapters.scheduler_api import SchedulerApi
 from jobs_dashboard.adapters.schedules import ScheduleStore
+from jobs_dashboard.adapters.store_health import StoreHealthReads
 from jobs_dashboard.adapters.submission_records import SubmissionRecords
 from jobs_dashboard.adapters.usage import UsageStore
+from jobs_dashboard.adapters.worker_control import WorkerControlPublisher
+from jobs_dashboard.adapters.workers import WorkerStore
 from jobs_dashboard.api import (
     analytics,
     dead_letters,
@@ -38,7 +43,9 @@ from jobs_dashboard.api import (
     queues,
     registry,
     schedules,
+    store_health,
     usage,
+    workers,
 )
 from jobs_dashboard.api.limits import body_limits
 from jobs_dashboard.app.gauges import PlatformGauges
@@ -76,6 +83,10 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.project_flow = ProjectFlowStore(engine, read_engine=read_engine)
         app.state.usage = UsageStore(engine, read_engine=read_engine)
         app.state.registry = RegistryStore(engine, read_engine=read_engine)
+        app.state.charts = ChartStore(engine, read_engine=read_engine)
+        app.state.unfinished = UnfinishedCounts(engine, read_engine=read_engine)
+        app.state.workers = WorkerStore(engine, read_engine=read_engine)
+        app.state.store_health = StoreHealthReads(engine)
         submission = httpx.AsyncClient(
             base_url=settings.submission_url, timeout=settings.submission_timeout_seconds
         )
@@ -90,9 +101,13 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.commands = CommandPublisher(
             bus.publisher, timeout=settings.publish_timeout_seconds
         )
+        app.state.worker_control = WorkerControlPublisher(
+            Publisher(bus.topology.events), timeout=settings.publish_timeout_seconds
+        )
         app.state.bus = bus
         gauges = PlatformGauges(
             registry=app.state.registry,
+            workers=app.state.workers,
             reads=GaugeReads(engine, read_engine=read_engine),
             bus=bus,
             interval=settings.gauge_refresh_interval_seconds,
@@ -175,7 +190,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(project_flow.router)
     app.include_router(usage.router)
     app.include_router(registry.policies)
-    app.include_router(registry.workers)
+    app.include_router(workers.router)
     app.include_router(registry.queue_depths)
     app.include_router(registry.batches)
+    app.include_router(store_health.router)
     return app

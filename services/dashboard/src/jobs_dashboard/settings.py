@@ -26,6 +26,7 @@ def _unset_when_empty(value: Any) -> Any:
 
 
 OptionalPostgresUrl = Annotated[PostgresUrl | None, BeforeValidator(_unset_when_empty)]
+OptionalHttpUrl = Annotated[HttpBaseUrl | None, BeforeValidator(_unset_when_empty)]
 
 
 class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, InternalAuthMixin):
@@ -84,3 +85,13 @@ class Settings(ServiceSettings, PostgresSettingsMixin, AmqpSettingsMixin, Intern
     gauge_refresh_interval_seconds: float = Field(default=5.0, gt=0)
     # queue_time_to_drain_seconds divides a queue's depth by its completion rate over this long.
     drain_rate_window_seconds: float = Field(default=60.0, gt=0)
+    # The store health card (GET /api/store/health) warns of a job store table with at least
+    # this many dead rows and more than this share of its live ones: the scheduler's "behind"
+    # rule (keep equal to SCHEDULER_VACUUM_DEAD_ROWS and SCHEDULER_VACUUM_DEAD_RATIO).
+    store_dead_rows_warning: int = Field(default=100_000, ge=1)
+    store_dead_ratio_warning: float = Field(default=0.2, ge=0)
+    # The console's charts link out (docs/dashboard.md, "Charts"): "View in Grafana" to this
+    # dashboard address, and for admins the RabbitMQ management console; addresses as the
+    # user's browser reaches them. Unset (the default): no link.
+    grafana_url: OptionalHttpUrl = None
+    rabbitmq_console_url: OptionalHttpUrl = None

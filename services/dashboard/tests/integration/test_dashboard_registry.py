@@ -194,7 +194,7 @@ async def test_workers_alive_stopping_dead_and_hidden(
         ("w-stopping", "stopping"),
         ("w-dead", "dead"),
     ]
-    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1, "unknown": 0}
+    assert body["counts"] == {"alive": 1, "quiet": 0, "stopping": 1, "dead": 1, "unknown": 0}
     alive = body["items"][0]
     assert alive == {
         "id": "w-alive",
@@ -207,6 +207,10 @@ async def test_workers_alive_stopping_dead_and_hidden(
         "startedAt": alive["startedAt"],
         "lastHeartbeatAt": alive["lastHeartbeatAt"],
         "status": "alive",
+        "quiet": False,
+        "processed": 0,
+        "failed": 0,
+        "running": [],
     }
     live_only = await client.get(
         "/api/workers", params={"includeDeadForMinutes": 0}, headers=auth.admin
@@ -248,7 +252,7 @@ async def test_workers_are_judged_against_how_far_the_scheduler_read_heartbeats(
         ("w-draining", "stopping"),
         ("w-silent", "dead"),
     ]
-    assert body["counts"] == {"alive": 1, "stopping": 1, "dead": 1, "unknown": 0}
+    assert body["counts"] == {"alive": 1, "quiet": 0, "stopping": 1, "dead": 1, "unknown": 0}
     assert datetime.fromisoformat(body["heartbeatHorizon"]) == horizon
 
     # Dead within N minutes counts back from the horizon, not from now.
@@ -281,7 +285,7 @@ async def test_no_worker_is_judged_while_no_scheduler_reads_heartbeats(
         ("w-a", "unknown"),
         ("w-b", "unknown"),
     ]
-    assert body["counts"] == {"alive": 0, "stopping": 0, "dead": 0, "unknown": 2}
+    assert body["counts"] == {"alive": 0, "quiet": 0, "stopping": 0, "dead": 0, "unknown": 2}
     assert body["heartbeatHorizon"] is None
 
     # A replica reading heartbeats again (updated_at now) judges them against its horizon.
@@ -307,6 +311,7 @@ async def test_batch_progress(client: httpx.AsyncClient, auth: Any, job_factory:
     assert body == {
         "batchId": str(batch_id),
         "submittedBy": auth.user_email,
+        "projectId": body["projectId"],
         "total": 5,
         "counts": body["counts"],
         "succeeded": 2,

@@ -1,32 +1,19 @@
-"""Retry policies, the worker registry and batches: small reads.
-
-The registry reads ``workers`` and ``read_horizons`` (both the scheduler's) and writes neither."""
+"""Retry policies, batches and queued counts: small reads (the workers: ``workers.py``)."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
-from jobs_common.jobstore import batches, jobs, read_horizons, retry_policies, workers
+from jobs_common.contracts import JobStatus
+from jobs_common.jobstore import batches, jobs, retry_policies
 from jobs_common.retry_policy_commands import RetryPolicyView
-from jobs_common.topology import HEARTBEAT
 from jobs_dashboard.adapters.store import AnyRow, Store, visible
 from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
 from jobs_dashboard.domain.query import PageRequest, Visibility
-from jobs_dashboard.domain.workers import (
-    STATUS_ORDER,
-    WorkerList,
-    WorkerView,
-    heartbeat_horizon,
-    horizon_is_live,
-    listing_reference,
-    shown_since,
-    worker_status,
-)
 
 
 def batch_conditions(visibility: Visibility) -> list[ColumnElement[bool]]:
@@ -45,23 +32,6 @@ def to_policy(row: AnyRow) -> RetryPolicyView:
         max_attempts=row.max_attempts,
         created_by=row.created_by,
         created_at=row.created_at,
-    )
-
-
-async def read_heartbeat_horizon(
-    connection: AsyncConnection, *, now: datetime, stale_after: timedelta
-) -> datetime | None:
-    """The heartbeat queue's horizon over the scheduler replicas still reading it (one row
-    per replica, so a handful); None when none is."""
-    rows = await connection.execute(
-        select(read_horizons.c.horizon, read_horizons.c.updated_at).where(
-            read_horizons.c.queue == HEARTBEAT
-        )
-    )
-    return heartbeat_horizon(
-        row.horizon
-        for row in rows
-        if horizon_is_live(updated_at=row.updated_at, now=now, stale_after=stale_after)
     )
 
 
@@ -84,54 +54,6 @@ class RegistryStore(Store):
             )
             return [to_policy(row) for row in rows]
 
-    async def workers(
-        self, *, dead_after: timedelta, include_dead_minutes: int, horizon_stale_after: timedelta
-    ) -> WorkerList:
-        """Workers judged against the heartbeat queue's read horizon (domain/workers.py), in
-        one snapshot with the registry rows; the database clock decides which readers live."""
-        async with self.snapshot() as connection:
-            now: datetime = (await connection.execute(select(func.now()))).scalar_one()
-            horizon = await read_heartbeat_horizon(
-                connection, now=now, stale_after=horizon_stale_after
-            )
-            newest = None
-            if horizon is None:
-                newest = (
-                    await connection.execute(select(func.max(workers.c.last_heartbeat_at)))
-                ).scalar_one()
-            reference = listing_reference(horizon=horizon, newest_heartbeat=newest, now=now)
-            rows = await connection.execute(
-                select(workers).where(
-                    workers.c.last_heartbeat_at
-                    >= shown_since(reference, dead_after, include_dead_minutes)
-                )
-            )
-            views = [
-                WorkerView(
-                    id=row.id,
-                    hostname=row.hostname,
-                    pid=row.pid,
-                    version=row.version,
-                    queues=list(row.queues),
-                    concurrency=row.concurrency,
-                    active_jobs=row.active_jobs,
-                    started_at=row.started_at,
-                    last_heartbeat_at=row.last_heartbeat_at,
-                    status=worker_status(
-                        last_heartbeat_at=row.last_heartbeat_at,
-                        stopping=row.stopping,
-                        horizon=horizon,
-                        dead_after=dead_after,
-                    ),
-                )
-                for row in rows
-            ]
-        views.sort(key=lambda w: (STATUS_ORDER[w.status], w.hostname, w.id))
-        counts = {status: 0 for status in STATUS_ORDER}
-        for view in views:
-            counts[view.status] += 1
-        return WorkerList(items=views, counts=counts, heartbeat_horizon=horizon)
-
     async def batch(self, batch_id: uuid.UUID, visibility: Visibility) -> BatchView | None:
         conditions = [batches.c.id == batch_id, *batch_conditions(visibility)]
         async with self.snapshot() as connection:
@@ -147,15 +69,25 @@ class RegistryStore(Store):
         return batch_view(
             batch_id=row.id,
             submitted_by=row.submitted_by,
+            project_id=row.project_id,
             total=row.total,
             created_at=row.created_at,
             found=by_status,
         )
 
-    async def batch_page(self, visibility: Visibility, page: PageRequest) -> BatchPage:
+    async def batch_page(
+        self,
+        visibility: Visibility,
+        page: PageRequest,
+        ids: tuple[uuid.UUID, uuid.UUID] | None = None,
+    ) -> BatchPage:
         """Newest first (``ix_batches_created`` / ``ix_batches_owner_created``), each with its
-        members counted by status in one grouped query over ``ix_jobs_batch``."""
+        members counted by status in one grouped query over ``ix_jobs_batch``. ``ids``: only
+        the ids in that range (an id prefix, ``domain/batches.id_range``), read on the
+        primary key."""
         conditions = batch_conditions(visibility)
+        if ids is not None:
+            conditions += [batches.c.id >= ids[0], batches.c.id <= ids[1]]
         async with self.snapshot() as connection:
             total = (
                 await connection.execute(
@@ -184,6 +116,7 @@ class RegistryStore(Store):
             batch_view(
                 batch_id=row.id,
                 submitted_by=row.submitted_by,
+                project_id=row.project_id,
                 total=row.total,
                 created_at=row.created_at,
                 found=found[row.id],
@@ -191,6 +124,19 @@ class RegistryStore(Store):
             for row in rows
         ]
         return BatchPage.of(items, int(total), page)
+
+    async def dead_members(
+        self, batch_id: uuid.UUID, limit: int
+    ) -> list[tuple[uuid.UUID, str | None]]:
+        """The batch's dead members (id, trace id), at most ``limit``, over ``ix_jobs_batch``."""
+        async with self.snapshot() as connection:
+            rows = await connection.execute(
+                select(jobs.c.id, jobs.c.trace_id)
+                .where(jobs.c.batch_id == batch_id, jobs.c.status == JobStatus.DEAD.value)
+                .order_by(jobs.c.id)
+                .limit(limit)
+            )
+            return [(row.id, row.trace_id) for row in rows]
 
     async def queued_by_queue(
         self,

@@ -1,14 +1,15 @@
-"""Named retry policies, the worker registry and batch progress."""
+"""Named retry policies, batch progress and the retry of a batch's dead
+members."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
 
-from jobs_common.errors import NotFound
+from jobs_common.errors import Conflict, NotFound
 from jobs_common.request_identity import CurrentIdentity
 from jobs_common.retry_policy_commands import (
     RetryPolicyCreate,
@@ -16,25 +17,24 @@ from jobs_common.retry_policy_commands import (
     RetryPolicyView,
     policy_project,
 )
+from jobs_common.tenancy import OrgRole
 from jobs_common.topology import DEFAULT_QUEUE, READY_QUEUE_BY_PRIORITY, ready_queue_for
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
+from jobs_dashboard.adapters.queue_names import known_queue_names
 from jobs_dashboard.api.deps import (
-    AdminDep,
+    CommandsDep,
     OwnVisibilityDep,
     PageDep,
     RegistryDep,
     SchedulerDep,
-    SettingsDep,
     VisibilityDep,
 )
-from jobs_dashboard.domain.batches import BatchPage, BatchView
+from jobs_dashboard.domain.batches import BatchPage, BatchRetried, BatchView, id_range
 from jobs_dashboard.domain.disclosure import policies_for
 from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
 from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyList
-from jobs_dashboard.domain.workers import WorkerList
 
 policies = APIRouter(prefix="/api/retry-policies", tags=["retry policies"])
-workers = APIRouter(prefix="/api/workers", tags=["workers"])
 queue_depths = APIRouter(prefix="/api/queue-depths", tags=["queues"])
 batches = APIRouter(prefix="/api/batches", tags=["batches"])
 
@@ -70,35 +70,80 @@ async def create_policy(
     return await scheduler.create_policy(body, identity)
 
 
-@workers.get(
+MAX_RETRIED = 10_000  # a batch's members at most (the submission's cap)
+RETRY_PUBLISH_CHUNK = 50  # retry commands awaiting their broker confirms at once
+
+BatchId = Annotated[uuid.UUID, Path(alias="batchId")]
+
+
+@batches.get(
     "",
-    summary="Live workers and those dead within includeDeadForMinutes (admins only), judged "
-    "against how far the scheduler has read heartbeats",
-    responses={403: {"description": "Not an admin: host names, pids and versions are internal"}},
+    summary="Batches of the caller's projects, newest first, with their progress",
+    responses={422: {"description": "batchId shorter than 8 hex digits, or not hex"}},
 )
-async def list_workers(
-    _: AdminDep,
+async def list_batches(
+    visibility: VisibilityDep,
+    page: PageDep,
     store: RegistryDep,
-    settings: SettingsDep,
-    include_dead_for_minutes: Annotated[
-        int, Query(alias="includeDeadForMinutes", ge=0, le=10_080)
-    ] = 60,
-) -> WorkerList:
-    return await store.workers(
-        dead_after=timedelta(seconds=settings.worker_dead_after_seconds),
-        include_dead_minutes=include_dead_for_minutes,
-        horizon_stale_after=timedelta(seconds=settings.horizon_stale_seconds),
+    batch_id: Annotated[
+        str | None,
+        Query(
+            alias="batchId",
+            max_length=64,
+            description="Only batches whose id starts with this: 8 or more of its hex digits "
+            "(as the console shows ids) or the whole id.",
+        ),
+    ] = None,
+) -> BatchPage:
+    ids = None if batch_id is None else id_range(batch_id, field="batchId")
+    return await store.batch_page(visibility, page, ids)
+
+
+@batches.post(
+    "/{batchId}/retry-failed",
+    status_code=202,
+    summary="Ask the scheduler to run every dead member of a batch again",
+    description="As POST /api/jobs/{jobId}/retry for each dead member (a member or above of "
+    "the batch's project): one retry command each, answered once the broker confirmed them "
+    "all. The scheduler retries those still dead when it reads them.",
+    responses={
+        403: {"description": "A viewer of the batch's project"},
+        404: {"description": "Unknown batch, or not the caller's"},
+        409: {"description": "No member of the batch is dead"},
+    },
+)
+async def retry_failed(
+    batch_id: BatchId,
+    identity: CurrentIdentity,
+    visibility: OwnVisibilityDep,
+    store: RegistryDep,
+    commands: CommandsDep,
+) -> BatchRetried:
+    view = await store.batch(batch_id, visibility)
+    if view is None:
+        raise NotFound(f"batch {batch_id} not found")
+    identity.require(
+        str(view.project_id),
+        OrgRole.MEMBER,
+        to="retry jobs",
+        missing=f"batch {batch_id} not found",
     )
-
-
-@batches.get("", summary="Batches of the caller's projects, newest first, with their progress")
-async def list_batches(visibility: VisibilityDep, page: PageDep, store: RegistryDep) -> BatchPage:
-    return await store.batch_page(visibility, page)
+    dead = await store.dead_members(batch_id, MAX_RETRIED)
+    if not dead:
+        raise Conflict(f"batch {batch_id} has no dead job to retry")
+    for start in range(0, len(dead), RETRY_PUBLISH_CHUNK):
+        await asyncio.gather(
+            *(
+                commands.request_retry(job_id=job_id, requested_by=identity.actor, trace_id=trace)
+                for job_id, trace in dead[start : start + RETRY_PUBLISH_CHUNK]
+            )
+        )
+    return BatchRetried(batch_id=batch_id, job_ids=[job_id for job_id, _ in dead])
 
 
 @batches.get("/{batchId}", summary="Progress of a batch: members by status, finished or not")
 async def get_batch(
-    batch_id: Annotated[uuid.UUID, Path(alias="batchId")],
+    batch_id: BatchId,
     visibility: OwnVisibilityDep,
     store: RegistryDep,
 ) -> BatchView:
@@ -114,7 +159,9 @@ async def get_batch(
 async def list_queues(_: CurrentIdentity, store: RegistryDep, request: Request) -> QueueList:
     """Counts of the whole platform (no job or owner is named), for anyone signed in."""
     now, queued = await store.queued_by_queue()
-    named = sorted({queue for queue, _ in queued} - {DEFAULT_QUEUE})
+    # every known queue, a queue nothing waits in or no worker serves too (consumers 0)
+    known = await known_queue_names(store)
+    named = sorted(({queue for queue, _ in queued} | known) - {DEFAULT_QUEUE})
     shown = [DEFAULT_QUEUE, *named]
     names = {
         (queue, int(priority)): ready_queue_for(priority, queue)

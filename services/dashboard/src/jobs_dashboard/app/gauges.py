@@ -26,6 +26,7 @@ from jobs_dashboard.adapters import metrics
 from jobs_dashboard.adapters.broker_queues import ready_queue_counts
 from jobs_dashboard.adapters.gauge_reads import GaugeReads
 from jobs_dashboard.adapters.registry import RegistryStore
+from jobs_dashboard.adapters.workers import WorkerStore
 from jobs_dashboard.domain.queue_gauges import CompletionRates, oldest_age_seconds, time_to_drain
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class PlatformGauges:
         self,
         *,
         registry: RegistryStore,
+        workers: WorkerStore,
         reads: GaugeReads,
         bus: RabbitBus | None,
         interval: float,
@@ -70,6 +72,7 @@ class PlatformGauges:
         broker_timeout: float = 2.0,
     ) -> None:
         self.registry = registry
+        self.workers = workers
         self.reads = reads
         self.bus = bus
         self.interval = interval
@@ -169,7 +172,7 @@ class PlatformGauges:
         metrics.DLQ_SIZE.set(await self.reads.open_dead_letters())
 
     async def _workers(self) -> None:
-        listed = await self.registry.workers(
+        listed = await self.workers.workers(
             dead_after=self.worker_dead_after,
             include_dead_minutes=WORKER_UP_DEAD_MINUTES,
             horizon_stale_after=self.horizon_stale_after,
