@@ -168,10 +168,16 @@ def container_ports(spec: dict[str, Any]) -> list[int]:
     return ports
 
 
+# Addresses a service only shows to the browser (the console's links), never calls itself.
+BROWSER_LINKS = frozenset({"DASHBOARD_GRAFANA_URL", "DASHBOARD_RABBITMQ_CONSOLE_URL"})
+
+
 def http_urls(env: dict[str, str]) -> dict[str, tuple[str, int]]:
-    """Variables whose value is an http(s) URL -> (host, port)."""
+    """Variables whose value is an http(s) URL the service calls -> (host, port)."""
     found = {}
     for key, value in env.items():
+        if key in BROWSER_LINKS:
+            continue
         parts = urlsplit(value)
         if parts.scheme in ("http", "https") and parts.hostname:
             found[key] = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
@@ -307,7 +313,9 @@ def dependency_problems(doc: dict[str, Any]) -> Problems:
                 problems.append(f"{name}: waits for {dependency}, which has no health check")
         env = environment(spec)
         hosts = {host for host, _ in http_urls(env).values()}
-        for value in env.values():
+        for key, value in env.items():
+            if key in BROWSER_LINKS:
+                continue
             parts = urlsplit(value)
             if parts.scheme and parts.hostname:
                 hosts.add(parts.hostname)
