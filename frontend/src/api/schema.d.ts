@@ -5212,6 +5212,7 @@ export interface operations {
     list_jobs_api_jobs_get: {
         parameters: {
             query?: {
+                /** @description Only this batch's members: 8 or more hex digits of its id (as the console shows ids) or the whole id. */
                 batchId?: string | null;
                 /** @description ISO datetime, inclusive (naive = UTC). */
                 createdFrom?: string | null;
@@ -5224,6 +5225,7 @@ export interface operations {
                 priority?: number | null;
                 /** @description Only this project's jobs (docs/tenancy.md). */
                 projectId?: string | null;
+                /** @description Only this schedule's runs: 8 or more hex digits of its id (as the console shows ids) or the whole id. */
                 scheduleId?: string | null;
                 /** @description A job id prefix (8 or more hex digits) or `payload.<field> = <value>` (a top-level payload field; docs/api.md, 'Searching jobs'). */
                 search?: string | null;

@@ -1,6 +1,6 @@
 /** Why a batch is short of recorded jobs, from the submission service's count and the job store's. */
 import { describe, expect, it } from 'vitest';
-import { batchIdProblem } from '../pages/batches/batchIdFilter';
+import { idPrefixProblem } from '../lib/idPrefix';
 import { batchShortfall, STUCK_AFTER_MS } from './batchShortfall';
 
 const CREATED = '2030-01-01T00:00:00Z';
@@ -30,13 +30,13 @@ describe('batchShortfall', () => {
   });
 });
 
-describe('batchIdProblem', () => {
+describe('idPrefixProblem', () => {
   it('takes 8 or more hex digits or a whole id, and says why not otherwise', () => {
-    expect(batchIdProblem('')).toBeNull();
-    expect(batchIdProblem(' 1a2b3c4d ')).toBeNull();
-    expect(batchIdProblem('1A2B3C4D-0000-4000-8000-000000000001')).toBeNull();
-    expect(batchIdProblem('1a2b3c4')).toBe('Type at least 8 characters of the id, as shown, or the whole id');
-    expect(batchIdProblem('batch-42x')).toBe('An id has only the characters 0-9, a-f and dashes');
-    expect(batchIdProblem('1'.repeat(33))).toBe('Longer than an id');
+    expect(idPrefixProblem('')).toBeNull();
+    expect(idPrefixProblem(' 1a2b3c4d ')).toBeNull();
+    expect(idPrefixProblem('1A2B3C4D-0000-4000-8000-000000000001')).toBeNull();
+    expect(idPrefixProblem('1a2b3c4')).toBe('Type at least 8 characters of the id, as shown, or the whole id');
+    expect(idPrefixProblem('batch-42x')).toBe('An id has only the characters 0-9, a-f and dashes');
+    expect(idPrefixProblem('1'.repeat(33))).toBe('Longer than an id');
   });
 });

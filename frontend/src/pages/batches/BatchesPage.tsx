@@ -12,7 +12,7 @@ import { useRights } from '../../project/access';
 import { Link } from '../../project/links';
 import { useProjectId, useSearchParams } from '../../project/navigation';
 import { scopedKey, useScopedQuery } from '../../project/useScopedQuery';
-import { batchIdProblem } from './batchIdFilter';
+import { idPrefixProblem } from '../../lib/idPrefix';
 
 const PAGE_SIZE = 10;
 
@@ -28,7 +28,7 @@ function BatchIdFilter({ value, onApply }: { value: string; onApply: (batchId: s
   }
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
-    const problem = batchIdProblem(text);
+    const problem = idPrefixProblem(text);
     setError(problem ?? undefined);
     if (!problem) onApply(text.trim());
   };

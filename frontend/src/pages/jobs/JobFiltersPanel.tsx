@@ -1,8 +1,10 @@
 import { useState, type SyntheticEvent } from 'react';
 import { JOB_STATUSES, type JobStatus } from '../../api/types';
+import { InputField } from '../../components/Field';
 import { PriorityOptions } from '../../components/PriorityOptions';
 import { TypeFilter } from '../../components/TypeFilter';
 import { isoToLocalInput, localInputToIso } from '../../lib/format';
+import { idPrefixProblem } from '../../lib/idPrefix';
 import { PAGE_SIZES, type JobFilters } from '../../lib/jobFilters';
 import { useFiltersOpen } from './filtersOpen';
 
@@ -33,20 +35,39 @@ function TextFilters({
   const [batchId, setBatchId] = useState(filters.batchId);
   const [scheduleId, setScheduleId] = useState(filters.scheduleId);
   const [submittedBy, setSubmittedBy] = useState(filters.submittedBy);
+  const [problems, setProblems] = useState<{ batchId?: string; scheduleId?: string }>({});
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
+    // As the API checks them: a short id as shown (8 characters) or a whole one, never ignored.
+    const found = { batchId: idPrefixProblem(batchId) ?? undefined, scheduleId: idPrefixProblem(scheduleId) ?? undefined };
+    setProblems(found);
+    if (found.batchId || found.scheduleId) return;
     onApply({ batchId: batchId.trim(), scheduleId: scheduleId.trim(), submittedBy: submittedBy.trim() });
   };
   return (
-    <form onSubmit={submit} className="field-row" aria-label="Filter by id">
-      <div className="field">
-        <label htmlFor="filter-batch">Batch id</label>
-        <input id="filter-batch" value={batchId} onChange={(e) => setBatchId(e.target.value)} className="mono" />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-schedule">Schedule id</label>
-        <input id="filter-schedule" value={scheduleId} onChange={(e) => setScheduleId(e.target.value)} className="mono" />
-      </div>
+    <form onSubmit={submit} className="field-row" aria-label="Filter by id" noValidate>
+      <InputField
+        path="batchId"
+        label="Batch id"
+        error={problems.batchId}
+        value={batchId}
+        onChange={setBatchId}
+        className="mono"
+        autoComplete="off"
+        spellCheck={false}
+        maxLength={64}
+      />
+      <InputField
+        path="scheduleId"
+        label="Schedule id"
+        error={problems.scheduleId}
+        value={scheduleId}
+        onChange={setScheduleId}
+        className="mono"
+        autoComplete="off"
+        spellCheck={false}
+        maxLength={64}
+      />
       {isAdmin ? (
         <div className="field">
           <label htmlFor="filter-owner">Submitted by</label>

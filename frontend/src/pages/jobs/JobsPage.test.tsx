@@ -205,6 +205,19 @@ describe('<JobsPage>', () => {
     expect(location()).toBe('/jobs?batchId=cccccccc-0000-4000-8000-000000000003');
   });
 
+  it('takes a short id as shown and refuses a shorter one at its field, never ignoring it', async () => {
+    const user = userEvent.setup();
+    renderWithProviders(<JobsPage />, { route: '/jobs' });
+    await screen.findByTestId('jobs-table');
+    await user.type(screen.getByLabelText('Schedule id'), 'cccccc');
+    await user.click(screen.getByRole('button', { name: 'Apply ids' }));
+    expect(location()).toBe('/jobs');
+    expect(screen.getByLabelText('Schedule id')).toHaveAccessibleDescription(/at least 8 characters/);
+    await user.type(screen.getByLabelText('Schedule id'), 'cc');
+    await user.click(screen.getByRole('button', { name: 'Apply ids' }));
+    expect(location()).toBe('/jobs?scheduleId=cccccccc');
+  });
+
   it('bulk-cancels only the selected jobs that can still be cancelled', async () => {
     const user = userEvent.setup();
     renderWithProviders(<JobsPage />, { route: '/jobs' });

@@ -173,3 +173,21 @@ async def test_a_searchs_total_counts_up_to_its_limit_and_says_when_more_match(
     # a listing without a search counts all its jobs (from the rollups)
     everything = (await client.get("/api/jobs", headers=auth.user)).json()
     assert (everything["totalItems"], everything["totalCapped"]) == (6, False)
+
+
+async def test_the_batch_and_schedule_filters_take_an_id_as_shown_and_refuse_a_shorter_one(
+    client: httpx.AsyncClient, auth: Any, job_factory: Any
+) -> None:
+    batch = uuid.UUID("7c1d2e3f-0000-4000-8000-000000000001")
+    schedule = uuid.UUID("5a6b7c8d-0000-4000-8000-000000000002")
+    member = await job_factory.job(batch_id=batch)
+    run = await job_factory.job(schedule_id=schedule)
+    await job_factory.job(batch_id=uuid.UUID("7c1d2e40-0000-4000-8000-000000000003"))
+
+    assert await found(client, auth.user, batchId="7c1d2e3f") == [str(member)]
+    assert await found(client, auth.user, batchId=str(batch)) == [str(member)]
+    assert await found(client, auth.user, scheduleId="5A6B7C8D") == [str(run)]
+    for params in ({"batchId": "7c1d2e"}, {"scheduleId": "not-an-id"}):
+        response = await client.get("/api/jobs", params=params, headers=auth.user)
+        assert response.status_code == 422, params
+        assert [d["field"] for d in response.json()["details"]] == list(params)

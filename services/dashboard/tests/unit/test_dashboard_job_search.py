@@ -6,8 +6,9 @@ import pytest
 
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import ValidationFailed
+from jobs_dashboard.domain.id_prefix import IdPrefix
 from jobs_dashboard.domain.job_errors import latest_error
-from jobs_dashboard.domain.search import IdPrefix, PayloadMatch, parse_search
+from jobs_dashboard.domain.search import PayloadMatch, parse_search
 
 pytestmark = pytest.mark.unit
 

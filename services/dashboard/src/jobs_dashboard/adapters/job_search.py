@@ -13,7 +13,8 @@ from sqlalchemy import and_, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from jobs_common.jobstore import jobs
-from jobs_dashboard.domain.search import IdPrefix, JobSearch
+from jobs_dashboard.domain.id_prefix import IdPrefix
+from jobs_dashboard.domain.search import JobSearch
 
 
 def search_condition(search: JobSearch) -> ColumnElement[bool]:

@@ -165,10 +165,11 @@ def filter_conditions(filters: JobFilters) -> list[ColumnElement[bool]]:
         conditions.append(jobs.c.type == filters.type)
     if filters.priority is not None:
         conditions.append(jobs.c.priority == filters.priority)
+    # An id prefix is a range of the column's index (a whole id: a range of one).
     if filters.schedule_id is not None:
-        conditions.append(jobs.c.schedule_id == filters.schedule_id)
+        conditions.append(jobs.c.schedule_id.between(*filters.schedule_id.bounds))
     if filters.batch_id is not None:
-        conditions.append(jobs.c.batch_id == filters.batch_id)
+        conditions.append(jobs.c.batch_id.between(*filters.batch_id.bounds))
     if filters.search is not None:
         conditions.append(search_condition(filters.search))
     return conditions

@@ -13,6 +13,7 @@ from jobs_common.jobstore import batches, jobs, retry_policies
 from jobs_common.retry_policy_commands import RetryPolicyView
 from jobs_dashboard.adapters.store import AnyRow, Store, visible
 from jobs_dashboard.domain.batches import BatchPage, BatchView, batch_view
+from jobs_dashboard.domain.id_prefix import IdPrefix
 from jobs_dashboard.domain.query import PageRequest, Visibility
 
 
@@ -79,15 +80,14 @@ class RegistryStore(Store):
         self,
         visibility: Visibility,
         page: PageRequest,
-        ids: tuple[uuid.UUID, uuid.UUID] | None = None,
+        ids: IdPrefix | None = None,
     ) -> BatchPage:
         """Newest first (``ix_batches_created`` / ``ix_batches_owner_created``), each with its
         members counted by status in one grouped query over ``ix_jobs_batch``. ``ids``: only
-        the ids in that range (an id prefix, ``domain/batches.id_range``), read on the
-        primary key."""
+        the ids starting with that prefix, a range read on the primary key."""
         conditions = batch_conditions(visibility)
         if ids is not None:
-            conditions += [batches.c.id >= ids[0], batches.c.id <= ids[1]]
+            conditions += [batches.c.id >= ids.lowest, batches.c.id <= ids.highest]
         async with self.snapshot() as connection:
             total = (
                 await connection.execute(

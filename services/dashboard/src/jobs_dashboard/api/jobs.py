@@ -30,6 +30,7 @@ from jobs_dashboard.api.deps import (
 )
 from jobs_dashboard.domain.commands import ensure_cancellable, ensure_retryable
 from jobs_dashboard.domain.disclosure import job_detail_for, job_summaries_for, log_lines_for
+from jobs_dashboard.domain.id_prefix import optional_prefix
 from jobs_dashboard.domain.job_snapshot import JobSnapshot, snapshot_of
 from jobs_dashboard.domain.models import CancelOutcome, JobDetail, JobsPage, LogPage, RetryAccepted
 from jobs_dashboard.domain.query import (
@@ -73,8 +74,24 @@ async def list_query(
     ] = None,
     job_type: Annotated[str | None, Query(alias="type", min_length=1, max_length=200)] = None,
     priority: Annotated[int | None, Query(ge=1, le=3)] = None,
-    schedule_id: Annotated[uuid.UUID | None, Query(alias="scheduleId")] = None,
-    batch_id: Annotated[uuid.UUID | None, Query(alias="batchId")] = None,
+    schedule_id: Annotated[
+        str | None,
+        Query(
+            alias="scheduleId",
+            max_length=64,
+            description="Only this schedule's runs: 8 or more hex digits of its id (as the "
+            "console shows ids) or the whole id.",
+        ),
+    ] = None,
+    batch_id: Annotated[
+        str | None,
+        Query(
+            alias="batchId",
+            max_length=64,
+            description="Only this batch's members: 8 or more hex digits of its id (as the "
+            "console shows ids) or the whole id.",
+        ),
+    ] = None,
     project_id: Annotated[
         uuid.UUID | None,
         Query(alias="projectId", description="Only this project's jobs (docs/tenancy.md)."),
@@ -102,8 +119,8 @@ async def list_query(
             type=job_type,
             priority=priority,
             created=created,
-            schedule_id=schedule_id,
-            batch_id=batch_id,
+            schedule_id=optional_prefix(schedule_id, field="scheduleId"),
+            batch_id=optional_prefix(batch_id, field="batchId"),
             search=parse_search(search),
         ),
         page=page,

@@ -29,8 +29,9 @@ from jobs_dashboard.api.deps import (
     SchedulerDep,
     VisibilityDep,
 )
-from jobs_dashboard.domain.batches import BatchPage, BatchRetried, BatchView, id_range
+from jobs_dashboard.domain.batches import BatchPage, BatchRetried, BatchView
 from jobs_dashboard.domain.disclosure import policies_for
+from jobs_dashboard.domain.id_prefix import parse_id_prefix
 from jobs_dashboard.domain.queues import LABELS, QueueDepth, QueueList
 from jobs_dashboard.domain.retry_policies import DEFAULT_POLICY, RetryPolicyList
 
@@ -95,7 +96,7 @@ async def list_batches(
         ),
     ] = None,
 ) -> BatchPage:
-    ids = None if batch_id is None else id_range(batch_id, field="batchId")
+    ids = None if batch_id is None else parse_id_prefix(batch_id, field="batchId")
     return await store.batch_page(visibility, page, ids)
 
 

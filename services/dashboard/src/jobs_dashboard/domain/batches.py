@@ -11,11 +11,7 @@ from pydantic import Field
 
 from jobs_common.api_models import CamelModel, Page
 from jobs_common.contracts import TERMINAL_STATUSES, JobStatus
-from jobs_common.errors import ErrorDetail, ValidationFailed
 from jobs_dashboard.domain.analytics import status_counts
-
-MIN_ID_PREFIX = 8  # as every id is shown in the console
-HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 class BatchView(CamelModel):
@@ -43,25 +39,6 @@ class BatchRetried(CamelModel):
     batch_id: uuid.UUID
     job_ids: list[uuid.UUID] = Field(description="The dead members, each retried once.")
     status: str = "retry_requested"
-
-
-def id_range(prefix: str, *, field: str) -> tuple[uuid.UUID, uuid.UUID]:
-    """The ids that start with ``prefix`` (8 to 32 hex digits, dashes anywhere, any case: a
-    shown short id or a whole one) as the range ``[low, high]`` an index on a uuid column
-    reads, PostgreSQL ordering uuids by their bytes as the hex digits read. Raises
-    ValidationFailed on ``field`` for anything else."""
-    digits = prefix.strip().replace("-", "").lower()
-    if not MIN_ID_PREFIX <= len(digits) <= 32 or not set(digits) <= HEX_DIGITS:
-        message = (
-            f"at least {MIN_ID_PREFIX} characters of an id (hex digits), as the console "
-            "shows them, or a whole id"
-        )
-        raise ValidationFailed(
-            "request validation failed", details=[ErrorDetail(field=field, message=message)]
-        )
-    low = uuid.UUID(digits.ljust(32, "0"))
-    high = uuid.UUID(digits.ljust(32, "f"))
-    return low, high
 
 
 def batch_view(

@@ -18,6 +18,7 @@ from jobs_common.auth import Identity
 from jobs_common.contracts import JobStatus
 from jobs_common.errors import ErrorDetail, Forbidden, ValidationFailed
 from jobs_common.tenancy import OrgRole, Scope
+from jobs_dashboard.domain.id_prefix import IdPrefix
 from jobs_dashboard.domain.search import JobSearch
 
 T = TypeVar("T")
@@ -161,8 +162,8 @@ class JobFilters:
     type: str | None = None
     priority: int | None = None
     created: CreatedRange = CreatedRange()
-    schedule_id: uuid.UUID | None = None
-    batch_id: uuid.UUID | None = None
+    schedule_id: IdPrefix | None = None  # the whole id, or 8 or more of its hex digits
+    batch_id: IdPrefix | None = None
     search: JobSearch | None = None
 
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import uuid
 from dataclasses import dataclass
 
-from jobs_common.errors import ErrorDetail, ValidationFailed
+from jobs_common.errors import ValidationFailed
+from jobs_dashboard.domain.id_prefix import IdPrefix, parse_id_prefix, refused
 
-ID_PREFIX_MIN = 8
 # A search's total counts this many matches at most (``totalCapped`` says there are more): a
 # field half the jobs share would otherwise be counted row by row on every page.
 COUNT_LIMIT = 10_000
@@ -29,29 +28,11 @@ MAX_FIELD_LENGTH = 200
 
 JsonScalar = str | int | float | bool | None
 
-# A prefix of a uuid's canonical text: hex digits, dashes only where the canonical form has them.
-_CANONICAL = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-_HEX = frozenset("0123456789abcdef")
 _PAYLOAD = re.compile(r"^payload\.(?P<field>[^\s=]+)\s*=\s*(?P<value>.*)$", re.DOTALL)
 HINT = (
     "search by a job id prefix (8 or more hex digits, e.g. 3f2a9c1b) "
     "or by payload.<field> = <value>"
 )
-
-
-@dataclass(frozen=True)
-class IdPrefix:
-    """Jobs whose id starts with ``digits`` (lowercase hex, 8 to 32 of them)."""
-
-    digits: str
-
-    @property
-    def lowest(self) -> uuid.UUID:
-        return uuid.UUID(self.digits.ljust(32, "0"))
-
-    @property
-    def highest(self) -> uuid.UUID:
-        return uuid.UUID(self.digits.ljust(32, "f"))
 
 
 @dataclass(frozen=True)
@@ -70,9 +51,7 @@ JobSearch = IdPrefix | PayloadMatch
 
 
 def refuse(message: str) -> ValidationFailed:
-    return ValidationFailed(
-        "request validation failed", details=[ErrorDetail(field="search", message=message)]
-    )
+    return refused("search", message)
 
 
 def parse_search(text: str | None) -> JobSearch | None:
@@ -92,18 +71,7 @@ def parse_search(text: str | None) -> JobSearch | None:
 
 
 def id_prefix(text: str) -> IdPrefix:
-    lowered = text.lower()
-    dashed = "-" in lowered
-    shape_ok = len(lowered) <= (36 if dashed else 32) and all(
-        (char == "-") if dashed and _CANONICAL[i] == "-" else char in _HEX
-        for i, char in enumerate(lowered)
-    )
-    if not shape_ok:
-        raise refuse(HINT)
-    digits = lowered.replace("-", "")
-    if len(digits) < ID_PREFIX_MIN:
-        raise refuse(f"a job id prefix needs at least {ID_PREFIX_MIN} hex digits; {HINT}")
-    return IdPrefix(digits)
+    return parse_id_prefix(text, field="search", hint=HINT)
 
 
 def payload_match(field: str, raw: str) -> PayloadMatch:
