@@ -96,6 +96,11 @@ def bodies() -> dict[tuple[str, str], Any]:
             "timezone": "Europe/Berlin",
             "jobTemplate": template,
         },
+        ("put", "/api/schedules/{scheduleId}"): {
+            "cron": "0 3 * * *",
+            "timezone": "Europe/Berlin",
+            "jobTemplate": template,
+        },
         ("post", "/api/queues"): {"name": f"q-{uuid.uuid4().hex[:8]}", **queue_settings},
         ("patch", "/api/queues/{queueId}"): queue_settings,
         ("put", "/api/project-flow/{projectId}"): {"weight": 2},
