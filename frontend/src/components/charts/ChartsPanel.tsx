@@ -58,6 +58,34 @@ function ChartCard({ title, label, testId, children }: { title: string; label: s
   );
 }
 
+/** One line per priority of the rows' `${key}High`-style figures (jobs waiting, longest wait). */
+function priorityLineChart(
+  rows: ChartRow[],
+  key: 'waiting' | 'wait',
+  yAxis: { allowDecimals?: boolean; unit?: string },
+): ReactElement {
+  return (
+    <LineChart data={rows} margin={margin}>
+      <CartesianGrid strokeDasharray="3 3" />
+      <XAxis dataKey="label" {...axis} minTickGap={16} />
+      <YAxis {...yAxis} {...axis} />
+      <Tooltip />
+      <Legend />
+      {PRIORITY_LINES.map((line) => (
+        <Line
+          key={line.suffix}
+          dataKey={`${key}${line.suffix}`}
+          name={line.name}
+          stroke={line.color}
+          strokeDasharray={line.dash}
+          dot={false}
+          isAnimationActive={false}
+        />
+      ))}
+    </LineChart>
+  );
+}
+
 const triple = (a: number | null, b: number | null, c: number | null) =>
   a === null ? '—' : `${formatNumber(a)}, ${formatNumber(b ?? 0)}, ${formatNumber(c ?? 0)}`;
 
@@ -159,48 +187,14 @@ export function ChartsPanel({ title, queueId, initialRange = '1h' }: Props) {
               testId="chart-depth"
               label="Line chart: jobs waiting per priority, the mean of each window's minute samples"
             >
-              <LineChart data={rows} margin={margin}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="label" {...axis} minTickGap={16} />
-                <YAxis allowDecimals={false} {...axis} />
-                <Tooltip />
-                <Legend />
-                {PRIORITY_LINES.map((line) => (
-                  <Line
-                    key={line.suffix}
-                    dataKey={`waiting${line.suffix}`}
-                    name={line.name}
-                    stroke={line.color}
-                    strokeDasharray={line.dash}
-                    dot={false}
-                    isAnimationActive={false}
-                  />
-                ))}
-              </LineChart>
+              {priorityLineChart(rows, 'waiting', { allowDecimals: false })}
             </ChartCard>
             <ChartCard
               title="Longest wait by priority"
               testId="chart-wait"
               label="Line chart: seconds the oldest queued job had waited, per priority"
             >
-              <LineChart data={rows} margin={margin}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="label" {...axis} minTickGap={16} />
-                <YAxis unit=" s" {...axis} />
-                <Tooltip />
-                <Legend />
-                {PRIORITY_LINES.map((line) => (
-                  <Line
-                    key={line.suffix}
-                    dataKey={`wait${line.suffix}`}
-                    name={line.name}
-                    stroke={line.color}
-                    strokeDasharray={line.dash}
-                    dot={false}
-                    isAnimationActive={false}
-                  />
-                ))}
-              </LineChart>
+              {priorityLineChart(rows, 'wait', { unit: ' s' })}
             </ChartCard>
             {fleet ? (
               <ChartCard
