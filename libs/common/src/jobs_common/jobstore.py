@@ -222,6 +222,12 @@ Index("ix_dead_letters_job", dead_letters.c.job_id)
 Index(
     "ix_dead_letters_open", dead_letters.c.created_at, postgresql_where=text("resolved_at IS NULL")
 )
+Index(
+    "ix_dead_letters_resolved",
+    dead_letters.c.created_at,
+    dead_letters.c.id,
+    postgresql_where=text("resolved_at IS NOT NULL"),
+)
 Index("ix_dead_letters_fingerprint", dead_letters.c.fingerprint, dead_letters.c.created_at)
 
 # Who did what to dead letters, when and why (requeue, discard, bulk actions).

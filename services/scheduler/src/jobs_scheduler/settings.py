@@ -87,8 +87,9 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # After a pass drained (docs/operations.md, "After a prune"): the tables it pruned are
     # analyzed, and vacuumed by the scheduler (one replica at a time) where autovacuum is off
     # for the server or the table, or behind: at least vacuum_dead_rows dead rows and more
-    # than vacuum_dead_ratio of the live ones. False: analyze only, and log what needs a
-    # vacuum (an operator who runs VACUUM elsewhere).
+    # than vacuum_dead_ratio of the live ones; every store_stats_interval_seconds, also any
+    # table past that threshold autovacuum does not look after (updates, the rollup fold).
+    # False: analyze only, and log what needs a vacuum (an operator who runs VACUUM elsewhere).
     vacuum_after_prune: bool = True
     vacuum_dead_rows: int = Field(default=100_000, ge=1)
     vacuum_dead_ratio: float = Field(default=0.2, ge=0)

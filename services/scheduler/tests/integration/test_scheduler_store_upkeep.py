@@ -183,3 +183,30 @@ async def test_autovacuum_off_for_one_table_is_detected_from_its_reloptions(
     await upkeep.observe()
     assert {"job_logs", "inbox"} <= set(upkeep.autovacuum_off)
     assert "jobs" not in upkeep.autovacuum_off or not server_on
+
+
+async def test_the_sweep_vacuums_a_table_past_the_threshold_that_nobody_pruned(
+    db: AsyncEngine,
+) -> None:
+    """Updates leave dead rows with no prune (the rollup fold's deletes too): where autovacuum
+    is off the periodic sweep vacuums a table past the threshold, and only such a table."""
+    async with db.begin() as connection:
+        server_on = (await connection.scalar(text("SHOW autovacuum"))) == "on"
+        if server_on:
+            await connection.execute(text("ALTER TABLE jobs SET (autovacuum_enabled = false)"))
+            await connection.execute(
+                text("ALTER TABLE job_attempts SET (autovacuum_enabled = false)")
+            )
+    await old_jobs(db, 300)
+    async with db.begin() as connection:
+        await connection.execute(text("UPDATE jobs SET attempt = 2"))  # 301 dead rows
+        await connection.execute(text("DELETE FROM job_attempts WHERE random() < 0.1"))
+        await connection.execute(text("SELECT pg_stat_force_next_flush()"))
+    assert (await stats_of(db, "jobs")).n_dead_tup >= 300
+    policy = VacuumPolicy(min_dead_rows=100, dead_ratio=0.2)
+
+    await StoreUpkeep(db, self_vacuum=True, policy=policy).observe()
+
+    jobs_after, attempts_after = await stats_of(db, "jobs"), await stats_of(db, "job_attempts")
+    assert jobs_after.n_dead_tup == 0 and jobs_after.last_vacuum is not None
+    assert attempts_after.last_vacuum is None  # about 30 dead rows: under the threshold

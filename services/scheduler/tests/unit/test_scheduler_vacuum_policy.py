@@ -9,6 +9,7 @@ from jobs_scheduler.domain.vacuum import (
     VacuumPolicy,
     VacuumReason,
     reloption_enabled,
+    sweep_vacuum_reason,
     vacuum_reason,
 )
 
@@ -55,3 +56,20 @@ def test_with_autovacuum_on_only_dead_rows_over_both_thresholds_vacuum() -> None
 )
 def test_the_reloption_as_postgresql_stores_it(value: str | None, enabled: bool) -> None:
     assert reloption_enabled(value) is enabled
+
+
+@pytest.mark.parametrize(
+    ("seen", "server", "expected"),
+    [
+        (stats(1_000_000, 1), False, None),  # a dead row is no reason between prunes
+        (stats(1_000_000, 150_000), False, None),  # under a fifth of the live ones
+        (stats(0, 100_000), False, VacuumReason.AUTOVACUUM_OFF),  # the fold's deltas
+        (stats(10, 99_999), False, None),
+        (stats(100_000, 100_000, enabled=False), True, VacuumReason.AUTOVACUUM_OFF_FOR_TABLE),
+        (stats(100_000, 100_000), True, VacuumReason.DEAD_ROWS),  # autovacuum behind
+    ],
+)
+def test_the_sweep_vacuums_only_past_the_threshold(
+    seen: TableStats, server: bool, expected: VacuumReason | None
+) -> None:
+    assert sweep_vacuum_reason(seen, server_autovacuum=server, policy=POLICY) == expected

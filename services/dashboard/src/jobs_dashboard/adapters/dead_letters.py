@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -46,17 +46,27 @@ def fingerprint_column(filters: DeadLetterFilters) -> ColumnElement[str]:
     return func.regexp_replace(dead_letters.c.fingerprint, pattern, replacement, "g")
 
 
-def dead_letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[bool]]:
-    """WHERE clauses over ``dead_letters JOIN jobs`` for ``filters``."""
+def job_conditions(filters: DeadLetterFilters) -> list[ColumnElement[bool]]:
+    """The clauses over the letter's job: who may see it, its type and status."""
     conditions = owner_conditions(filters.visibility)
+    if filters.job_type is not None:
+        conditions.append(jobs.c.type == filters.job_type)
+    if filters.job_status is not None:
+        conditions.append(jobs.c.status == filters.job_status.value)
+    return conditions
+
+
+def letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[bool]]:
+    """The clauses over ``dead_letters`` alone. An open or resolved state is a partial index
+    in the pages' order: ``ix_dead_letters_open`` (created_at), ``ix_dead_letters_resolved``
+    (created_at, id)."""
+    conditions: list[ColumnElement[bool]] = []
     if filters.state is DeadLetterState.OPEN:
         conditions.append(dead_letters.c.resolved_at.is_(None))
     elif filters.state is DeadLetterState.RESOLVED:
         conditions.append(dead_letters.c.resolved_at.is_not(None))
     if filters.reason is not None:
         conditions.append(dead_letters.c.reason == filters.reason)
-    if filters.job_type is not None:
-        conditions.append(jobs.c.type == filters.job_type)
     if filters.fingerprint is not None:
         conditions.append(fingerprint_column(filters) == filters.fingerprint)
     if filters.created.created_from is not None:
@@ -65,9 +75,23 @@ def dead_letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[boo
         conditions.append(dead_letters.c.created_at < filters.created.created_to)
     if filters.ids:
         conditions.append(dead_letters.c.id.in_(filters.ids))
-    if filters.job_status is not None:
-        conditions.append(jobs.c.status == filters.job_status.value)
     return conditions
+
+
+def dead_letter_conditions(filters: DeadLetterFilters) -> list[ColumnElement[bool]]:
+    """WHERE clauses over ``dead_letters JOIN jobs`` for ``filters``."""
+    return job_conditions(filters) + letter_conditions(filters)
+
+
+def count_query(filters: DeadLetterFilters) -> Select[int]:
+    """How many letters ``filters`` select. With no clause on the job, ``dead_letters``
+    alone: every letter has its job (``job_id`` NOT NULL, a foreign key deleting the letter
+    with the job), so the join changes no count, and without it the count is an index-only
+    scan of the state's partial index instead of a hash join over every letter and job
+    (docs/operations.md, "After a prune")."""
+    on_jobs = job_conditions(filters)
+    source = JOINED if on_jobs else dead_letters
+    return select(func.count()).select_from(source).where(*on_jobs, *letter_conditions(filters))
 
 
 def to_item(row: AnyRow) -> DeadLetterItem:
@@ -96,10 +120,7 @@ class DeadLetterStore(Store):
     ) -> tuple[list[DeadLetterItem], int]:
         conditions = dead_letter_conditions(filters)
         async with self.snapshot() as connection:
-            total = int(
-                await connection.scalar(select(func.count()).select_from(JOINED).where(*conditions))
-                or 0
-            )
+            total = int(await connection.scalar(count_query(filters)) or 0)
             if total <= page.offset:
                 return [], total
             rows = await connection.execute(
@@ -161,9 +182,7 @@ class DeadLetterStore(Store):
 
     async def count(self, filters: DeadLetterFilters) -> int:
         async with self.engine.connect() as connection:
-            found = await connection.scalar(
-                select(func.count()).select_from(JOINED).where(*dead_letter_conditions(filters))
-            )
+            found = await connection.scalar(count_query(filters))
         return int(found or 0)
 
     async def select_for_bulk(
@@ -172,10 +191,7 @@ class DeadLetterStore(Store):
         """How many letters match, and the first ``limit`` of them (oldest first): a sample."""
         conditions = dead_letter_conditions(filters)
         async with self.snapshot() as connection:
-            matching = int(
-                await connection.scalar(select(func.count()).select_from(JOINED).where(*conditions))
-                or 0
-            )
+            matching = int(await connection.scalar(count_query(filters)) or 0)
             rows = await connection.execute(
                 select(*ITEM_COLUMNS)
                 .select_from(JOINED)

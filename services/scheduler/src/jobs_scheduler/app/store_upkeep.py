@@ -1,6 +1,7 @@
 """A store that stays healthy (docs/operations.md, "After a prune"): the tables a retention
 pass pruned are analyzed once the pass drained its backlog, and vacuumed by the scheduler
-itself where autovacuum is off or behind (``domain/vacuum.py`` decides); the dead rows of every
+itself where autovacuum is off or behind (``domain/vacuum.py`` decides), and so is any table
+whose dead rows pass the threshold between prunes (updates, the rollup fold); the dead rows of every
 job store table and whether autovacuum looks after it are exported as gauges, and an
 autovacuum that is off is a warning of ``/ready`` (still 200).
 
@@ -28,6 +29,7 @@ from jobs_scheduler.domain.vacuum import (
     VacuumPolicy,
     VacuumReason,
     autovacuum_runs,
+    sweep_vacuum_reason,
     vacuum_reason,
 )
 
@@ -147,10 +149,20 @@ class StoreUpkeep:
         return found.get(table, TableStats(table, 0, 0, autovacuum_enabled=True))
 
     async def observe(self) -> int:
-        """Refresh the gauges and the warning from the statistics of every job store table."""
+        """Refresh the gauges and the warning from the statistics of every job store table;
+        with self-vacuum, vacuum those past the policy's threshold that autovacuum does not
+        look after or has not caught up with (``sweep_vacuum_reason``), pruned or not."""
         async with self.engine.connect() as connection:
             server_on = await store_stats.server_autovacuum(connection)
             stats = await store_stats.table_stats(connection)
+        if self.self_vacuum:
+            for table, seen in stats.items():
+                if sweep_vacuum_reason(seen, server_autovacuum=server_on, policy=self.policy):
+                    self.pending.setdefault(table, 0)
+            if self.pending:
+                await self.maintain()  # sets the gauges of what it vacuumed
+                async with self.engine.connect() as connection:
+                    stats = await store_stats.table_stats(connection)
         off = []
         for table, seen in sorted(stats.items()):
             JOBSTORE_DEAD_ROWS.labels(table).set(seen.dead_rows)

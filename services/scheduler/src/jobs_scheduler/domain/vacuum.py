@@ -66,3 +66,18 @@ def vacuum_reason(
     ):
         return VacuumReason.DEAD_ROWS
     return None
+
+
+def sweep_vacuum_reason(
+    stats: TableStats, *, server_autovacuum: bool, policy: VacuumPolicy
+) -> VacuumReason | None:
+    """Why the periodic sweep vacuums a table nobody pruned, or None. Updates and the rollup
+    fold's deletes leave dead rows every day with no prune at all; where autovacuum does not
+    run, or has not caught up, a table past the policy's threshold (as autovacuum's own would
+    be) is vacuumed, not every table with a dead row."""
+    past = stats.dead_rows >= policy.min_dead_rows and stats.dead_rows > (
+        policy.dead_ratio * stats.live_rows
+    )
+    return (
+        vacuum_reason(stats, server_autovacuum=server_autovacuum, policy=policy) if past else None
+    )
