@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, or_, select, text
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -120,6 +120,10 @@ class DeadLetterStore(Store):
     ) -> tuple[list[DeadLetterItem], int]:
         conditions = dead_letter_conditions(filters)
         async with self.snapshot() as connection:
+            if not job_conditions(filters):
+                # An index-only count of one table: two parallel workers cost more to start
+                # than they save (20-31 ms against 13 for 200,000 letters on 2 cores).
+                await connection.execute(text("SET LOCAL max_parallel_workers_per_gather = 0"))
             total = int(await connection.scalar(count_query(filters)) or 0)
             if total <= page.offset:
                 return [], total
