@@ -14,7 +14,6 @@ from jobs_common.request_identity import CurrentIdentity
 from jobs_common.tenancy import OrgRole
 from jobs_dashboard.adapters.analytics import UnfinishedCounts
 from jobs_dashboard.adapters.charts import ChartScope, ChartStore
-from jobs_dashboard.adapters.workers import WorkerStore
 from jobs_dashboard.api.deps import (
     CreatedRangeDep,
     OwnVisibilityDep,
@@ -23,6 +22,7 @@ from jobs_dashboard.api.deps import (
     VisibilityDep,
 )
 from jobs_dashboard.api.queues import QueuesDep
+from jobs_dashboard.api.workers import WorkersDep
 from jobs_dashboard.domain.charts import PLANS, ChartRange, ChartSeries, chart_point
 from jobs_dashboard.domain.live_figures import LiveFigures, worker_slots
 from jobs_dashboard.domain.models import JobAnalytics, JobSeries
@@ -38,13 +38,8 @@ async def get_unfinished(request: Request) -> UnfinishedCounts:
     return cast(UnfinishedCounts, request.app.state.unfinished)
 
 
-async def get_workers(request: Request) -> WorkerStore:
-    return cast(WorkerStore, request.app.state.workers)
-
-
 ChartsDep = Annotated[ChartStore, Depends(get_charts)]
 UnfinishedDep = Annotated[UnfinishedCounts, Depends(get_unfinished)]
-WorkersDep = Annotated[WorkerStore, Depends(get_workers)]
 
 
 @router.get("/analytics", summary="Counts, success rate, runtime and throughput")
