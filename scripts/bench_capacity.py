@@ -3,13 +3,13 @@
 Runs the pipeline bench (``bench_pipeline.run``: a fresh stack, N single requests, one batch of
 N, a short paced phase) at four points, WORKERS x SCHEDULERS = 1x1, 2x1, 2x2, 1x2, and prints
 per point the end-to-end jobs/s and the CPU-seconds per 1,000 jobs of each service (replicas
-summed) and of PostgreSQL and RabbitMQ beside them (:class:`OwnServers`: the bench database's
-backends, the one broker). Then the model of docs/scaling.md ("A capacity model"): for 1k, 10k
-and 50k jobs/s, replicas per service = target x CPU-seconds per job / usable cores per replica,
-and the cores PostgreSQL and RabbitMQ would need; and two checks against the measured points
-(CPU per job flat across replica counts; the throughput the machine's cores allow against the
-one measured). Figures, not assertions; exits non-zero when a noop job did not succeed on its
-first attempt, as the pipeline bench does.
+summed) and of PostgreSQL and RabbitMQ beside them (``bench_pipeline.BESIDE``: the bench
+database's backends, the one broker). Then the model of docs/scaling.md ("A capacity model"):
+for 1k, 10k and 50k jobs/s, replicas per service = target x CPU-seconds per job / usable cores
+per replica, and the cores PostgreSQL and RabbitMQ would need; and two checks against the
+measured points (CPU per job flat across replica counts; the throughput the machine's cores
+allow against the one measured). Figures, not assertions; exits non-zero when a noop job did
+not succeed on its first attempt, as the pipeline bench does.
 """
 
 from __future__ import annotations
@@ -20,12 +20,9 @@ import math
 import os
 import statistics
 import sys
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 from unittest import mock
-from urllib.parse import urlsplit
 
 import bench_pipeline
 from bench_pipeline import CORES, Phase
@@ -41,69 +38,6 @@ USABLE_CORES_PER_REPLICA = 0.7
 # The largest single PostgreSQL primary the model allows, planned at 70 % of its cores.
 PRIMARY_CORES = 64
 PRIMARY_USABLE = 0.7
-
-
-class OwnServers:
-    """bench_pipeline.infra_cpu_seconds narrowed to this bench's own load, for a machine other
-    work shares: PostgreSQL's backends (and autovacuum workers) of the bench's database, found
-    by the database name in their process title, not every ``postgres`` process (other
-    databases' backends come and go, and one that exits takes its CPU out of the sum); the
-    bench's own MongoDB stand-in (its port). RabbitMQ is one ``beam.smp`` for every vhost: what
-    others run on it is counted too, so its figure is an upper bound. The cluster's shared
-    processes (WAL writer, checkpointer, background writer) are left out."""
-
-    def __init__(self) -> None:
-        self.database: str | None = None
-        self.mongo_port: str | None = None
-
-    async def start_fresh_stack(self, *args: Any, **kwargs: Any) -> bench_pipeline.FreshStack:
-        fresh = await START_FRESH_STACK(*args, **kwargs)
-        self.database = fresh.database
-        self.mongo_port = str(urlsplit(fresh.stack.config.mongo_url).port or "")
-        return fresh
-
-    def key_of(self, comm: str, title: str) -> str | None:
-        if comm == "postgres":
-            own = self.database is not None and f" {self.database} " in f"{title} "
-            return "postgresql" if own else None
-        if comm == "beam.smp":
-            return "rabbitmq"
-        if "nx-27017" in title and self.mongo_port and f"-p {self.mongo_port} " in f"{title} ":
-            return "mongodb stand-in"
-        return None
-
-    def cpu_seconds(self) -> dict[str, float]:
-        cpu: dict[str, float] = {}
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                comm = (proc / "comm").read_text().strip()
-                title = (
-                    (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                )
-                key = self.key_of(comm, title)
-                if key is None:
-                    continue
-                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            ticks = int(fields[11]) + int(fields[12])  # utime, stime
-            cpu[key] = cpu.get(key, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
-        return cpu
-
-
-START_FRESH_STACK = bench_pipeline.start_fresh_stack
-
-
-def own_servers(servers: OwnServers) -> ExitStack:
-    """While open, bench_pipeline measures ``servers`` beside our processes."""
-    stack = ExitStack()
-    stack.enter_context(
-        mock.patch.object(bench_pipeline, "start_fresh_stack", servers.start_fresh_stack)
-    )
-    stack.enter_context(mock.patch.object(bench_pipeline, "infra_cpu_seconds", servers.cpu_seconds))
-    return stack
 
 
 def schedulers(count: int) -> AbstractContextManager[object]:
@@ -149,7 +83,7 @@ async def measure(n: int, concurrency: int, half_peak_seconds: float) -> list[Po
     points = []
     for workers, count in POINTS:
         print(f"\n=== {workers} worker(s), {count} scheduler(s) ===", flush=True)
-        with schedulers(count), own_servers(OwnServers()):
+        with schedulers(count):
             result = await bench_pipeline.run(
                 n, concurrency, workers, half_peak_seconds=half_peak_seconds
             )

@@ -80,8 +80,14 @@ def cpu_since(stack: Stack, before: dict[str, float]) -> dict[str, float]:
     return {k: v - before.get(k, 0.0) for k, v in service_cpu_seconds(stack).items()}
 
 
-def infra_cpu_since(before: dict[str, float]) -> dict[str, float]:
-    return {k: v - before.get(k, 0.0) for k, v in infra_cpu_seconds().items()}
+def infra_cpu_since(before: dict[tuple[str, int], float]) -> dict[str, float]:
+    """CPU each kind beside ours spent since ``before``, per process: one that started since
+    counts whole, one that exited (a backend of a closed connection) is left out, never
+    subtracted."""
+    cpu: dict[str, float] = {}
+    for (key, pid), seconds in infra_cpu_seconds().items():
+        cpu[key] = cpu.get(key, 0.0) + max(0.0, seconds - before.get((key, pid), 0.0))
+    return cpu
 
 
 def service_cpu_seconds(stack: Stack) -> dict[str, float]:
@@ -111,8 +117,12 @@ class Beside:
     def key_of(self, comm: str, title: str) -> str | None:
         title += " "
         if comm == "postgres":
-            own = self.database is None or f" {self.database} " in title
-            return "postgresql" if own else None
+            if self.database is None or f" {self.database} " in title:
+                return "postgresql"
+            # The cluster's WAL writer, checkpointer and background writer: shared with every
+            # other database, but what a store with history costs shows there (page images,
+            # evicted dirty pages), so they count apart.
+            return "postgresql writers" if any(w in title for w in PG_WRITERS) else None
         if comm == "beam.smp":
             return "rabbitmq"
         if "nx-27017" in title and (self.mongo_port is None or f"-p {self.mongo_port} " in title):
@@ -121,6 +131,37 @@ class Beside:
 
 
 BESIDE = Beside()  # start_fresh_stack narrows it to the stack it starts
+PG_WRITERS = ("walwriter", "checkpointer", "background writer")
+
+
+@dataclass(frozen=True)
+class StoreCounters:
+    """What PostgreSQL did, from its statistics: WAL written (the whole cluster's: alone on the
+    machine, the bench's) and the bench database's block reads that missed shared buffers."""
+
+    wal_bytes: int = 0
+    blocks_read: int = 0
+    blocks_hit: int = 0
+
+    @classmethod
+    async def read(cls, database_url: str) -> StoreCounters:
+        connection = await asyncpg.connect(plain(database_url))
+        try:
+            row = await connection.fetchrow(
+                "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn AS wal, blks_read, blks_hit "
+                "FROM pg_stat_database WHERE datname = current_database()"
+            )
+        finally:
+            await connection.close()
+        assert row is not None
+        return cls(int(row["wal"]), int(row["blks_read"]), int(row["blks_hit"]))
+
+    def since(self, before: StoreCounters) -> StoreCounters:
+        return StoreCounters(
+            self.wal_bytes - before.wal_bytes,
+            self.blocks_read - before.blocks_read,
+            self.blocks_hit - before.blocks_hit,
+        )
 
 
 def _processes() -> Iterator[tuple[int, str, str]]:
@@ -136,14 +177,14 @@ def _processes() -> Iterator[tuple[int, str, str]]:
         yield int(proc.name), comm, title
 
 
-def infra_cpu_seconds() -> dict[str, float]:
-    """CPU seconds of the processes beside ours (:data:`BESIDE`): PostgreSQL's, RabbitMQ's and
-    the MongoDB stand-in's."""
-    cpu: dict[str, float] = {}
+def infra_cpu_seconds() -> dict[tuple[str, int], float]:
+    """CPU seconds of each process beside ours (:data:`BESIDE`), by kind and pid: PostgreSQL's,
+    RabbitMQ's and the MongoDB stand-in's."""
+    cpu: dict[tuple[str, int], float] = {}
     for pid, comm, title in _processes():
         key = BESIDE.key_of(comm, title)
         if key is not None:
-            cpu[key] = cpu.get(key, 0.0) + process_cpu_seconds(pid)
+            cpu[key, pid] = process_cpu_seconds(pid)
     return cpu
 
 
@@ -291,6 +332,7 @@ class Phase:
     outcomes: Outcomes
     cpu_by_service: dict[str, float]  # CPU seconds per service (workers summed)
     cpu_beside: dict[str, float] = field(default_factory=dict)  # PostgreSQL, RabbitMQ, MongoDB
+    store: StoreCounters = field(default_factory=StoreCounters)  # over the phase
 
     @property
     def cpu_s(self) -> float:
@@ -336,6 +378,9 @@ class Phase:
                 ),
                 f"  the machine was {self.machine_busy:.0%} busy ({CORES} cores; ours and beside"
                 " them)",
+                f"  PostgreSQL per job: {self.store.wal_bytes / self.n / 1024:.1f} kB of WAL, "
+                f"{self.store.blocks_read / self.n:.1f} blocks read past shared buffers "
+                f"({self.store.blocks_hit / self.n:.0f} hit)",
                 f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
                 f"more than one attempt, {o.lost_attempts} lost leases, {o.dead} dead"
                 + ("" if o.clean else "   <-- FAILED: every noop job must succeed at once"),
@@ -508,6 +553,7 @@ async def measure(
 ) -> Phase:
     """One phase: ``submit`` the jobs (their ids), wait until each is terminal, print and
     return the figures (CPU of our services and beside them over the whole phase)."""
+    store_before = await StoreCounters.read(database_url)
     cpu_before, beside_before, t0 = (
         service_cpu_seconds(stack),
         infra_cpu_seconds(),
@@ -524,6 +570,7 @@ async def measure(
         outcomes,
         cpu_since(stack, cpu_before),
         infra_cpu_since(beside_before),
+        (await StoreCounters.read(database_url)).since(store_before),
     )
     print(phase.report(), flush=True)
     return phase
