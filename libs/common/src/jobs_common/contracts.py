@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from jobs_common.ids import new_id
 from jobs_common.tenancy import personal_project_id
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -65,7 +66,7 @@ class Message(BaseModel):
     model_config = WIRE
 
     v: Literal[1] = SCHEMA_VERSION
-    message_id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    message_id: uuid.UUID = Field(default_factory=new_id)
     trace_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
 
     def to_json(self) -> bytes:

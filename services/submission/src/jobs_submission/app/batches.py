@@ -18,7 +18,6 @@ skipped); without a key the request undoes what it wrote. Only an accepted batch
 from __future__ import annotations
 
 import logging
-import uuid
 from collections import Counter
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ from pymongo.errors import DuplicateKeyError
 
 from jobs_common.auth import Identity
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from jobs_common.ids import new_id
 from jobs_submission.adapters import metrics
 from jobs_submission.adapters.batches import BatchStore
 from jobs_submission.adapters.mongo import Document, SubmissionStore
@@ -90,8 +90,8 @@ class BatchService:
         except Forbidden:
             metrics.BATCHES.labels("forbidden").inc()
             raise
-        batch_id = str(uuid.uuid4())
-        job_ids = [str(uuid.uuid4()) for _ in request.specs]
+        batch_id = str(new_id())
+        job_ids = [str(new_id()) for _ in request.specs]
         batch_doc = new_batch_document(
             batch_id=batch_id,
             submitted_by=request.submitted_by,

@@ -4,13 +4,13 @@ quota: ``domain/quota.py``), idempotency and the atomic insert."""
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass
 
 from pymongo.errors import DuplicateKeyError
 
 from jobs_common.auth import Identity
 from jobs_common.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from jobs_common.ids import new_id
 from jobs_submission.adapters import metrics
 from jobs_submission.adapters.group_insert import GroupInsert
 from jobs_submission.adapters.mongo import Document, SubmissionStore
@@ -77,7 +77,7 @@ class SubmissionService:
         label = metrics.type_label(request.job_type)
         quota = await self.acceptance.project_quota(identity, request.project_id)
         for _ in range(_DUPLICATE_RETRIES):
-            job_id = str(uuid.uuid4())
+            job_id = str(new_id())
             now = self.acceptance.clock()
             window = self.acceptance.email.window(identity, [request], now_ms=to_ms(now))
             document = new_document(
