@@ -48,6 +48,7 @@ import aiormq
 import asyncpg
 import dramatiq
 import psycopg
+from bench_machine import machine_busy_seconds
 from celery import Celery  # type: ignore[import-untyped]
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
@@ -268,14 +269,6 @@ def tree_cpu_seconds(root: int) -> float:
             ticks += sum(int(value) for value in fields[11:15])
             pending.extend(children.get(pid, []))
     return ticks / _TICKS
-
-
-def machine_busy_seconds() -> float:
-    """CPU time the whole machine spent busy, all cores (/proc/stat), for context."""
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (
-        int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
-    )
-    return (user + nice + system + irq + softirq + steal) / _TICKS
 
 
 def own_cpu_seconds() -> float:

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 from bench_loadgen import NOOP, KeepAliveClient, Traffic, offer, plan
+from bench_machine import machine_busy_seconds
 from history_loader import (
     Loaded,
     bench_history,
@@ -333,6 +334,7 @@ class Phase:
     cpu_by_service: dict[str, float]  # CPU seconds per service (workers summed)
     cpu_beside: dict[str, float] = field(default_factory=dict)  # PostgreSQL, RabbitMQ, MongoDB
     store: StoreCounters = field(default_factory=StoreCounters)  # over the phase
+    machine_cpu_s: float = 0.0  # every process of the machine, ours and others
 
     @property
     def cpu_s(self) -> float:
@@ -377,7 +379,7 @@ class Phase:
                     for name, cpu in sorted(self.cpu_beside.items(), key=lambda i: -i[1])
                 ),
                 f"  the machine was {self.machine_busy:.0%} busy ({CORES} cores; ours and beside"
-                " them)",
+                f" them), {self.machine_cpu_s / (self.total_s * CORES):.0%} with everything else",
                 f"  PostgreSQL per job: {self.store.wal_bytes / self.n / 1024:.1f} kB of WAL, "
                 f"{self.store.blocks_read / self.n:.1f} blocks read past shared buffers "
                 f"({self.store.blocks_hit / self.n:.0f} hit)",
@@ -554,9 +556,10 @@ async def measure(
     """One phase: ``submit`` the jobs (their ids), wait until each is terminal, print and
     return the figures (CPU of our services and beside them over the whole phase)."""
     store_before = await StoreCounters.read(database_url)
-    cpu_before, beside_before, t0 = (
+    cpu_before, beside_before, machine_before, t0 = (
         service_cpu_seconds(stack),
         infra_cpu_seconds(),
+        machine_busy_seconds(),
         time.perf_counter(),
     )
     ids = await submit()
@@ -571,6 +574,7 @@ async def measure(
         cpu_since(stack, cpu_before),
         infra_cpu_since(beside_before),
         (await StoreCounters.read(database_url)).since(store_before),
+        machine_busy_seconds() - machine_before,
     )
     print(phase.report(), flush=True)
     return phase
