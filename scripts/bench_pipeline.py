@@ -546,8 +546,29 @@ async def load_history(
     loaded.seconds["then until a retention pass had seen it"] = await wait_for_retention_pass(
         fresh.stack, older_than=timedelta(days=1), timeout=300.0
     )
+    loaded.seconds["then until the machine was quiet"] = await wait_until_quiet(timeout=120.0)
     print(loaded.report(), flush=True)
     return loaded
+
+
+QUIET_CORES = 0.25  # the machine's busy share below which the stores are at rest
+QUIET_SECONDS = 3
+
+
+async def wait_until_quiet(*, timeout: float) -> float:
+    """Wait until the whole machine has used under ``QUIET_CORES`` for ``QUIET_SECONDS`` in a
+    row (what the load set going, a retention pass over the history, writes the kernel still
+    flushes, has ended): the second block measures stores that hold history, not the tail of
+    loading it. Gives up after ``timeout``; the seconds waited."""
+    started = time.perf_counter()
+    quiet_for = 0
+    before = machine_busy_seconds()
+    while quiet_for < QUIET_SECONDS and time.perf_counter() - started < timeout:
+        await asyncio.sleep(1.0)
+        now = machine_busy_seconds()
+        quiet_for = quiet_for + 1 if now - before < QUIET_CORES else 0
+        before = now
+    return time.perf_counter() - started
 
 
 async def measure(
