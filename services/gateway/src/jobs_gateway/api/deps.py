@@ -85,7 +85,7 @@ def named_project(request: Request) -> str | None:
     return header if header is not None else (query[0] if query else None)
 
 
-async def _scoped_identity(request: Request) -> Identity:
+async def scoped_identity(request: Request) -> Identity:
     """The caller of a proxied ``/api`` route with its project scope
     (:mod:`jobs_gateway.app.project_scope`): an access token's user or an API key's project,
     counted against its request limit."""
@@ -117,7 +117,5 @@ UpstreamsDep = Annotated[Upstreams, Depends(_upstreams)]
 BearerIdentity = Annotated[Identity, Depends(_bearer_identity)]
 # For /api/*: a verified identity within its user's request limit.
 LimitedIdentity = Annotated[Identity, Depends(_rate_limited_identity)]
-# For the proxied /api/*: a user or an API key with its project scope, within its limit.
-ScopedIdentity = Annotated[Identity, Depends(_scoped_identity)]
 ClientIp = Annotated[str, Depends(client_ip)]
 RequestId = Annotated[str, Depends(request_id)]
