@@ -26,6 +26,7 @@ import time
 import uuid
 
 import asyncpg
+import scratch_db
 
 from jobs_common.db import async_url, create_engine
 from jobs_dashboard.adapters.charts import ChartScope, ChartStore
@@ -143,16 +144,14 @@ async def measure(url: str) -> bool:
 
 async def run() -> bool:
     name = f"bench_charts_{uuid.uuid4().hex[:8]}"
-    server = await asyncpg.connect(SERVER)
-    await server.execute(f'CREATE DATABASE "{name}"')
-    url = SERVER.rsplit("/", 1)[0] + f"/{name}"
+    await scratch_db.create(name, admin_url=SERVER)
+    url = scratch_db.url_of(name, SERVER)
     try:
         await upgrade_async(async_url(url))
         await fill(url)
         return await measure(url)
     finally:
-        await server.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        await server.close()
+        await scratch_db.drop(name, SERVER)
 
 
 def main() -> None:

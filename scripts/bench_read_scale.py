@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
+import scratch_db
 
 from jobs_common.contracts import JobStatus
 from jobs_common.db import create_engine
@@ -37,7 +38,6 @@ from jobs_dashboard.domain.query import (
 )
 from jobs_scheduler.migrate import upgrade_async
 
-ADMIN_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 JOBS = int(os.environ.get("JOBS", "10000000"))
 DAYS = float(os.environ.get("DAYS", "6"))
 CALLS = int(os.environ.get("CALLS", "20"))
@@ -46,11 +46,12 @@ CHUNK = 1_000_000
 USER = "user3@test.com"
 
 LOAD = """
-INSERT INTO jobs (id, type, priority, payload, submitted_by, status, max_attempts,
+INSERT INTO jobs (id, type, priority, payload, submitted_by, project_id, status, max_attempts,
   attempt_limit, timeout_seconds, created_at, updated_at, started_at, finished_at)
 SELECT gen_random_uuid(),
   (ARRAY['simulate', 'email', 'report_generation', 'image_resize'])[1 + i % 4], 1 + i % 3,
   '{"n": 1}', 'user' || (i % 10) || '@test.com',
+  jobs_personal_project('user' || (i % 10) || '@test.com'),
   CASE WHEN i % 20 = 0 THEN 'dead' WHEN i % 33 = 0 THEN 'cancelled' ELSE 'succeeded' END,
   3, 3, 30, at, at, at, at + ((50 + (i % 97) * 13) || ' milliseconds')::interval
 FROM generate_series($1::bigint, $2::bigint) i,
@@ -58,22 +59,15 @@ FROM generate_series($1::bigint, $2::bigint) i,
 """
 
 
-def url_of(name: str) -> str:
-    return ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-
-
 async def prepare(name: str) -> float:
     """Create, migrate and load the store unless it exists; returns the seconds it took."""
-    admin = await asyncpg.connect(ADMIN_URL)
-    try:
-        if await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
-            return 0.0
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
+    if not await scratch_db.create(name, reuse=True):
+        return 0.0
     started = time.perf_counter()
-    await upgrade_async(url_of(name).replace("postgresql://", "postgresql+asyncpg://", 1))
-    store = await asyncpg.connect(url_of(name))
+    await upgrade_async(
+        scratch_db.url_of(name).replace("postgresql://", "postgresql+asyncpg://", 1)
+    )
+    store = await asyncpg.connect(scratch_db.url_of(name))
     try:
         await store.execute("ALTER TABLE jobs DISABLE TRIGGER USER")
         spacing = DAYS * 86_400 / JOBS
@@ -89,7 +83,7 @@ async def prepare(name: str) -> float:
 
 
 async def sizes(name: str) -> dict[str, str]:
-    store = await asyncpg.connect(url_of(name))
+    store = await asyncpg.connect(scratch_db.url_of(name))
     try:
         rows = await store.fetch(
             "SELECT relname, n_live_tup FROM pg_stat_user_tables "
@@ -163,7 +157,7 @@ async def main() -> None:
     name = KEEP or f"bench_reads_{os.getpid()}"
     print(f"loading {JOBS:,} jobs over {DAYS:g} days into {name} ...", flush=True)
     loaded = await prepare(name)
-    engine = create_engine(url_of(name))
+    engine = create_engine(scratch_db.url_of(name))
     try:
         reader = JobReader(engine)
         now = datetime.now(UTC)
@@ -179,11 +173,7 @@ async def main() -> None:
     finally:
         await engine.dispose()
         if not KEEP:
-            admin = await asyncpg.connect(ADMIN_URL)
-            try:
-                await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-            finally:
-                await admin.close()
+            await scratch_db.drop(name)
 
 
 if __name__ == "__main__":

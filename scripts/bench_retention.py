@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
+import scratch_db
 from history_loader import TABLES, History, load_jobs, vacuum_analyze
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -35,7 +36,6 @@ from jobs_scheduler.app.unit_of_work import UnitOfWork
 from jobs_scheduler.domain.retention import Retention
 from jobs_scheduler.migrate import upgrade_async
 
-ADMIN_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 JOBS = int(os.environ.get("JOBS", "1000000"))
 DAYS = int(os.environ.get("DAYS", "30"))
 BATCH = int(os.environ.get("BATCH", "1000"))
@@ -113,11 +113,8 @@ def quantiles(values: list[float]) -> str:
 
 async def main() -> None:
     name = f"bench_retention_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(ADMIN_URL, pool_size=1)
-    async with admin.connect() as connection:
-        await connection.execution_options(isolation_level="AUTOCOMMIT")
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    await scratch_db.create(name)
+    url = scratch_db.url_of(name)
     engine = create_engine(url, pool_size=4)
     try:
         await upgrade_async(url)
@@ -178,10 +175,7 @@ async def main() -> None:
             print(f"    {table:14} live {live:>9,}  dead {dead:>9,} -> {dead_after:,}")
     finally:
         await engine.dispose()
-        async with admin.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
+        await scratch_db.drop(name)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
+import scratch_db
 
 from jobs_common.db import create_engine
 from jobs_common.tenancy import personal_project_id
@@ -35,7 +36,6 @@ from jobs_dashboard.domain.query import JobFilters, JobListQuery, Visibility
 from jobs_dashboard.domain.search import parse_search
 from jobs_scheduler.migrate import upgrade_async
 
-ADMIN_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 JOBS = int(os.environ.get("JOBS", "1000000"))
 CALLS = int(os.environ.get("CALLS", "20"))
 WRITES = int(os.environ.get("WRITES", "20000"))
@@ -72,22 +72,15 @@ FROM generate_series($1::bigint, $2::bigint) i
 """
 
 
-def url_of(name: str) -> str:
-    return ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-
-
 async def prepare(name: str) -> dict[str, float]:
     """Create, migrate and load the store unless it exists; the seconds of each step."""
-    admin = await asyncpg.connect(ADMIN_URL)
-    try:
-        if await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
-            return {}
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
+    if not await scratch_db.create(name, reuse=True):
+        return {}
     took: dict[str, float] = {}
-    await upgrade_async(url_of(name).replace("postgresql://", "postgresql+asyncpg://", 1))
-    store = await asyncpg.connect(url_of(name))
+    await upgrade_async(
+        scratch_db.url_of(name).replace("postgresql://", "postgresql+asyncpg://", 1)
+    )
+    store = await asyncpg.connect(scratch_db.url_of(name))
     try:
         started = time.perf_counter()
         await store.execute("DROP INDEX ix_jobs_payload")
@@ -108,7 +101,7 @@ async def prepare(name: str) -> dict[str, float]:
 
 
 async def sample_id(name: str) -> str:
-    store = await asyncpg.connect(url_of(name))
+    store = await asyncpg.connect(scratch_db.url_of(name))
     try:
         found: uuid.UUID = await store.fetchval(
             "SELECT id FROM jobs WHERE submitted_by = $1 ORDER BY created_at DESC "
@@ -161,7 +154,7 @@ async def timed(read: Callable[[], Awaitable[Any]]) -> tuple[float, float, int]:
 async def write_cost(name: str) -> dict[str, list[float]]:
     """Milliseconds per 1,000 jobs inserted 100 a transaction, with the index and without it,
     in alternating rounds (the spread shows the machine's noise)."""
-    store = await asyncpg.connect(url_of(name))
+    store = await asyncpg.connect(scratch_db.url_of(name))
     costs: dict[str, list[float]] = {"with the index": [], "without it": []}
     try:
         for label in [*costs] * ROUNDS:
@@ -183,12 +176,12 @@ async def write_cost(name: str) -> dict[str, list[float]]:
 async def main() -> None:
     name = KEEP or f"bench_search_{os.getpid()}"
     print(f"loading {JOBS:,} jobs into {name} ...", flush=True)
-    engine = create_engine(url_of(name))
+    engine = create_engine(scratch_db.url_of(name))
     try:
         took = await prepare(name)
         steps = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in took.items())
         print(f"store: {steps or 'reused'}; payload index", end=" ", flush=True)
-        store = await asyncpg.connect(url_of(name))
+        store = await asyncpg.connect(scratch_db.url_of(name))
         try:
             size = "SELECT pg_size_pretty(pg_relation_size('ix_jobs_payload'))"
             print(await store.fetchval(size))
@@ -210,11 +203,7 @@ async def main() -> None:
     finally:
         await engine.dispose()
         if not KEEP:
-            admin = await asyncpg.connect(ADMIN_URL)
-            try:
-                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            finally:
-                await admin.close()
+            await scratch_db.drop(name)
 
 
 if __name__ == "__main__":

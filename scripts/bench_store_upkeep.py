@@ -32,6 +32,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
+import scratch_db
 from history_loader import History, Loaded, load_job_store, unfolded_deltas
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -52,7 +53,6 @@ from jobs_scheduler.domain.retention import Retention
 from jobs_scheduler.domain.vacuum import VacuumPolicy
 from jobs_scheduler.migrate import upgrade_async
 
-ADMIN_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 JOBS = int(os.environ.get("JOBS", "1000000"))
 DAYS = int(os.environ.get("DAYS", "30"))
 BATCH = int(os.environ.get("BATCH", "10000"))
@@ -152,12 +152,13 @@ async def fold_all(engine: AsyncEngine) -> str:
 
 async def main() -> None:
     name = f"bench_upkeep_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(ADMIN_URL, pool_size=1)
+    admin = create_engine(scratch_db.ADMIN_URL, pool_size=1)
     async with admin.connect() as connection:
         await connection.execution_options(isolation_level="AUTOCOMMIT")
         print("server autovacuum:", await connection.scalar(text("SHOW autovacuum")))
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    await admin.dispose()
+    await scratch_db.create(name)
+    url = scratch_db.url_of(name)
     engine = create_engine(url, pool_size=4)
     try:
         await upgrade_async(url)
@@ -214,10 +215,7 @@ async def main() -> None:
                 print(f"  {read:<30} median {median:6.1f} ms, max {worst:6.1f} ms")
     finally:
         await engine.dispose()
-        async with admin.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
+        await scratch_db.drop(name)
 
 
 if __name__ == "__main__":
