@@ -234,11 +234,7 @@ async def edit(
                 command.job_template,
                 replacing=schedules.c.id == schedule_id,
             )
-        row = (
-            await connection.execute(
-                select(schedules).where(*owned(schedule_id, scope)).with_for_update()
-            )
-        ).first()
+        row = await lock_one(connection, schedule_id, scope)
         if row is None:
             return None
         if row.declared_in is not None:
@@ -306,11 +302,7 @@ async def set_paused(
     """Pause (no next fire), or resume from now: fire times missed while paused are skipped.
     Pausing a paused or resuming an active schedule changes nothing. None if not found."""
     async with engine.begin() as connection:
-        row = (
-            await connection.execute(
-                select(schedules).where(*owned(schedule_id, scope)).with_for_update()
-            )
-        ).first()
+        row = await lock_one(connection, schedule_id, scope)
         if row is None:
             return None
         if row.paused == paused:
