@@ -229,8 +229,10 @@ async def page(browser: Any, gateway_url: str, page_errors: PageErrors) -> Async
 async def axe_violations(
     page: Any, *, impacts: tuple[str, ...] = ("serious", "critical")
 ) -> list[str]:
-    """axe-core's violations of at least ``impacts`` on the page as it is now."""
-    await page.add_script_tag(path=str(AXE))
+    """axe-core's violations of at least ``impacts`` on the page as it is now (axe loaded
+    once per document)."""
+    if not await page.evaluate("typeof axe !== 'undefined'"):
+        await page.add_script_tag(path=str(AXE))
     result = await page.evaluate(
         "async () => await axe.run(document, {resultTypes: ['violations']})"
     )

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from playwright.async_api import Page, ViewportSize, expect
 
-from .conftest import AXE, ROOT, screenshot, wait_for_job
+from .conftest import ROOT, axe_violations, screenshot, wait_for_job
 from .test_ui_e2e import FAILS_AT_ONCE, QUICK, log_in, submit_api
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -234,20 +234,6 @@ async def visit(page: Page, stop: Stop) -> None:
     await expect(page.locator(".spinner")).to_have_count(0)
 
 
-async def axe_problems(page: Page) -> list[str]:
-    """axe-core's serious and critical violations (axe loaded once per document)."""
-    if not await page.evaluate("typeof axe !== 'undefined'"):
-        await page.add_script_tag(path=str(AXE))
-    result = await page.evaluate(
-        "async () => await axe.run(document, {resultTypes: ['violations']})"
-    )
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
 async def sweep(page: Page, stops: list[Stop]) -> list[str]:
     """Each page's problems on a phone: wider than the screen, or an axe violation."""
     problems = []
@@ -258,7 +244,7 @@ async def sweep(page: Page, stops: list[Stop]) -> list[str]:
             culprits = await page.evaluate(OVERFLOWING)
             await screenshot(page, f"phone-overflow-{stop.name}")
             problems.append(f"{stop.path} is {width} px wide: {culprits}")
-        problems += [f"{stop.path}: {v}" for v in await axe_problems(page)]
+        problems += [f"{stop.path}: {v}" for v in await axe_violations(page)]
     return problems
 
 
@@ -282,7 +268,7 @@ async def test_the_menu_is_plain_to_see_and_the_first_pages_fit_a_phone(
     await menu.click()
     await expect(menu).to_have_attribute("aria-expanded", "true")
     assert await menu.evaluate(CONTRAST) >= 4.5
-    assert await axe_problems(page) == []
+    assert await axe_violations(page) == []
     await nav.get_by_role("link", name="Workers").click()
     await expect(page).to_have_url(re.compile(r"/workers$"))
     await expect(nav).to_be_hidden()
