@@ -18,6 +18,7 @@ from jobs_common.api_models import REPLAYED_HEADER
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.db import create_engine
 from jobs_common.error_handlers import install_error_handlers
+from jobs_common.fast_routes import install_fast_routes
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.ops_routes import add_ops_routes
 from jobs_gateway.adapters.live import LiveEventsConsumer
@@ -168,7 +169,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(proxy.router)
     install_ui(app, settings.ui_dir)  # last: it answers what the other routes leave
     app.include_router(events.router)
-    app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))  # innermost
+    install_fast_routes(app, proxy.fast_routes())  # innermost
+    app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,

@@ -14,6 +14,7 @@ from pymongo.errors import ConnectionFailure
 from jobs_common.body_limit import BodyLimitMiddleware
 from jobs_common.error_handlers import install_error_handlers
 from jobs_common.errors import UpstreamUnavailable
+from jobs_common.fast_routes import install_fast_routes
 from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.json_response import JsonResponse
 from jobs_common.mongo import create_client
@@ -30,7 +31,7 @@ from jobs_submission.adapters.rabbit import BrokerUnavailable, BusHolder
 from jobs_submission.api.batches import build_batch_router
 from jobs_submission.api.job_types import build_job_types_router, build_payload_check_router
 from jobs_submission.api.limits import body_limits
-from jobs_submission.api.routes import build_router
+from jobs_submission.api.routes import build_router, fast_routes
 from jobs_submission.app.acceptance import Acceptance
 from jobs_submission.app.batches import BatchService
 from jobs_submission.app.expiry import INTERVAL_SECONDS, Expiry
@@ -153,6 +154,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     install_store_unavailable_handler(app)
     app.add_middleware(BodyLimitMiddleware, limits=body_limits(settings))
+    install_fast_routes(app, fast_routes())  # innermost
     app.add_middleware(LogContextMiddleware)
     app.add_middleware(HttpMetricsMiddleware)
 

@@ -15,6 +15,7 @@ from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 
 from jobs_common.auth import Identity
 from jobs_common.contracts import JobsSubmitted, JobSubmitted, utcnow
+from jobs_common.fast_routes import FastRoutes
 from jobs_common.mongo import create_client
 from jobs_common.topology import SUBMITTED, declare_topology
 from jobs_submission.adapters.job_types import TYPES, WORKERS, JobTypeStore, type_document
@@ -129,14 +130,19 @@ class BuiltinTypes:
 @pytest.fixture
 def app_factory(settings_factory: Callable[..., Settings]) -> AppFactory:
     """The app over this test's database; ``announce_builtins=False``: no worker has
-    announced the built-in types yet."""
+    announced the built-in types yet; ``fast_routes=False``: FastAPI's routes answer every
+    request (``jobs_common.fast_routes``)."""
 
     @asynccontextmanager
-    async def run(*, announce_builtins: bool = True, **overrides: Any) -> AsyncIterator[RunningApp]:
+    async def run(
+        *, announce_builtins: bool = True, fast_routes: bool = True, **overrides: Any
+    ) -> AsyncIterator[RunningApp]:
         settings = settings_factory(**overrides)
         if announce_builtins:
             await announce_builtin_types(settings)
         app = create_app(settings)
+        if not fast_routes:
+            app.user_middleware = [m for m in app.user_middleware if m.cls is not FastRoutes]
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://submission") as c:

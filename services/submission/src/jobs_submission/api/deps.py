@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
-from pydantic import AfterValidator
+from fastapi.exceptions import RequestValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
+from starlette.datastructures import Headers
 
 from jobs_common.payloads import header_safe
 from jobs_common.request_identity import CurrentIdentity
@@ -13,7 +15,14 @@ from jobs_submission.app.batches import BatchService
 from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.requests import IDEMPOTENCY_KEY_MAX
 
-__all__ = ["BatchServiceDep", "CurrentIdentity", "IdempotencyKey", "ServiceDep", "TraceId"]
+__all__ = [
+    "BatchServiceDep",
+    "CurrentIdentity",
+    "IdempotencyKey",
+    "ServiceDep",
+    "SubmissionHeaders",
+    "TraceId",
+]
 
 
 async def _service(request: Request) -> SubmissionService:
@@ -42,3 +51,27 @@ IdempotencyKey = Annotated[
 TraceId = Annotated[
     str | None, AfterValidator(header_safe), Header(alias="X-Trace-Id", max_length=128)
 ]
+
+
+class SubmissionHeaders(BaseModel):
+    """Both headers read and checked as FastAPI checks the routes' ``IdempotencyKey`` and
+    ``TraceId`` parameters (same types, same errors), for a handler without FastAPI's
+    dependency resolution (``jobs_common.fast_routes``)."""
+
+    idempotency_key: IdempotencyKey = None
+    trace_id: TraceId = None
+
+    @classmethod
+    def of(cls, headers: Headers) -> SubmissionHeaders:
+        """422 (as a route's header parameters) when either is invalid."""
+        present = {
+            name: value
+            for name in ("Idempotency-Key", "X-Trace-Id")
+            if (value := headers.get(name)) is not None
+        }
+        try:
+            return cls.model_validate(present)
+        except ValidationError as exc:
+            raise RequestValidationError(
+                [{**error, "loc": ("header", *error["loc"])} for error in exc.errors()]
+            ) from None

@@ -8,9 +8,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request, Response
 
 from jobs_common.api_models import REPLAYED_HEADER
+from jobs_common.auth import Identity
 from jobs_common.errors import ErrorEnvelope
+from jobs_common.fast_routes import FastRoute
+from jobs_common.json_response import JsonResponse
+from jobs_common.request_identity import current_identity
 from jobs_common.storable_text import decode_json
-from jobs_submission.api.deps import CurrentIdentity, IdempotencyKey, ServiceDep, TraceId
+from jobs_submission.api.deps import (
+    CurrentIdentity,
+    IdempotencyKey,
+    ServiceDep,
+    SubmissionHeaders,
+    TraceId,
+)
+from jobs_submission.app.submissions import SubmissionService
 from jobs_submission.domain.documents import JobAccepted, SubmissionPublic
 from jobs_submission.domain.requests import JobCreate
 
@@ -34,6 +45,45 @@ async def json_body(request: Request) -> Any:
     """The body decoded and checked (``jobs_common.storable_text``): 400 if it is not JSON,
     422 naming the field if a string or key holds a NUL, before anything is stored."""
     return decode_json(await request.body())
+
+
+async def _accept(
+    request: Request,
+    service: SubmissionService,
+    identity: Identity,
+    idempotency_key: str | None,
+    trace_id: str | None,
+) -> tuple[JobAccepted, bool]:
+    """The job accepted (or replayed: True) and the answer's body."""
+    accepted = await service.submit(
+        await json_body(request),
+        identity=identity,
+        idempotency_key=idempotency_key,
+        trace_id=trace_id or uuid.uuid4().hex,
+    )
+    return JobAccepted(job_id=accepted.job_id, idempotency_key=idempotency_key), accepted.replayed
+
+
+async def accept_job(request: Request) -> Response:
+    """``POST /api/v1/jobs`` as :data:`FAST_ROUTES` serves it: what ``submit_job``'s
+    declared parameters check, in FastAPI's order (the caller: 401; then the headers: 422),
+    then the same acceptance."""
+    identity = await current_identity(request)
+    headers = SubmissionHeaders.of(request.headers)
+    service: SubmissionService = request.app.state.submissions
+    body, replayed = await _accept(
+        request, service, identity, headers.idempotency_key, headers.trace_id
+    )
+    return JsonResponse(
+        body.model_dump(mode="json", by_alias=True),
+        status_code=202,
+        headers={REPLAYED_HEADER: "true"} if replayed else None,
+    )
+
+
+def fast_routes() -> list[FastRoute]:
+    """Single submissions, the hot route (``jobs_common.fast_routes``)."""
+    return [FastRoute("POST", "/api/v1/jobs", route_name="submit_job", handler=accept_job)]
 
 
 def build_router() -> APIRouter:
@@ -68,16 +118,10 @@ def build_router() -> APIRouter:
         project; ``projectId`` (or ``X-Project``) names the project, else your personal default
         project; the Idempotency-Key is unique per project.
         """
-        body = await json_body(request)
-        accepted = await service.submit(
-            body,
-            identity=identity,
-            idempotency_key=idempotency_key,
-            trace_id=trace_id or uuid.uuid4().hex,
-        )
-        if accepted.replayed:
+        body, replayed = await _accept(request, service, identity, idempotency_key, trace_id)
+        if replayed:
             response.headers[REPLAYED_HEADER] = "true"
-        return JobAccepted(job_id=accepted.job_id, idempotency_key=idempotency_key)
+        return body
 
     @router.get("/{jobId}/status", response_model=SubmissionPublic, responses=READ_ERRORS)
     async def job_status(
