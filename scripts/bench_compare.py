@@ -5,12 +5,14 @@ Our single-request path (64 HTTP clients through the gateway) is compared with C
 batch path with Dramatiq, end to end. Ours runs as ``make bench`` runs it
 (``bench_pipeline.run``): every phase on the empty stores, then again with the history loaded
 (HISTORY_JOBS jobs in PostgreSQL, HISTORY_SUBMISSIONS submissions in MongoDB; HISTORY=0: the
-empty stores only), services at their default log level; each block's ratios are against the
-same Celery and Dramatiq runs (their result tables start empty). Only ratios mean anything on
-a shared 2-core machine: each figure moves with whatever else runs, and the machine's speed
-itself drifts by a third within minutes. ``REPEAT=k`` runs the three k times, interleaved,
-and prints each round's ratios and their medians. Every run's outcomes are checked (each job
-succeeded once, ours on its first attempt); the script exits non-zero when one was not.
+empty stores only), services at their default log level. Only ratios mean anything on a
+shared 2-core machine: each figure moves with whatever else runs, and the machine's speed
+itself drifts by a third within minutes (the same phase on the same stack, minutes apart:
+222 and 274 jobs/s). So each baseline runs right before the phase it is compared with, in
+each block: Celery (its result tables empty), then our single requests; Dramatiq, then our
+batch; our stack idles meanwhile. ``REPEAT=k`` runs k such rounds and prints each round's
+ratios and their medians. Every run's outcomes are checked (each job succeeded once, ours on
+its first attempt); the script exits non-zero when one was not.
 """
 
 from __future__ import annotations
@@ -31,28 +33,41 @@ def per_thousand(cpu_seconds: float, n: int) -> float:
 Ratios = dict[str, tuple[float, float]]  # block -> (single vs Celery, batch vs Dramatiq)
 
 
+BASELINE_FOR = {
+    "single": bench_baselines.run_celery_async,
+    "batch": bench_baselines.run_dramatiq_async,
+}
+
+
 async def compare(n: int, concurrency: int, workers: int) -> tuple[bool, Ratios]:
-    """One round: ours (each block), Celery, Dramatiq; whether every outcome held, and each
-    block's two ratios."""
+    """One round: ours (each block), each phase after its own Celery or Dramatiq run; whether
+    every outcome held, and each block's two ratios."""
+    baselines: dict[tuple[str, str], bench_baselines.BaselineReport] = {}
+
+    async def baseline_before(label: str, phase: str) -> None:
+        print(f"\n(the {phase} phase's baseline, run next to it)", flush=True)
+        baselines[label, phase] = await BASELINE_FOR[phase](n, concurrency)
+        await bench_pipeline.wait_until_quiet(timeout=30.0)  # its processes' exit and writes
+
     blocks = await bench_pipeline.run(
         n,
         concurrency,
         workers,
         history=bench_pipeline.HistorySize.from_environment(),
         log_level=os.environ.get("LOG_LEVEL") or None,
+        before=baseline_before,
     )
-    celery = await bench_baselines.run_celery_async(n, concurrency)
-    dramatiq = await bench_baselines.run_dramatiq_async(n, concurrency)
-    bench_baselines.print_table([celery, dramatiq])
     print(f"\nratios, end to end, N={n}, {concurrency} clients, {workers} workers:")
     ratios: Ratios = {}
     for label, phases in blocks.items():
         single, batch = phases[:2]  # the third phase (half of peak) has no baseline
+        celery, dramatiq = baselines[label, "single"], baselines[label, "batch"]
+        print(f"  ours, {label}, each beside the baseline run just before it:")
+        bench_baselines.print_table([celery, dramatiq])
         rows = [
             ("single requests vs Celery", single.end_to_end_per_s, celery["end_to_end_per_s"]),
             ("batch vs Dramatiq", batch.end_to_end_per_s, dramatiq["end_to_end_per_s"]),
         ]
-        print(f"  ours, {label}:")
         for name, mine, theirs in rows:
             print(f"    {name:28} {mine:7.0f} / {theirs:7.0f} jobs/s = {mine / theirs:5.2f}x")
         print(
@@ -65,7 +80,7 @@ async def compare(n: int, concurrency: int, workers: int) -> tuple[bool, Ratios]
         (_, s_ours, s_theirs), (_, b_ours, b_theirs) = rows
         ratios[label] = (s_ours / s_theirs, b_ours / b_theirs)
     ours_clean = all(p.outcomes.clean for phases in blocks.values() for p in phases)
-    clean = ours_clean and celery["ok"] and dramatiq["ok"]
+    clean = ours_clean and all(report["ok"] for report in baselines.values())
     if not clean:
         print("\nbench-compare FAILED: an outcome check did not hold (see above)")
     return clean, ratios
@@ -82,7 +97,7 @@ async def rounds(n: int, concurrency: int, workers: int, repeat: int) -> bool:
         for label, pair in ratios.items():
             by_block.setdefault(label, []).append(pair)
     if repeat > 1:
-        print(f"\nratios over {repeat} interleaved rounds (each round: ours, Celery, Dramatiq):")
+        print(f"\nratios over {repeat} rounds (each phase of ours after its own baseline run):")
         for label, pairs in by_block.items():
             print(f"  ours, {label}:")
             for name, column in (("single vs Celery", 0), ("batch vs Dramatiq", 1)):

@@ -670,6 +670,7 @@ class Submitter:
         await self.client.aclose()
 
 
+EMPTY = "empty stores"
 WARM_UP = 200  # jobs, single and as a batch, before the first block
 
 
@@ -686,6 +687,16 @@ async def warm_up(fresh: FreshStack, concurrency: int) -> None:
     print(f"warm-up: {len(ids)} jobs, {outcomes.succeeded} succeeded (not measured)", flush=True)
 
 
+# Awaited before the single-request phase ("single") and the batch ("batch") of each block
+# (its label): ``make bench-compare`` runs Celery and Dramatiq there, next to the phase each
+# is compared with.
+BeforePhase = Callable[[str, str], Awaitable[None]]
+
+
+async def nothing_before(label: str, phase: str) -> None:
+    return None
+
+
 async def phases(
     fresh: FreshStack,
     n: int,
@@ -693,6 +704,8 @@ async def phases(
     workers: int,
     half_peak_seconds: float,
     profile_dir: Path | None,
+    label: str = EMPTY,
+    before: BeforePhase = nothing_before,
 ) -> list[Phase]:
     """The three phases on ``fresh``; each phase's figures and outcomes."""
     stack, database_url = fresh.stack, fresh.database_url
@@ -701,9 +714,11 @@ async def phases(
     submitter = await Submitter.login(stack.services["gateway"].url, concurrency)
     try:
         name = f"single submissions ({concurrency} in flight, {workers} workers)"
+        await before(label, "single")
         result.append(
             await measure(stack, database_url, name, functools.partial(submitter.singles, n))
         )
+        await before(label, "batch")
         result.append(
             await measure(stack, database_url, "one batch", functools.partial(submitter.batch, n))
         )
@@ -715,9 +730,6 @@ async def phases(
         await submitter.close()
         stop_profilers(profilers)
     return result
-
-
-EMPTY = "empty stores"
 
 
 def compare_blocks(blocks: dict[str, list[Phase]]) -> str:
@@ -769,10 +781,12 @@ async def run(
     half_peak_seconds: float = 15.0,
     history: HistorySize | None = None,
     log_level: str | None = None,
+    before: BeforePhase = nothing_before,
 ) -> dict[str, list[Phase]]:
     """The three phases on a fresh stack's empty stores, then (``history``) the same again
     once the history is loaded into them: each block's phases, by label (empty first).
-    ``PROFILE`` records each block in a folder of its own (``empty``, ``history``)."""
+    ``PROFILE`` records each block in a folder of its own (``empty``, ``history``);
+    ``before`` is awaited before each block's single-request phase and its batch."""
     blocks: dict[str, list[Phase]] = {}
     fresh = await start_fresh_stack(workers, log_level)
     try:
@@ -786,6 +800,8 @@ async def run(
             workers,
             half_peak_seconds,
             profile_dir / "empty" if profile_dir else None,
+            EMPTY,
+            before,
         )
         if history is not None:
             await load_history(fresh, history)
@@ -798,6 +814,8 @@ async def run(
                 workers,
                 half_peak_seconds,
                 profile_dir / "history" if profile_dir else None,
+                label,
+                before,
             )
             print(compare_blocks(blocks), flush=True)
     finally:
