@@ -36,3 +36,33 @@ def test_the_rest_is_random_so_shown_prefixes_stay_distinct() -> None:
     ids = [new_id(clock=lambda: 1_800_000_000.0) for _ in range(2000)]
     assert len(set(ids)) == 2000
     assert len({str(i)[:8] for i in ids}) >= 1995
+
+
+def test_threads_and_forked_children_never_share_random_bytes() -> None:
+    """Each thread draws from a pool of its own; a forked child empties the pool it inherited
+    (else parent and child would hand out the same ids)."""
+    import os
+    import threading
+
+    made: list[uuid.UUID] = []
+
+    def draw() -> None:
+        made.extend(new_id() for _ in range(500))
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(made)) == 2000
+    new_id()  # the pool holds unused bytes now
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's own process
+        os.write(write, new_id().bytes)
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    from_child = uuid.UUID(bytes=os.read(read, 16))
+    os.close(read)
+    assert from_child != new_id()
