@@ -146,7 +146,10 @@ async def test_the_submit_form_builds_a_custom_type_s_form_from_its_schema(
     else:
         raise AssertionError(f"{job_type} was not listed: {listed}")
     await log_in(page)
-    await expect(page.get_by_test_id("types-without-workers")).to_contain_text(job_type)
+    # The overview's reads answer together; on a busy machine they take longer than 5 s.
+    await expect(page.get_by_test_id("types-without-workers")).to_contain_text(
+        job_type, timeout=30_000
+    )
     await accessible(page, "overview-type-without-worker")
 
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Submit").click()

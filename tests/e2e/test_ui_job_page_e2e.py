@@ -18,18 +18,19 @@ from .test_ui_e2e import QUICK, accessible, log_in, submit_api
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
-# Works a moment (long enough to be seen running), then fails: SimulatedFailure.
+# Works a while (long enough to be seen running, also by a page that loads slowly on a busy
+# machine), then fails: SimulatedFailure.
 WORKS_THEN_FAILS = {
     "immediateFailureRate": 0,
     "failureRate": 1,
-    "minSeconds": 0.3,
-    "maxSeconds": 0.3,
+    "minSeconds": 1.5,
+    "maxSeconds": 1.5,
 }
 
-# Installed in the page: after every change of the DOM (a MutationObserver's callback runs once
-# the render that changed it is committed), what the header, the latest attempt and the
-# timeline's last step say.
-SAMPLE_EVERY_RENDER = """() => {
+# Installed before the page's own scripts (``add_init_script``): after every change of the DOM
+# from the first render on (a MutationObserver's callback runs once the render that changed it
+# is committed), what the header, the latest attempt and the timeline's last step say.
+SAMPLE_EVERY_RENDER = """(() => {
   const read = () => {
     const header = document.querySelector('[data-testid="job-status"]');
     if (!header) return null;
@@ -52,11 +53,11 @@ SAMPLE_EVERY_RENDER = """() => {
     const changed = JSON.stringify(sample) !== JSON.stringify(last);
     if (sample && changed) window.jobPageSamples.push(sample);
   };
-  new MutationObserver(record).observe(document.body, {
+  new MutationObserver(record).observe(document, {
     subtree: true, childList: true, attributes: true, characterData: true,
   });
   record();
-}"""
+})()"""
 
 # The latest attempt's status each job status allows (None: no attempt yet is fine too).
 ATTEMPT_FOR_STATUS = {
@@ -89,8 +90,8 @@ async def test_a_job_page_agrees_with_itself_through_a_life_with_retries(
 ) -> None:
     await log_in(page)
     job_id = await submit_api(user, WORKS_THEN_FAILS, maxAttempts=2)
+    await page.add_init_script(SAMPLE_EVERY_RENDER)
     await page.goto(f"/jobs/{job_id}")  # possibly before the scheduler recorded it
-    await page.evaluate(SAMPLE_EVERY_RENDER)
     status = page.get_by_test_id("job-status")
 
     # attempt 1 fails and is retried; attempt 2 fails too: dead, with attempt 2's error
