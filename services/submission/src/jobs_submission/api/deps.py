@@ -65,9 +65,9 @@ class SubmissionHeaders(BaseModel):
     def of(cls, headers: Headers) -> SubmissionHeaders:
         """422 (as a route's header parameters) when either is invalid."""
         present = {
-            name: value
-            for name in ("Idempotency-Key", "X-Trace-Id")
-            if (value := headers.get(name)) is not None
+            field.alias: value
+            for field in cls.model_fields.values()
+            if field.alias and (value := headers.get(field.alias)) is not None
         }
         try:
             return cls.model_validate(present)

@@ -65,9 +65,9 @@ async def _accept(
 
 
 async def accept_job(request: Request) -> Response:
-    """``POST /api/v1/jobs`` as :data:`FAST_ROUTES` serves it: what ``submit_job``'s
-    declared parameters check, in FastAPI's order (the caller: 401; then the headers: 422),
-    then the same acceptance."""
+    """``POST /api/v1/jobs`` as its fast route (:func:`fast_routes`) serves it: what
+    ``submit_job``'s declared parameters check, in FastAPI's order (the caller: 401; then the
+    headers: 422), then the same acceptance."""
     identity = await current_identity(request)
     headers = SubmissionHeaders.of(request.headers)
     service: SubmissionService = request.app.state.submissions
