@@ -111,6 +111,9 @@ async def stack(
             "SCHEDULER_TIMEOUT_GRACE_SECONDS": "2",
             # Short leases so a silent worker's job moves on within the test's patience.
             "SCHEDULER_LEASE_SECONDS": "3",
+            # Heartbeats well below that lease (docs/worker.md): at the default 2 s, one heartbeat
+            # a second late on a loaded machine let a live worker's leases run out.
+            "WORKER_HEARTBEAT_INTERVAL": "0.75",
             # The tests poll as fast as they like and log in and register from one address
             # (the public API fuzzer too): no per-user request limit, generous attempt limits
             # (the integration tests exercise the real ones).

@@ -146,45 +146,50 @@ async def test_heartbeats_read_before_the_running_message_start_the_attempt(
     assert await no_cancel_for(control, job_id) == []
 
 
-class CommitBetweenStatements:
+class StartBetweenStatements:
     """A connection that, right after the heartbeat's lease renewal, lets another transaction
-    commit: the race of two consumers of a restarted scheduler (heartbeats and running
-    messages), arranged instead of hoped for."""
+    try to commit a start of the same attempt: the race of two consumers of a restarted
+    scheduler (heartbeats and running messages), arranged instead of hoped for."""
 
     def __init__(self, connection: AsyncConnection, competitor: Any) -> None:
         self.connection = connection
         self.competitor = competitor
-        self.fired = False
+        self.task: asyncio.Task[list[bool]] | None = None
+        self.waited = False
 
     async def execute(self, statement: Any, *args: Any, **kwargs: Any) -> Any:
         result = await self.connection.execute(statement, *args, **kwargs)
-        if not self.fired and "lease_expires_at=greatest" in str(statement).replace(" ", ""):
-            self.fired = True
-            await self.competitor()
+        if self.task is None and "lease_expires_at=greatest" in str(statement).replace(" ", ""):
+            self.task = asyncio.create_task(self.competitor())
+            await asyncio.sleep(0.5)  # time enough to commit, were the row not locked
+            self.waited = not self.task.done()
         return result
 
 
-async def test_a_start_committed_between_the_renewal_and_the_check_is_not_a_lost_lease(
+async def test_a_start_racing_the_renewal_waits_for_the_heartbeat_and_no_lease_is_lost(
     bus: RabbitBus, db: AsyncEngine, scheduler_settings: Settings
 ) -> None:
-    """The heartbeat's renewal finds the attempt queued; before its next statement reads the
-    row, the ``JobRunning`` of the same worker commits. The attempt is the worker's: no
-    "lease lost" for it (this told a healthy worker to cancel its job)."""
+    """The heartbeat's renewal finds the attempt queued; the ``JobRunning`` of the same worker
+    tries to commit before the heartbeat's next statement reads the row. It once did, and the
+    heartbeat took the moved row for a lost lease and told a healthy worker to cancel its
+    job; now the heartbeat locks its listed jobs first, the start waits, the heartbeat starts
+    the attempt itself, and the start arrives stale. No "lease lost" either way."""
     job_id = await dispatched(bus)
     defaults = job_defaults(scheduler_settings)
     started_at = utcnow()
     running = JobRunning(job_id=job_id, attempt=1, worker_id="w-alive", started_at=started_at)
 
-    async def running_commits() -> None:
+    async def running_commits() -> list[bool]:
         async with db.begin() as other:
-            assert await apply_running(other, Changes(), [running], defaults) == [True]
+            return await apply_running(other, Changes(), [running], defaults)
 
     beat = listing("w-alive", job_id, 1, started_at=started_at, sent_at=utcnow())
     changes = Changes()
     async with db.begin() as connection:
-        racing = CommitBetweenStatements(connection, running_commits)
+        racing = StartBetweenStatements(connection, running_commits)
         await apply_heartbeats(racing, changes, [beat], defaults)  # type: ignore[arg-type]
-    assert racing.fired
+    assert racing.task is not None and racing.waited
+    assert await asyncio.wait_for(racing.task, 10) == [False]  # the heartbeat started it
     assert changes.messages == []  # no CancelAttempt queued for the outbox
     row = await job_row(db, job_id)
     assert (row.status, row.worker_id, row.attempt) == ("running", "w-alive", 1)

@@ -4,14 +4,16 @@ text whatever the batch size (so it is compiled and prepared once)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from jobs_common import topology
@@ -64,6 +66,15 @@ def statements(engine: AsyncEngine) -> Iterator[set[str]]:
         yield seen
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+async def someone_waits_for_a_lock(db: AsyncEngine) -> bool:
+    async with db.connect() as watcher:
+        waiting = await watcher.exec_driver_sql(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        )
+        return bool(waiting.scalar())
 
 
 async def queued_jobs(bus: RabbitBus, db: AsyncEngine, count: int) -> list[Any]:
@@ -155,3 +166,83 @@ async def test_a_lone_job_is_recorded_without_a_savepoint_several_under_one(
         seen.append({text.split()[0].upper() for text in texts})
     assert "SAVEPOINT" not in seen[0]
     assert "SAVEPOINT" in seen[1]
+
+
+async def test_a_heartbeat_takes_its_job_locks_in_id_order_so_it_never_deadlocks_a_results_batch(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, scheduler_settings: Settings
+) -> None:
+    """A heartbeat lists a running attempt (renewed) and a queued one (started from the
+    heartbeat) while another batch, locking in id order as every results batch does, holds
+    the lower job and then asks for the higher. A heartbeat that locked the running row first
+    (its renewal) and the queued one after deadlocked with it (seen in a flood: the heartbeat
+    was requeued, its leases ran out, four healthy jobs ran twice); locking both in id order
+    first, it waits for the other batch instead."""
+    defaults = job_defaults(scheduler_settings)
+    low, high = sorted(await queued_jobs(bus, db, 2))
+    async with db.begin() as connection:
+        running = [JobRunning(job_id=high, attempt=1, worker_id="w-a", started_at=utcnow())]
+        assert await apply_running(connection, Changes(), running, defaults) == [True]
+
+    async with db.connect() as other:
+        other_batch = await other.begin()
+        await other.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+        await other.execute(select(jobs.c.id).where(jobs.c.id == low).with_for_update())
+
+        async def beat() -> int:
+            async with db.begin() as connection:
+                beats = [heartbeat("w-a", (high, 1), (low, 1))]
+                return await apply_heartbeats(connection, Changes(), beats, defaults)
+
+        beating = asyncio.create_task(beat())
+
+        await eventually(
+            partial(someone_waits_for_a_lock, db), what="the heartbeat waiting for the lower job"
+        )
+        # The results batch's next lock: granted at once, never a deadlock.
+        await other.execute(select(jobs.c.id).where(jobs.c.id == high).with_for_update())
+        await other_batch.commit()
+        assert await asyncio.wait_for(beating, 10) == 2  # both held: one renewed, one started
+    async with db.connect() as connection:
+        rows = await connection.execute(
+            select(jobs.c.id, jobs.c.status, jobs.c.worker_id).where(jobs.c.id.in_([low, high]))
+        )
+        assert {(row.status, row.worker_id) for row in rows} == {("running", "w-a")}
+
+
+async def test_a_batch_of_starts_locks_in_id_order_whatever_its_plan(
+    bus: RabbitBus, db: AsyncEngine, scheduler: Runtime, scheduler_settings: Settings
+) -> None:
+    """Two attempts start in one batch while a results batch (locking in id order) holds the
+    lower job and then asks for the higher. The starts' UPDATE ... FROM unnest locks in its
+    plan's order: with a hash join over the table, the heap's, here the higher job first
+    (the lower one's row was rewritten since). Without taking its locks in id order first it
+    deadlocked with the results batch (seen in a flood: the results were applied a deadlock
+    timeout late); now it waits for it."""
+    defaults = job_defaults(scheduler_settings)
+    low, high = sorted(await queued_jobs(bus, db, 2))
+    async with db.begin() as connection:  # the lower row's new version goes after the higher
+        await connection.execute(update(jobs).where(jobs.c.id == low).values(updated_at=func.now()))
+
+    async with db.connect() as other:
+        other_batch = await other.begin()
+        await other.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+        await other.execute(select(jobs.c.id).where(jobs.c.id == low).with_for_update())
+
+        async def start_both() -> list[bool]:
+            async with db.begin() as connection:
+                await connection.exec_driver_sql("SET LOCAL enable_nestloop = off")
+                await connection.exec_driver_sql("SET LOCAL enable_mergejoin = off")
+                now = utcnow()
+                starts = [
+                    JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now)
+                    for i in (low, high)
+                ]
+                return await apply_running(connection, Changes(), starts, defaults)
+
+        starting = asyncio.create_task(start_both())
+        await eventually(
+            partial(someone_waits_for_a_lock, db), what="the starts waiting for the lower job"
+        )
+        await other.execute(select(jobs.c.id).where(jobs.c.id == high).with_for_update())
+        await other_batch.commit()
+        assert await asyncio.wait_for(starting, 10) == [True, True]

@@ -6,14 +6,29 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime
+from itertools import pairwise
+from typing import cast
 
 import orjson
 import pytest
 
-from jobs_common.contracts import ActiveAttempt, CancelAttempt, JobDispatch, JobLogLine, utcnow
+from jobs_common.contracts import (
+    ActiveAttempt,
+    CancelAttempt,
+    JobDispatch,
+    JobLogLine,
+    WorkerHeartbeat,
+    utcnow,
+)
+from jobs_common.rabbit import Publisher
 from jobs_worker.api.control import ControlConsumer
 from jobs_worker.app.active_jobs import ActiveJob, ActiveJobs, Phase
-from jobs_worker.app.heartbeat import WorkerIdentity, build_heartbeat, package_version
+from jobs_worker.app.heartbeat import (
+    HeartbeatLoop,
+    WorkerIdentity,
+    build_heartbeat,
+    package_version,
+)
 from jobs_worker.domain.cancellations import CancelledSet
 
 pytestmark = pytest.mark.unit
@@ -136,3 +151,43 @@ async def test_heartbeat_lists_leased_attempts_and_the_last_lists_none() -> None
     assert (last.active, last.stopping) == ([], True)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+class SlowConfirms:
+    """A publisher whose every confirm takes ``delay`` seconds (a broker busy with a flood);
+    it keeps the heartbeats it was given."""
+
+    def __init__(self, delay: float, wanted: int) -> None:
+        self.delay = delay
+        self.beats: list[WorkerHeartbeat] = []
+        self.wanted = wanted
+        self.enough = asyncio.Event()
+
+    async def publish(self, _queue: str, message: WorkerHeartbeat) -> None:
+        self.beats.append(message)
+        if len(self.beats) >= self.wanted:
+            self.enough.set()
+        await asyncio.sleep(self.delay)
+
+
+async def test_heartbeats_keep_their_interval_when_the_broker_confirms_slowly() -> None:
+    """The lease runs from each heartbeat's send time: a heartbeat sent an interval after the
+    previous confirm came back (not after the previous send) stretched every gap by the
+    confirm's time, past a lease of 1.5 intervals under a loaded broker."""
+    interval, confirm = 0.25, 0.2
+    publisher = SlowConfirms(confirm, wanted=7)
+    identity = WorkerIdentity.of_this_process(worker_id="w", queues=["q"], concurrency=1)
+    loop = HeartbeatLoop(
+        publisher=cast(Publisher, publisher),
+        identity=identity,
+        active=ActiveJobs(),
+        interval=interval,
+        stopping=lambda: False,
+    )
+    await loop.start()
+    await asyncio.wait_for(publisher.enough.wait(), 10)
+    await loop.stop()
+    sent = [beat.sent_at for beat in publisher.beats[:7]]
+    gaps = sorted((later - earlier).total_seconds() for earlier, later in pairwise(sent))
+    median = gaps[len(gaps) // 2]
+    assert median < interval + confirm * 0.75, gaps  # interval + confirm when they add up

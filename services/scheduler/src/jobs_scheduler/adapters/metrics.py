@@ -21,6 +21,11 @@ MESSAGES = Counter(
     "Messages consumed, by queue and outcome (applied, stale, duplicate, poison).",
     ["queue", "outcome"],
 )
+LOCK_CONFLICTS = Counter(
+    "scheduler_lock_conflicts_total",
+    "Consumed batches tried again in place after a deadlock or serialization failure, by queue.",
+    ["queue"],
+)
 BATCH_SIZE = Histogram(
     "scheduler_batch_size",
     "Messages applied per transaction.",

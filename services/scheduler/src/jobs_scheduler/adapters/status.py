@@ -23,11 +23,11 @@ writes ``jobs.status`` (``tests/unit/test_scheduler_status_writer.py``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from sqlalchemy import Integer, Text, func, update
+from sqlalchemy import Integer, Text, func, select, update
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -35,7 +35,7 @@ from sqlalchemy.types import TypeEngine
 
 from jobs_common.contracts import JobStatus
 from jobs_common.jobstore import jobs
-from jobs_scheduler.adapters.set_based import ArrayRows
+from jobs_scheduler.adapters.set_based import ArrayRows, any_of
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.domain.transitions import transition
 
@@ -172,20 +172,40 @@ def check(transitions: Sequence[Transition]) -> None:
         (unfenced if t.attempt is None else fenced).add(t.job_id)
 
 
+# Rows locked in job id order, the one lock order of every transaction that moves several
+# jobs. An UPDATE ... FROM unnest locks in its plan's order (a hash join: the table's), not in
+# the order of its rows, so a batch of starts and a batch of results deadlocked under load.
+LOCK_IN_ID_ORDER = (
+    select(jobs.c.id)
+    .where(jobs.c.id == any_of("lock_ids", UUID(as_uuid=True)))
+    .order_by(jobs.c.id)
+    .with_for_update()
+)
+
+
+async def lock_in_id_order(connection: AsyncConnection, job_ids: Iterable[uuid.UUID]) -> None:
+    """Lock the rows of ``job_ids`` (those that exist) in id order, for this transaction."""
+    await connection.execute(LOCK_IN_ID_ORDER, {"lock_ids": sorted(set(job_ids))})
+
+
 async def apply_transitions(
     connection: AsyncConnection,
     changes: Changes,
     transitions: Sequence[Transition],
     write: Write = STATUS_ONLY,
     params: Mapping[str, Any] | None = None,
+    *,
+    locked: bool = False,
 ) -> dict[Key, Written]:
     """Check, write (one statement), record. Returns the written rows (``write.returning``)
-    by :attr:`Transition.key`; a transition missing from it found its row moved (stale)."""
+    by :attr:`Transition.key`; a transition missing from it found its row moved (stale).
+    Several rows are locked in id order first unless the caller ``locked`` them already."""
     if not transitions:
         return {}
     check(transitions)
-    # In job id order: concurrent batches then lock their rows in one order (no deadlock).
     ordered = sorted(transitions, key=lambda t: t.job_id)
+    if not locked and len(ordered) > 1:
+        await lock_in_id_order(connection, (t.job_id for t in ordered))
     result = await connection.execute(write.statement, write.params(ordered) | dict(params or {}))
     written: dict[Key, Written] = {(row.id, row.fenced_attempt): row for row in result}
     for t in transitions:

@@ -42,6 +42,7 @@ from jobs_common.rabbit import BatchConsumer
 from jobs_scheduler.adapters import horizons, logs, metrics
 from jobs_scheduler.adapters.job_log import log_committed
 from jobs_scheduler.adapters.job_metrics import record_committed
+from jobs_scheduler.adapters.retried import commit_retried, lock_conflict
 from jobs_scheduler.adapters.side_rows import Changes
 from jobs_scheduler.app import commands
 from jobs_scheduler.app.broker_dead_letters import apply_dead_lettered
@@ -102,6 +103,23 @@ async def _parse_all(
                 headers=_headers(delivery),
             )
     return parsed
+
+
+# A batch that meets a deadlock or a serialization failure is tried again at once, this many
+# times in all, a pause growing by this much between tries.
+LOCK_CONFLICT_TRIES = 5
+LOCK_CONFLICT_PAUSE = 0.02
+
+
+def _lock_conflict_logged(queue: str, exc: Exception) -> bool:
+    if not lock_conflict(exc):
+        return False
+    metrics.LOCK_CONFLICTS.labels(queue).inc()
+    log.warning(
+        "batch met a lock conflict; tried again",
+        extra={"action": "lock_conflict_retry", "queue": queue, "error": str(exc)[:200]},
+    )
+    return True
 
 
 def split_ticks(
@@ -279,9 +297,10 @@ class SchedulerConsumers:
     ) -> Callable[[Sequence[AbstractIncomingMessage]], Awaitable[None]]:
         async def handle(deliveries: Sequence[AbstractIncomingMessage]) -> None:
             tick, rest = split_ticks(deliveries)
-            changes = Changes()
-            outcomes: Counter[str] = Counter()
-            async with self.engine.begin() as connection:
+
+            async def apply_batch(connection: AsyncConnection) -> tuple[Changes, Counter[str]]:
+                changes = Changes()
+                outcomes: Counter[str] = Counter()
                 parsed = await _parse_all(connection, queue, model, rest)
                 if parsed:
                     outcomes = await apply(connection, changes, parsed)
@@ -290,6 +309,19 @@ class SchedulerConsumers:
                     await horizons.record(
                         connection, replica_id=self.replica_id, queue=queue, horizon=tick
                     )
+                return changes, outcomes
+
+            # A lock conflict is tried again here, in order: requeued, the batch would come
+            # back behind deliveries this consumer applies meanwhile, read ticks among them,
+            # and the read horizon would pass messages not applied yet (a heartbeat's
+            # renewals: leases judged expired that it would have renewed).
+            changes, outcomes = await commit_retried(
+                self.engine,
+                apply_batch,
+                attempts=LOCK_CONFLICT_TRIES,
+                pause=LOCK_CONFLICT_PAUSE,
+                retry_if=partial(_lock_conflict_logged, queue),
+            )
             if tick is not None:
                 self.progress.advance(queue, tick)
             for outcome, count in outcomes.items():

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from jobs_common.contracts import ActiveAttempt, JobStatus, WorkerHeartbeat
 from jobs_scheduler.adapters import workers
 from jobs_scheduler.adapters.side_rows import Changes
+from jobs_scheduler.adapters.status import lock_in_id_order
 from jobs_scheduler.app.running import Listed, start_listed
 from jobs_scheduler.domain.defaults import JobDefaults
 from jobs_scheduler.domain.leases import listed_attempt
@@ -38,6 +39,10 @@ async def apply_heartbeats(
     )
     if not held:
         return 0
+    # Every listed job locked up front, in id order: the renewal below and the starts of
+    # ``_judge_unrenewed`` lock different rows in two statements (a deadlock with a results
+    # batch, seen in a flood: the heartbeat failed and its leases ran out).
+    await lock_in_id_order(connection, (job_id for (job_id, _), _ in held))
     kept = await workers.renew_leases(
         connection, [(beat, listed) for _, (beat, listed) in held], defaults.lease_seconds
     )

@@ -81,7 +81,9 @@ async def apply_results(
             await _attempt_failed(connection, changes, job, report, defaults)
     outcomes["stale"] = len(messages) - outcomes["applied"] - outcomes["handed_back"]
     if succeeded:
-        await apply_transitions(connection, changes, succeeded, job_writes.SUCCEED)
+        await apply_transitions(
+            connection, changes, succeeded, job_writes.SUCCEED, locked=True
+        )  # lock_reported locked them, in id order
         await attempts.succeed(connection, done)
     return outcomes
 

@@ -124,6 +124,7 @@ async def start_listed(
         ],
         job_writes.START_LISTED,
         job_writes.lease_params(defaults),
+        locked=True,  # the heartbeat batch locked every listed job first
     )
     applied: list[Listed] = _count_started(changes, started, ordered)
     if applied:

@@ -65,7 +65,13 @@ async def release_waiting(
         Transition(row.id, S.QUEUED, S.QUEUED, f"a worker serving {row.type!r} is live")
         for row in sorted(rows, key=lambda row: row.id)
     ]
-    released = await apply_transitions(connection, changes, moves, job_writes.REDISPATCH_SERVED)
+    released = await apply_transitions(
+        connection,
+        changes,
+        moves,
+        job_writes.REDISPATCH_SERVED,
+        locked=True,  # lock_waiting
+    )
     unsent = {row.id for row in rows if row.waiting_unsent}
     for job in released.values():
         sent_before = job.id not in unsent

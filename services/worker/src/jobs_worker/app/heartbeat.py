@@ -183,11 +183,17 @@ class HeartbeatLoop:
         await self.send(final=True)
 
     async def _run(self) -> None:
+        # Each heartbeat is due an interval after the previous one began, not after its confirm
+        # came back: the lease runs from the send time, so a broker slow to confirm (a flood)
+        # must not stretch the gap between two heartbeats past the lease.
+        loop = asyncio.get_running_loop()
+        due = loop.time() + self.interval
         while True:
             try:
-                async with asyncio.timeout(self.interval):
+                async with asyncio.timeout_at(due):
                     await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
+            due = loop.time() + self.interval
             await self.send()
