@@ -195,6 +195,7 @@ class BatchConsumer:
         *,
         max_batch: int = 200,
         max_wait: float = 0.02,
+        max_bytes: int | None = None,
         policy: AckPolicy | None = None,
         requeue_counts_capacity: int = 10_000,
         dead_letter: DeadLetterHook | None = None,
@@ -205,6 +206,7 @@ class BatchConsumer:
         self.handler = handler
         self.max_batch = max_batch
         self.max_wait = max_wait
+        self.max_bytes = max_bytes  # a batch ends once its bodies reach this many bytes
         self.settler = Settler(
             policy or AckPolicy(), capacity=requeue_counts_capacity, dead_letter=dead_letter
         )
@@ -272,9 +274,12 @@ class BatchConsumer:
     async def _next_batch(self) -> list[AbstractIncomingMessage]:
         batch = [await self._inbox.get()]
         deadline = asyncio.get_running_loop().time() + self.max_wait
-        while len(batch) < self.max_batch:
+        room = None if self.max_bytes is None else self.max_bytes - len(batch[0].body)
+        while len(batch) < self.max_batch and (room is None or room > 0):
             if not self._inbox.empty():
                 batch.append(self._inbox.get_nowait())
+                if room is not None:
+                    room -= len(batch[-1].body)
                 continue
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
@@ -283,6 +288,8 @@ class BatchConsumer:
                 batch.append(await asyncio.wait_for(self._inbox.get(), remaining))
             except TimeoutError:
                 break
+            if room is not None:
+                room -= len(batch[-1].body)
         return batch
 
     async def _run(self) -> None:

@@ -61,7 +61,7 @@ async def work_queue(
 
 async def publish(channel: AbstractChannel, queue: str, *bodies: bytes) -> None:
     for body in bodies:
-        message = aio_pika.Message(body, message_id=f"{body.decode()}-{uuid.uuid4().hex[:6]}")
+        message = aio_pika.Message(body, message_id=f"{body[:40].decode()}-{uuid.uuid4().hex[:6]}")
         await channel.default_exchange.publish(message, routing_key=queue)
 
 
@@ -307,3 +307,36 @@ async def test_a_batch_whose_channel_closed_before_its_ack_comes_again_and_the_c
 
 async def _depth_is(connection: AbstractRobustConnection, queue: str, expected: int) -> bool:
     return await depth(connection, queue) == expected
+
+
+async def test_a_batch_ends_once_its_bodies_reach_max_bytes(
+    connection: AbstractRobustConnection,
+) -> None:
+    """The scheduler records submissions a bounded size of messages per transaction
+    (``SCHEDULER_INTAKE_BATCH_BYTES``): ten messages of 1,000 bytes waiting, a limit of 2,500
+    bytes gives batches of three (the one that reaches the limit ends it), however many
+    ``max_batch`` would allow; a large one still joins a batch with room left, and ends it."""
+    channel = await open_channel(connection, prefetch=100)
+    queue, _ = await work_queue(channel, dead_lettered=False)
+    await publish(channel, queue.name, *(b"m" * 1_000 for _ in range(10)), b"M" * 5_000)
+    sizes: list[int] = []
+    release = asyncio.Event()
+
+    async def handler(batch: Sequence[AbstractIncomingMessage]) -> None:
+        await release.wait()  # every message in the consumer's inbox before the next batch
+        sizes.append(len(batch))
+
+    consumer = BatchConsumer(queue, handler, max_batch=50, max_wait=0.5, max_bytes=2_500)
+    await consumer.start()
+    try:
+        await asyncio.sleep(0.3)
+        release.set()
+
+        async def all_handled() -> bool:
+            return sum(sizes) == 11
+
+        await eventually(all_handled, what="every message handled")
+    finally:
+        await consumer.stop()
+        await channel.close()
+    assert sizes == [3, 3, 3, 2], sizes  # the last: one of 1,000 bytes, then the 5,000

@@ -23,7 +23,7 @@ from jobs_common.http_metrics import HttpMetricsMiddleware
 from jobs_common.ops_routes import add_ops_routes
 from jobs_common.rabbit import Publisher, RabbitBus, open_channel
 from jobs_common.request_context import LogContextMiddleware
-from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE
+from jobs_common.topology import EVENTS_EXCHANGE, JOBS_EXCHANGE, SUBMITTED
 from jobs_scheduler.adapters import horizons, jobs
 from jobs_scheduler.adapters.flow_control import FlowControl
 from jobs_scheduler.adapters.live import LiveEvents
@@ -206,6 +206,7 @@ async def start_runtime(settings: Settings) -> Runtime:
         queues,
         max_batch=settings.consumer_batch_size,
         max_wait=settings.consumer_batch_wait_seconds,
+        max_bytes={SUBMITTED: settings.intake_batch_bytes},
         policy=settings.ack_policy,
         requeue_counts_capacity=settings.consumer_requeue_counts_capacity,
     )

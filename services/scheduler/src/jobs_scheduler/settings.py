@@ -139,6 +139,11 @@ class Settings(ServiceSettings, AmqpSettingsMixin, PostgresSettingsMixin, Intern
     # process longer than a batch takes; the rest waits in the broker, where it is visible.
     consumer_batch_size: int = 200
     consumer_batch_wait_seconds: float = 0.01
+    # Submissions (jobs.submitted) are recorded this many bytes of messages per transaction at
+    # most (about 700 bytes a job): a batch of thousands committed in one transaction kept
+    # every worker idle until all of it was recorded; in parts, the relay dispatches the first
+    # while the next are recorded.
+    intake_batch_bytes: int = Field(default=128_000, ge=1_000)
     consumer_prefetch: int | None = None
     # A message whose handling keeps failing (not poison) is requeued after a pause doubling
     # from the first to the max (the consumer waits meanwhile), at most this many times per

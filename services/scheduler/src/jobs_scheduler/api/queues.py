@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -356,6 +356,7 @@ class SchedulerConsumers:
         *,
         max_batch: int,
         max_wait: float,
+        max_bytes: Mapping[str, int] | None = None,  # by queue: a batch's bodies at most
         policy: AckPolicy | None = None,
         requeue_counts_capacity: int = 10_000,
     ) -> None:
@@ -365,6 +366,7 @@ class SchedulerConsumers:
                 self.batch_handler(queue, model, apply),
                 max_batch=max_batch,
                 max_wait=max_wait,
+                max_bytes=(max_bytes or {}).get(queue),
                 policy=policy,
                 requeue_counts_capacity=requeue_counts_capacity,
                 dead_letter=partial(self.record_dead, queue),
