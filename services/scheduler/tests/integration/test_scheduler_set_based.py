@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import event, func, select, update
@@ -75,6 +75,27 @@ async def someone_waits_for_a_lock(db: AsyncEngine) -> bool:
             "AND wait_event_type = 'Lock'"
         )
         return bool(waiting.scalar())
+
+
+T = TypeVar("T")
+
+
+async def beside_a_results_batch(
+    db: AsyncEngine, low: Any, high: Any, work: Callable[[], Coroutine[Any, Any, T]]
+) -> T:
+    """Run ``work`` while another transaction, locking in id order as a results batch does,
+    holds job ``low``, and asks for ``high`` once ``work`` waits for a lock; ``work``'s answer
+    (a deadlock fails one of the two)."""
+    async with db.connect() as other:
+        other_batch = await other.begin()
+        await other.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+        await other.execute(select(jobs.c.id).where(jobs.c.id == low).with_for_update())
+        working = asyncio.create_task(work())
+        await eventually(partial(someone_waits_for_a_lock, db), what="work waiting for a lock")
+        # The results batch's next lock: granted at once, never a deadlock.
+        await other.execute(select(jobs.c.id).where(jobs.c.id == high).with_for_update())
+        await other_batch.commit()
+        return await asyncio.wait_for(working, 10)
 
 
 async def queued_jobs(bus: RabbitBus, db: AsyncEngine, count: int) -> list[Any]:
@@ -183,25 +204,13 @@ async def test_a_heartbeat_takes_its_job_locks_in_id_order_so_it_never_deadlocks
         running = [JobRunning(job_id=high, attempt=1, worker_id="w-a", started_at=utcnow())]
         assert await apply_running(connection, Changes(), running, defaults) == [True]
 
-    async with db.connect() as other:
-        other_batch = await other.begin()
-        await other.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
-        await other.execute(select(jobs.c.id).where(jobs.c.id == low).with_for_update())
+    async def beat() -> int:
+        async with db.begin() as connection:
+            beats = [heartbeat("w-a", (high, 1), (low, 1))]
+            return await apply_heartbeats(connection, Changes(), beats, defaults)
 
-        async def beat() -> int:
-            async with db.begin() as connection:
-                beats = [heartbeat("w-a", (high, 1), (low, 1))]
-                return await apply_heartbeats(connection, Changes(), beats, defaults)
-
-        beating = asyncio.create_task(beat())
-
-        await eventually(
-            partial(someone_waits_for_a_lock, db), what="the heartbeat waiting for the lower job"
-        )
-        # The results batch's next lock: granted at once, never a deadlock.
-        await other.execute(select(jobs.c.id).where(jobs.c.id == high).with_for_update())
-        await other_batch.commit()
-        assert await asyncio.wait_for(beating, 10) == 2  # both held: one renewed, one started
+    # Both held: one renewed, one started.
+    assert await beside_a_results_batch(db, low, high, beat) == 2
     async with db.connect() as connection:
         rows = await connection.execute(
             select(jobs.c.id, jobs.c.status, jobs.c.worker_id).where(jobs.c.id.in_([low, high]))
@@ -223,26 +232,15 @@ async def test_a_batch_of_starts_locks_in_id_order_whatever_its_plan(
     async with db.begin() as connection:  # the lower row's new version goes after the higher
         await connection.execute(update(jobs).where(jobs.c.id == low).values(updated_at=func.now()))
 
-    async with db.connect() as other:
-        other_batch = await other.begin()
-        await other.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
-        await other.execute(select(jobs.c.id).where(jobs.c.id == low).with_for_update())
+    async def start_both() -> list[bool]:
+        async with db.begin() as connection:
+            await connection.exec_driver_sql("SET LOCAL enable_nestloop = off")
+            await connection.exec_driver_sql("SET LOCAL enable_mergejoin = off")
+            now = utcnow()
+            starts = [
+                JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now)
+                for i in (low, high)
+            ]
+            return await apply_running(connection, Changes(), starts, defaults)
 
-        async def start_both() -> list[bool]:
-            async with db.begin() as connection:
-                await connection.exec_driver_sql("SET LOCAL enable_nestloop = off")
-                await connection.exec_driver_sql("SET LOCAL enable_mergejoin = off")
-                now = utcnow()
-                starts = [
-                    JobRunning(job_id=i, attempt=1, worker_id="w-a", started_at=now)
-                    for i in (low, high)
-                ]
-                return await apply_running(connection, Changes(), starts, defaults)
-
-        starting = asyncio.create_task(start_both())
-        await eventually(
-            partial(someone_waits_for_a_lock, db), what="the starts waiting for the lower job"
-        )
-        await other.execute(select(jobs.c.id).where(jobs.c.id == high).with_for_update())
-        await other_batch.commit()
-        assert await asyncio.wait_for(starting, 10) == [True, True]
+    assert await beside_a_results_batch(db, low, high, start_both) == [True, True]
