@@ -277,19 +277,18 @@ class BatchConsumer:
         room = None if self.max_bytes is None else self.max_bytes - len(batch[0].body)
         while len(batch) < self.max_batch and (room is None or room > 0):
             if not self._inbox.empty():
-                batch.append(self._inbox.get_nowait())
-                if room is not None:
-                    room -= len(batch[-1].body)
-                continue
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                break
-            try:
-                batch.append(await asyncio.wait_for(self._inbox.get(), remaining))
-            except TimeoutError:
-                break
+                message = self._inbox.get_nowait()
+            else:
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    break
+                try:
+                    message = await asyncio.wait_for(self._inbox.get(), remaining)
+                except TimeoutError:
+                    break
+            batch.append(message)
             if room is not None:
-                room -= len(batch[-1].body)
+                room -= len(message.body)
         return batch
 
     async def _run(self) -> None:
