@@ -2,8 +2,8 @@
 
 Publishing always uses publisher confirms, ``mandatory=True`` and ``on_return_raises=True``:
 an unroutable message raises instead of being confirmed as if delivered. Many publishes can be
-in flight at once (:meth:`Publisher.publish_many`); each item reports its own outcome so an
-outbox marks exactly the confirmed ones as sent.
+in flight at once (:meth:`Publisher.publish_many`, handed to the connection in one go); each
+item reports its own outcome so an outbox marks exactly the confirmed ones as sent.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from aio_pika.abc import (
 from yarl import URL
 
 from jobs_common.acks import AckPolicy, DeadLetterHook, Outcome, Settler
+from jobs_common.amqp_batch import publish_batch
 from jobs_common.amqp_transport import CoalescingRobustConnection, connect_coalescing
 from jobs_common.contracts import Message
 from jobs_common.errors import PoisonMessage
@@ -100,11 +101,12 @@ class Publisher:
         await self.exchange.publish(item.message, item.routing_key, mandatory=True)
 
     async def publish_many(self, items: Sequence[Outgoing]) -> list[BaseException | None]:
-        """Publish all items with their confirms in flight together; one outcome per item."""
-        outcomes = await asyncio.gather(
-            *(self.publish_raw(item) for item in items), return_exceptions=True
+        """Publish all items in one go, their confirms in flight together
+        (:mod:`jobs_common.amqp_batch`); one outcome per item (``NotSent``: the broker
+        certainly does not hold it)."""
+        return await publish_batch(
+            self.exchange, [(item.routing_key, item.message) for item in items]
         )
-        return [o if isinstance(o, BaseException) else None for o in outcomes]
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -206,9 +206,13 @@ class Scripted(Publisher):
         super().__init__(real.exchange)
         self.after = after
 
-    async def publish_raw(self, item: Outgoing) -> None:
-        await super().publish_raw(item)
-        await self.after()
+    async def publish_many(self, items: Sequence[Outgoing]) -> list[BaseException | None]:
+        outcomes = await super().publish_many(items)
+        try:
+            await self.after()
+        except Exception as exc:  # each publish failed after it was sent
+            return [exc] * len(items)
+        return outcomes
 
 
 async def hang() -> None:

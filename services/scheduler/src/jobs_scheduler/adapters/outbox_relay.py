@@ -43,6 +43,7 @@ from sqlalchemy import BigInteger, Text, bindparam, cast, delete, func, insert, 
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from jobs_common.amqp_batch import NotSent
 from jobs_common.contracts import COPY_HEADER, FRESH_HEADER, utcnow
 from jobs_common.jobstore import jobs, outbox, outbox_passes, queues
 from jobs_common.rabbit import Outgoing, Publisher
@@ -724,21 +725,28 @@ async def publish_rows(
             return getattr(row, "pass_fresh_until", None)
         return fresh_until if row.id in firsts else None
 
-    async def one(row: Any) -> BaseException | None:
-        publisher = publishers.get(row.exchange)
-        if publisher is None or not publisher.channel_open:
-            return Unsent(f"no open publishing channel for {row.exchange}")
-        try:
-            await publisher.publish_raw(
-                Outgoing(
-                    keys.get(row.id, row.routing_key),
-                    _amqp(row, copy=row.id in copies, fresh_until=fresh(row)),
-                )
-            )
-        except DeliveryError as exc:  # returned (unroutable) or nacked: not in a queue
-            return Unsent(repr(exc))
-        except Exception as exc:
-            return exc
-        return None
+    outcomes: list[BaseException | None] = [None] * len(rows)
+    by_exchange: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        by_exchange.setdefault(row.exchange, []).append(index)
 
-    return list(await asyncio.gather(*(one(row) for row in rows)))
+    async def publish(exchange: str, indexes: list[int]) -> None:
+        publisher = publishers.get(exchange)
+        if publisher is None or not publisher.channel_open:
+            for index in indexes:
+                outcomes[index] = Unsent(f"no open publishing channel for {exchange}")
+            return
+        items = [
+            Outgoing(
+                keys.get(rows[i].id, rows[i].routing_key),
+                _amqp(rows[i], copy=rows[i].id in copies, fresh_until=fresh(rows[i])),
+            )
+            for i in indexes
+        ]
+        for index, error in zip(indexes, await publisher.publish_many(items), strict=True):
+            # Returned (unroutable), nacked or never sent: not in a queue.
+            certain = isinstance(error, NotSent | DeliveryError)
+            outcomes[index] = Unsent(repr(error)) if certain else error
+
+    await asyncio.gather(*(publish(name, indexes) for name, indexes in by_exchange.items()))
+    return outcomes
