@@ -57,11 +57,11 @@ async def publish_batch(
     owner = getattr(exchange, "channel", None)
     if owner is None or owner.is_closed:
         return [NotSent(f"{owner!r} is closed")] * len(items)
+    if not sendable:
+        return outcomes
     channel = cast(aiormq.Channel, await owner.get_underlay_channel())
     try:
-        confirmations = await _send(
-            channel, exchange.name, [(items[i][0], items[i][1]) for i in sendable]
-        )
+        confirmations = await _send(channel, exchange.name, [items[i] for i in sendable])
     except (ChannelInvalidStateError, aiormq.exceptions.ChannelClosed) as exc:
         return [NotSent(repr(exc))] * len(items)
     results = await asyncio.gather(*confirmations, return_exceptions=True)

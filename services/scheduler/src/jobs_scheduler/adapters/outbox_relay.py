@@ -228,11 +228,6 @@ _CLOCKED = (
 PUBLISHED = update(jobs).where(jobs.c.id == _CLOCKED.c.id).values(queued_at=func.now())
 
 
-class Unsent(Exception):
-    """The broker never had the message: the publishing channel was closed, or the broker
-    returned or refused it (``mandatory`` unroutable, a nack)."""
-
-
 @dataclass
 class Settled:
     """What one pass does with the rows it claimed."""
@@ -243,14 +238,15 @@ class Settled:
 
     @classmethod
     def of(cls, rows: Sequence[Any], outcomes: Sequence[BaseException | None]) -> Settled:
-        """Confirmed rows go; a row the broker never had, and any message but a dispatch, is
-        left for the next pass; a dispatch whose publish failed after it was sent may be in a
-        ready queue: the next pass sends it as a copy."""
+        """Confirmed rows go; a row the broker never had (never sent; returned as unroutable
+        or nacked), and any message but a dispatch, is left for the next pass; a dispatch
+        whose publish failed after it was sent may be in a ready queue: the next pass sends it
+        as a copy."""
         settled = cls()
         for row, error in zip(rows, outcomes, strict=True):
             if error is None:
                 settled.confirmed.append(row)
-            elif isinstance(error, Unsent) or row.job_id is None:
+            elif isinstance(error, NotSent | DeliveryError) or row.job_id is None:
                 settled.released.append(row)
             else:
                 settled.dropped.append(row)
@@ -716,8 +712,8 @@ async def publish_rows(
     """Publish outbox rows, each on its own exchange (with the routing key ``keys`` gives
     it, else its own), all confirms in flight together (the rows in ``copies`` marked as
     copies, with the fresh window their dead pass gave the first copies; the first
-    dispatches, ``firsts``, with this pass's ``fresh_until``). A failure is :class:`Unsent`
-    when the broker certainly does not hold the message."""
+    dispatches, ``firsts``, with this pass's ``fresh_until``). A failure is :class:`NotSent`
+    when the message never left (no open channel), as ``publish_many`` tells it."""
     keys = keys or {}
 
     def fresh(row: Any) -> datetime | None:
@@ -734,7 +730,7 @@ async def publish_rows(
         publisher = publishers.get(exchange)
         if publisher is None or not publisher.channel_open:
             for index in indexes:
-                outcomes[index] = Unsent(f"no open publishing channel for {exchange}")
+                outcomes[index] = NotSent(f"no open publishing channel for {exchange}")
             return
         items = [
             Outgoing(
@@ -744,9 +740,7 @@ async def publish_rows(
             for i in indexes
         ]
         for index, error in zip(indexes, await publisher.publish_many(items), strict=True):
-            # Returned (unroutable), nacked or never sent: not in a queue.
-            certain = isinstance(error, NotSent | DeliveryError)
-            outcomes[index] = Unsent(repr(error)) if certain else error
+            outcomes[index] = error
 
     await asyncio.gather(*(publish(name, indexes) for name, indexes in by_exchange.items()))
     return outcomes
