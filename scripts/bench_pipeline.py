@@ -143,25 +143,28 @@ class StoreCounters:
     wal_bytes: int = 0
     blocks_read: int = 0
     blocks_hit: int = 0
+    page_images: int = 0  # full-page images in the WAL (first change of a page after a checkpoint)
 
     @classmethod
     async def read(cls, database_url: str) -> StoreCounters:
         connection = await asyncpg.connect(plain(database_url))
         try:
             row = await connection.fetchrow(
-                "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn AS wal, blks_read, blks_hit "
+                "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn AS wal, blks_read, blks_hit, "
+                "(SELECT wal_fpi FROM pg_stat_wal) AS fpi "
                 "FROM pg_stat_database WHERE datname = current_database()"
             )
         finally:
             await connection.close()
         assert row is not None
-        return cls(int(row["wal"]), int(row["blks_read"]), int(row["blks_hit"]))
+        return cls(int(row["wal"]), int(row["blks_read"]), int(row["blks_hit"]), int(row["fpi"]))
 
     def since(self, before: StoreCounters) -> StoreCounters:
         return StoreCounters(
             self.wal_bytes - before.wal_bytes,
             self.blocks_read - before.blocks_read,
             self.blocks_hit - before.blocks_hit,
+            self.page_images - before.page_images,
         )
 
 
@@ -380,7 +383,8 @@ class Phase:
                 ),
                 f"  the machine was {self.machine_busy:.0%} busy ({CORES} cores; ours and beside"
                 f" them), {self.machine_cpu_s / (self.total_s * CORES):.0%} with everything else",
-                f"  PostgreSQL per job: {self.store.wal_bytes / self.n / 1024:.1f} kB of WAL, "
+                f"  PostgreSQL per job: {self.store.wal_bytes / self.n / 1024:.1f} kB of WAL "
+                f"({self.store.page_images / self.n:.2f} full-page images), "
                 f"{self.store.blocks_read / self.n:.1f} blocks read past shared buffers "
                 f"({self.store.blocks_hit / self.n:.0f} hit)",
                 f"  outcomes: {o.succeeded} succeeded, {o.not_succeeded} not, {o.retried} needed "
