@@ -91,11 +91,12 @@ E2E := FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-12} $(BIN)/pytest -m e2e -q -n 2 
 test-e2e: install infra
 	bash scripts/beside_chaos.sh "$(E2E)"
 
-# Lint, the unit tests and the UI suite (it builds what the browser tests drive) side by side
-# (scripts/together.sh prints their output in turn), then the integration tests, then the
-# end-to-end files with the chaos pass beside them.
-test: install infra ui-install
-	bash scripts/together.sh "$(MAKE) --no-print-directory lint" "$(MAKE) --no-print-directory test-unit" "$(MAKE) --no-print-directory test-ui"
+# The UI suite (npm ci, then its tests and the build the browser tests drive) beside the
+# Python install followed by lint and the unit tests side by side (scripts/together.sh prints
+# their output in turn), then the integration tests, then the end-to-end files with the chaos
+# pass beside them.
+test: infra
+	bash scripts/together.sh "$(MAKE) --no-print-directory install && bash scripts/together.sh '$(MAKE) --no-print-directory lint' '$(MAKE) --no-print-directory test-unit'" "$(MAKE) --no-print-directory test-ui"
 	$(MAKE) --no-print-directory test-integration
 	bash scripts/beside_chaos.sh "$(E2E)"
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Run the commands given as arguments at the same time, each with its output in a log of its
-# own (var/together-<n>.log), then print the logs in the order given. Exits non-zero when any
-# command failed. `make test` runs lint, the unit tests and the UI suite this way: each is
-# bound to one core for a minute or two and none needs another's result.
+# own (var/together-<pid>-<n>.log: a command may run this script again), then print the logs
+# in the order given. Exits non-zero when any command failed. `make test` runs the Python
+# install followed by lint and the unit tests beside the UI suite this way (the UI needs no
+# Python): each is bound to one core for a minute or two and none needs another's result.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p var
 pids=()
 n=0
 for command in "$@"; do
-    bash -c "$command" >"var/together-$n.log" 2>&1 &
+    bash -c "$command" >"var/together-$$-$n.log" 2>&1 &
     pids+=("$!")
     n=$((n + 1))
 done
@@ -20,7 +21,8 @@ for command in "$@"; do
     wait "${pids[$n]}"
     result=$?
     echo "--- $command (exit $result):"
-    cat "var/together-$n.log"
+    cat "var/together-$$-$n.log"
+    rm -f "var/together-$$-$n.log"
     [ "$result" -eq 0 ] || status=1
     n=$((n + 1))
 done
